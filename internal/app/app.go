@@ -1,0 +1,327 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/natsapi"
+	"github.com/engramhq/engram/internal/projector"
+	"github.com/engramhq/engram/internal/sqlite"
+	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/zap"
+)
+
+// Version is engram's version, reported by services.
+var Version = "0.1.0-dev"
+
+// Roles says which workers a process runs.
+type Roles uint8
+
+const (
+	// RoleIngest accepts events over HTTP and publishes them.
+	RoleIngest Roles = 1 << iota
+	// RoleRetriever keeps a read model (its own projector) and serves
+	// queries over HTTP and NATS.
+	RoleRetriever
+	// RoleExtractor and RoleConsolidator are the derived-memory workers.
+	RoleExtractor
+	RoleConsolidator
+
+	RoleAll = RoleIngest | RoleRetriever | RoleExtractor | RoleConsolidator
+)
+
+// App is a running engram process.
+type App struct {
+	Config config.Config
+	Roles  Roles
+	Log    *zap.Logger
+
+	embedded *stream.Embedded
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	store    *sqlite.Store
+	services []micro.Service
+	httpSrv  *http.Server
+	httpLn   net.Listener
+
+	cancel  context.CancelFunc
+	wg      conc.WaitGroup
+	closeMu sync.Once
+}
+
+// New returns an App; Open starts it.
+func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
+	return &App{Config: cfg, Roles: roles, Log: log}
+}
+
+// Open starts every part in order. On error, what was started is closed.
+func (a *App) Open(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.Config.ShutdownTimeout)
+			defer cancel()
+			_ = a.Close(cctx)
+		}
+	}()
+	if err := os.MkdirAll(a.Config.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.cancel = cancel
+
+	if err := a.openNATS(ctx); err != nil {
+		return err
+	}
+	if a.Roles&RoleRetriever != 0 {
+		if err := a.openReadModel(ctx, runCtx); err != nil {
+			return err
+		}
+		svc, err := natsapi.Serve(a.nc, a.store, Version, a.Log.Named("natsapi"))
+		if err != nil {
+			return fmt.Errorf("nats search service: %w", err)
+		}
+		a.services = append(a.services, svc)
+	}
+	if a.Config.HTTP.Addr != "" && a.Roles&(RoleIngest|RoleRetriever) != 0 {
+		if err := a.openHTTP(); err != nil {
+			return err
+		}
+	}
+	a.Log.Info("engram started", zap.String("http", a.HTTPAddr()), zap.String("nats", a.NATSURL()),
+		zap.String("data_dir", a.Config.DataDir))
+	return nil
+}
+
+func (a *App) openNATS(ctx context.Context) error {
+	cc := stream.ConnConfig{
+		URL: a.Config.NATS.URL, Name: "engram", Creds: a.Config.NATS.Creds, NKey: a.Config.NATS.NKey,
+		Token: a.Config.NATS.Token, User: a.Config.NATS.User, Pass: a.Config.NATS.Password,
+		TLSCA: a.Config.NATS.TLSCA, TLSCert: a.Config.NATS.TLSCert, TLSKey: a.Config.NATS.TLSKey,
+	}
+	var extra []nats.Option
+	if a.Config.NATS.URL == "" {
+		emb, err := stream.StartEmbedded(stream.EmbeddedConfig{
+			StoreDir: a.Config.JetStreamDir(),
+			Listen:   a.Config.NATS.Listen,
+			Sync:     stream.Sync(a.Config.NATS.Sync),
+		})
+		if err != nil {
+			return err
+		}
+		a.embedded = emb
+		extra = append(extra, emb.ConnectOption())
+	}
+	nc, err := stream.Connect(cc, extra...)
+	if err != nil {
+		return err
+	}
+	a.nc = nc
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	a.js = js
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return stream.EnsureStreams(sctx, js, stream.StreamsConfig{
+		Replicas:        a.Config.NATS.Replicas,
+		DuplicateWindow: a.Config.NATS.DuplicateWindow,
+	})
+}
+
+// openReadModel opens SQLite and starts the projector where the read
+// model left off. The consumer is recreated at that position every start:
+// the position stored with the data is the truth, so a deleted database is
+// rebuilt from the start of the stream without an operator's help.
+func (a *App) openReadModel(ctx, runCtx context.Context) error {
+	store, err := sqlite.Open(ctx, a.Config.ReadModelPath())
+	if err != nil {
+		return err
+	}
+	a.store = store
+	last, err := store.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	log := a.Log.Named("projector")
+	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+		Stream:        stream.MemoryStream,
+		Durable:       "projector-" + stream.EncodeToken(a.Config.Instance),
+		Restart:       true,
+		StartSeq:      last + 1,
+		Batch:         512,
+		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+	}, log)
+	if err != nil {
+		return err
+	}
+	p := projector.New(store, log)
+	a.wg.Go(func() {
+		err := cons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
+			batch := make([]memory.Applied, len(msgs))
+			for i, m := range msgs {
+				batch[i] = m.Applied()
+			}
+			errs := p.Apply(ctx, batch)
+			for i, err := range errs {
+				if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
+					errs[i] = stream.Permanent(err)
+				}
+			}
+			return errs
+		})
+		if err != nil {
+			log.Error("projector stopped", zap.Error(err))
+		}
+	})
+	return nil
+}
+
+func (a *App) openHTTP() error {
+	srv := &httpapi.Server{
+		Ready:          a.Ready,
+		Tokens:         a.Config.HTTP.Tokens,
+		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
+		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
+		Log:            a.Log.Named("http"),
+	}
+	if a.Roles&RoleIngest != 0 {
+		srv.Publisher = publisher{stream.NewPublisher(a.js)}
+	}
+	if a.Roles&RoleRetriever != 0 {
+		srv.Searcher = a.store
+	}
+	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
+	if err != nil {
+		return fmt.Errorf("http listen: %w", err)
+	}
+	a.httpLn = ln
+	a.httpSrv = &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          zap.NewStdLog(a.Log.Named("http")),
+	}
+	a.wg.Go(func() {
+		if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("http server stopped", zap.Error(err))
+		}
+	})
+	return nil
+}
+
+// publisher adapts the stream publisher to what the HTTP edge needs.
+type publisher struct{ p *stream.Publisher }
+
+func (p publisher) Publish(ctx context.Context, evs []event.Event) []httpapi.PublishResult {
+	out := make([]httpapi.PublishResult, len(evs))
+	if len(evs) == 1 {
+		ack, err := p.p.Publish(ctx, evs[0])
+		out[0] = httpapi.PublishResult{Seq: ack.Seq, Duplicate: ack.Duplicate, Err: err}
+		return out
+	}
+	for i, r := range p.p.PublishBatch(ctx, evs) {
+		out[i] = httpapi.PublishResult{Seq: r.Ack.Seq, Duplicate: r.Ack.Duplicate, Err: r.Err}
+	}
+	return out
+}
+
+// Ready reports whether the process can do its job: NATS connected and,
+// for a retriever, the read model answering.
+func (a *App) Ready(ctx context.Context) error {
+	if a.nc == nil || !a.nc.IsConnected() {
+		return errors.New("nats not connected")
+	}
+	if a.store != nil {
+		if err := a.store.Ping(ctx); err != nil {
+			return fmt.Errorf("read model: %w", err)
+		}
+	}
+	return nil
+}
+
+// HTTPAddr is the address the HTTP API listens on ("" if none).
+func (a *App) HTTPAddr() string {
+	if a.httpLn == nil {
+		return ""
+	}
+	return a.httpLn.Addr().String()
+}
+
+// NATSURL is the embedded server's client URL, or the external URL.
+func (a *App) NATSURL() string {
+	if a.embedded != nil {
+		return a.embedded.ClientURL()
+	}
+	return a.Config.NATS.URL
+}
+
+// Store is the read model (nil unless the process is a retriever).
+func (a *App) Store() *sqlite.Store { return a.store }
+
+// JetStream is the process's JetStream context.
+func (a *App) JetStream() jetstream.JetStream { return a.js }
+
+// Conn is the process's NATS connection.
+func (a *App) Conn() *nats.Conn { return a.nc }
+
+// Close stops everything in reverse order of start. It is safe to call
+// more than once and on a partly opened App.
+func (a *App) Close(ctx context.Context) error {
+	var errs []error
+	a.closeMu.Do(func() {
+		if a.httpSrv != nil {
+			if err := a.httpSrv.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+			}
+		}
+		for _, s := range a.services {
+			if err := s.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stop service: %w", err))
+			}
+		}
+		if a.cancel != nil {
+			a.cancel()
+		}
+		done := make(chan struct{})
+		go func() { a.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("workers did not stop in time: %w", ctx.Err()))
+		}
+		if a.nc != nil {
+			if err := a.nc.Drain(); err != nil {
+				errs = append(errs, fmt.Errorf("drain nats: %w", err))
+			}
+			for a.nc.IsDraining() && ctx.Err() == nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			a.nc.Close()
+		}
+		if a.embedded != nil {
+			a.embedded.Shutdown()
+		}
+		if a.store != nil {
+			if err := a.store.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close read model: %w", err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,14 @@
+// Package app composes engram's workers into a process. The single binary
+// (`engram serve`) and the separate worker binaries (cmd/ingest,
+// cmd/retriever, …) are all an App with a different set of Roles, so there
+// is one composition and one shutdown order.
+//
+// Start order: data dir → NATS (embedded, or connect to an external one) →
+// streams → read model → consumers → NATS services → HTTP. Close runs the
+// reverse, within the context's deadline: stop accepting HTTP, stop the
+// services, stop consumers and wait for their goroutines, drain NATS, shut
+// the embedded server, close the database.
+//
+// Concurrency: every goroutine App starts belongs to its conc.WaitGroup and
+// is waited for in Close.
+package app

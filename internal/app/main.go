@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/engramhq/engram/internal/config"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Flags are the command-line settings every engram process takes; each has
+// the meaning of its ENGRAM_* variable and wins over it.
+type Flags struct {
+	Config     string
+	DataDir    string
+	HTTPAddr   string
+	NATSListen string
+	NATSURL    string
+	set        map[string]bool
+}
+
+// Register adds the flags to fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Config, "config", os.Getenv("ENGRAM_CONFIG"), "YAML config file (env ENGRAM_CONFIG)")
+	fs.StringVar(&f.DataDir, "data-dir", "", "data directory (env ENGRAM_DATA_DIR, default ./data)")
+	fs.StringVar(&f.HTTPAddr, "http-addr", "", "HTTP listen address (env ENGRAM_HTTP_ADDR, default 127.0.0.1:7420)")
+	fs.StringVar(&f.NATSListen, "nats-listen", "", "embedded NATS listen address, \"\" = in-process only (env ENGRAM_NATS_LISTEN, default 127.0.0.1:4222)")
+	fs.StringVar(&f.NATSURL, "nats-url", "", "external NATS URL; no embedded server (env ENGRAM_NATS_URL)")
+}
+
+// Load builds the Config: base (the process's defaults), then the file,
+// then the environment, then the flags that were given.
+func (f *Flags) Load(fs *flag.FlagSet, base config.Config) (config.Config, error) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.set = set
+	return config.Load(base, f.Config, func(name string) (string, bool) {
+		if v, ok := f.flagFor(name); ok {
+			return v, true
+		}
+		return os.LookupEnv(name)
+	})
+}
+
+func (f *Flags) flagFor(env string) (string, bool) {
+	switch env {
+	case "ENGRAM_DATA_DIR":
+		return f.DataDir, f.set["data-dir"]
+	case "ENGRAM_HTTP_ADDR":
+		return f.HTTPAddr, f.set["http-addr"]
+	case "ENGRAM_NATS_LISTEN":
+		return f.NATSListen, f.set["nats-listen"]
+	case "ENGRAM_NATS_URL":
+		return f.NATSURL, f.set["nats-url"]
+	}
+	return "", false
+}
+
+// NewLogger builds the process logger from the config.
+func NewLogger(c config.Log, w io.Writer) (*zap.Logger, error) {
+	level, err := zapcore.ParseLevel(c.Level)
+	if err != nil {
+		return nil, err
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	var encoder zapcore.Encoder
+	if c.Format == "json" {
+		encoder = zapcore.NewJSONEncoder(enc)
+	} else {
+		enc.EncodeLevel = zapcore.CapitalLevelEncoder
+		encoder = zapcore.NewConsoleEncoder(enc)
+	}
+	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(w), level)), nil
+}
+
+// Serve runs a process with roles until SIGINT or SIGTERM, then shuts
+// down within the configured timeout. A second signal exits at once.
+func Serve(name string, roles Roles, args []string, base config.Config) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var f Flags
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := f.Load(fs, base)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 2
+	}
+	log, err := NewLogger(cfg.Log, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 2
+	}
+	defer log.Sync()
+	log = log.Named(name)
+
+	unlock := func() {}
+	if cfg.NATS.URL == "" {
+		// The embedded server owns the data dir: two would corrupt it.
+		if unlock, err = LockDataDir(cfg.DataDir); err != nil {
+			log.Error("data dir is in use", zap.Error(err))
+			return 1
+		}
+	}
+	defer unlock()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	a := New(cfg, roles, log)
+	if err := a.Open(context.Background()); err != nil {
+		log.Error("start failed", zap.Error(err))
+		return 1
+	}
+	sig := <-sigs
+	log.Info("shutting down", zap.String("signal", sig.String()), zap.Duration("deadline", cfg.ShutdownTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	go func() {
+		// A second signal means now.
+		<-sigs
+		log.Warn("second signal: exiting at once")
+		os.Exit(1)
+	}()
+	if err := a.Close(ctx); err != nil {
+		log.Error("shutdown", zap.Error(err))
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// WorkerDefaults adapts the defaults for a separate worker binary: it
+// talks to an external NATS (nats://127.0.0.1:4222 unless told otherwise)
+// and listens for HTTP on httpAddr ("" for none).
+func WorkerDefaults(c config.Config, httpAddr string) config.Config {
+	c.NATS.URL = "nats://127.0.0.1:4222"
+	c.NATS.Listen = ""
+	c.HTTP.Addr = httpAddr
+	return c
+}

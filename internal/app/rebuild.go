@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
+	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/schollz/progressbar/v3"
+	"go.uber.org/zap"
+)
+
+// RebuildOptions configures Rebuild.
+type RebuildOptions struct {
+	// Out is the new read model's path; default <data dir>/engram.db.rebuild.
+	Out string
+	// Replace swaps the rebuilt file in for the live one when they agree
+	// (or when there is no live one).
+	Replace bool
+	// Progress receives a progress bar; nil for none.
+	Progress io.Writer
+}
+
+// RebuildReport says what Rebuild did.
+type RebuildReport struct {
+	Out         string
+	Target      uint64 // the stream position rebuilt to
+	Read        int    // events read
+	Skipped     int    // events the projector would dead-letter too
+	HadLive     bool
+	Live, Built sqlite.TableSums
+	Diff        []string // tables that differ
+	Took        time.Duration
+}
+
+// Rebuild replays the MEMORY stream into a fresh read model and compares it
+// with the live one at the live one's position. It runs with the server
+// stopped (it starts the embedded JetStream on the data dir) or against an
+// external NATS (cfg.NATS.URL).
+func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *zap.Logger) (*RebuildReport, error) {
+	start := time.Now()
+	if opts.Out == "" {
+		opts.Out = cfg.ReadModelPath() + ".rebuild"
+	}
+	rep := &RebuildReport{Out: opts.Out}
+	if cfg.NATS.URL == "" {
+		unlock, err := LockDataDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if _, err := os.Stat(cfg.JetStreamDir()); err != nil {
+			return nil, fmt.Errorf("no JetStream store at %s (is ENGRAM_DATA_DIR right?): %w", cfg.JetStreamDir(), err)
+		}
+	}
+	cfg.NATS.Listen = ""
+	a := New(cfg, 0, log)
+	if err := a.openNATS(ctx); err != nil {
+		return nil, err
+	}
+	defer a.Close(context.WithoutCancel(ctx))
+
+	if _, err := os.Stat(cfg.ReadModelPath()); err == nil {
+		live, err := sqlite.Open(ctx, cfg.ReadModelPath())
+		if err != nil {
+			return nil, fmt.Errorf("live read model: %w", err)
+		}
+		rep.Live, rep.Target, err = live.Checksum(ctx)
+		live.Close()
+		if err != nil {
+			return nil, fmt.Errorf("live read model: %w", err)
+		}
+		rep.HadLive = true
+	} else {
+		info, err := a.js.Stream(ctx, stream.MemoryStream)
+		if err != nil {
+			return nil, fmt.Errorf("stream info: %w", err)
+		}
+		si, err := info.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("stream info: %w", err)
+		}
+		rep.Target = si.State.LastSeq
+	}
+
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(opts.Out + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("remove old %s: %w", opts.Out+suffix, err)
+		}
+	}
+	built, err := sqlite.Open(ctx, opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer built.Close()
+	if err := replayInto(ctx, a.js, built, rep, cfg.HTTP.MaxEventBytes, opts.Progress); err != nil {
+		return nil, err
+	}
+	if rep.Built, _, err = built.Checksum(ctx); err != nil {
+		return nil, err
+	}
+	if rep.HadLive {
+		rep.Diff = rep.Live.Diff(rep.Built)
+	}
+	rep.Took = time.Since(start)
+	if opts.Replace && len(rep.Diff) == 0 {
+		if err := built.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(opts.Out, cfg.ReadModelPath()); err != nil {
+			return nil, fmt.Errorf("replace live read model: %w", err)
+		}
+		for _, suffix := range []string{"-wal", "-shm"} {
+			_ = os.Remove(cfg.ReadModelPath() + suffix)
+		}
+		rep.Out = cfg.ReadModelPath()
+	}
+	return rep, nil
+}
+
+// replayInto applies the stream up to rep.Target to store exactly as the
+// projector does: same batches' semantics, same skips.
+func replayInto(ctx context.Context, js jetstream.JetStream, store *sqlite.Store, rep *RebuildReport, maxEventBytes int, progress io.Writer) error {
+	var bar *progressbar.ProgressBar
+	if progress != nil {
+		bar = progressbar.NewOptions64(int64(rep.Target), progressbar.OptionSetWriter(progress),
+			progressbar.OptionSetDescription("rebuild"), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		defer bar.Finish()
+	}
+	return stream.Replay(ctx, js, rep.Target, 1024, maxEventBytes, func(b stream.ReplayBatch) error {
+		rep.Read += len(b.Messages) + len(b.Undecodable)
+		rep.Skipped += len(b.Undecodable)
+		batch := make([]memory.Applied, len(b.Messages))
+		for i, m := range b.Messages {
+			batch[i] = m.Applied()
+		}
+		for i, err := range store.Apply(ctx, batch) {
+			switch {
+			case err == nil:
+			case memory.ErrorCode(err) == memory.EUNAVAILABLE:
+				return fmt.Errorf("apply seq %d: %w", batch[i].Seq, err)
+			default:
+				rep.Skipped++
+			}
+		}
+		if bar != nil {
+			_ = bar.Set64(int64(b.Last))
+		}
+		return nil
+	})
+}

@@ -1,0 +1,182 @@
+// Package cli is the engram command: `engram serve` and the operator
+// commands. It parses arguments and prints; the work is done by app and
+// the packages it composes. Main takes its output streams so tests can run
+// commands in-process.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/config"
+)
+
+const usage = `engram — long-term memory for LLM agents
+
+Usage:
+  engram serve   [flags]          run engram: embedded NATS + JetStream, every worker, HTTP API
+  engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
+  engram search  [flags] QUERY    search a user's memory through a running engram
+  engram version
+
+Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
+`
+
+// Main runs the engram command and returns its exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return app.Serve("engram", app.RoleAll, args[1:], config.Default())
+	case "rebuild":
+		return rebuild(args[1:], stdout, stderr)
+	case "search":
+		return search(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "engram", app.Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "engram: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+func rebuild(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("engram rebuild", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f app.Flags
+	f.Register(fs)
+	out := fs.String("out", "", "where to write the rebuilt read model (default <data-dir>/engram.db.rebuild)")
+	replace := fs.Bool("replace", false, "swap the rebuilt read model in when it equals the live one (server stopped)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := f.Load(fs, config.Default())
+	if err != nil {
+		fmt.Fprintf(stderr, "engram rebuild: %v\n", err)
+		return 2
+	}
+	cfg.Log.Level = "warn"
+	log, err := app.NewLogger(cfg.Log, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "engram rebuild: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := app.RebuildOptions{Out: *out, Replace: *replace}
+	if !*quiet {
+		opts.Progress = stderr
+	}
+	rep, err := app.Rebuild(ctx, cfg, opts, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "engram rebuild: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "rebuilt %s to stream seq %d: %d events read, %d skipped (dead-lettered live), in %s\n",
+		rep.Out, rep.Target, rep.Read, rep.Skipped, rep.Took.Round(time.Millisecond))
+	tables := make([]string, 0, len(rep.Built))
+	for t := range rep.Built {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	for _, t := range tables {
+		mark := ""
+		if rep.HadLive && rep.Live[t] != rep.Built[t] {
+			mark = "   DIFFERS from live " + rep.Live[t]
+		}
+		fmt.Fprintf(stdout, "  %-10s %s%s\n", t, rep.Built[t], mark)
+	}
+	switch {
+	case !rep.HadLive:
+		fmt.Fprintln(stdout, "no live read model to compare with")
+	case len(rep.Diff) > 0:
+		fmt.Fprintf(stdout, "MISMATCH: %s differ from the live read model\n", strings.Join(rep.Diff, ", "))
+		return 1
+	default:
+		fmt.Fprintln(stdout, "OK: rebuilt read model equals the live one")
+	}
+	return 0
+}
+
+func search(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("engram search", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", envOr("ENGRAM_HTTP_ADDR", "127.0.0.1:7420"), "engram HTTP address (env ENGRAM_HTTP_ADDR)")
+	ns := fs.String("namespace", "default", "namespace")
+	user := fs.String("user", "", "user (required)")
+	limit := fs.Int("limit", 10, "results")
+	token := fs.String("token", os.Getenv("ENGRAM_TOKEN"), "bearer token (env ENGRAM_TOKEN)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *user == "" || fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "usage: engram search -user USER [-namespace NS] QUERY")
+		return 2
+	}
+	q := url.Values{"namespace": {*ns}, "user": {*user}, "q": {strings.Join(fs.Args(), " ")}, "limit": {fmt.Sprint(*limit)}}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+*addr+"/v1/search?"+q.Encode(), nil)
+	if *token != "" {
+		req.Header.Set("Authorization", "Bearer "+*token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "engram search: %v (is engram serve running?)\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Results []struct {
+			ID, Kind, Content, SessionID string
+			Score                        float64
+			Time                         time.Time
+		} `json:"results"`
+		Error *struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		fmt.Fprintf(stderr, "engram search: bad response: %v\n", err)
+		return 1
+	}
+	if body.Error != nil {
+		fmt.Fprintf(stderr, "engram search: %s: %s\n", body.Error.Code, body.Error.Message)
+		return 1
+	}
+	for _, r := range body.Results {
+		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), oneLine(r.Content, 100))
+	}
+	return 0
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,296 @@
+// Package config is engram's configuration: one struct with defaults that
+// give a working local server, an optional YAML file, and ENGRAM_*
+// environment variables that override any key, applied in one function.
+//
+// It must never log or print secrets: String() masks them.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is everything engram can be told.
+type Config struct {
+	// DataDir holds the read model, the embedded JetStream store and the
+	// rendered cards.
+	DataDir string `yaml:"data_dir"`
+	HTTP    HTTP   `yaml:"http"`
+	NATS    NATS   `yaml:"nats"`
+	Log     Log    `yaml:"log"`
+	// Instance names this process's read model consumer; retrievers that
+	// run apart need different names.
+	Instance string `yaml:"instance"`
+	// ShutdownTimeout bounds a graceful stop.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// HTTP configures the HTTP API.
+type HTTP struct {
+	// Addr is where the API listens. Loopback by default; any other address
+	// requires Tokens.
+	Addr string `yaml:"addr"`
+	// Tokens maps a bearer token to the namespace it may use ("*" for all).
+	Tokens map[string]string `yaml:"tokens"`
+	// MaxEventBytes bounds one event; MaxBatchEvents one batch.
+	MaxEventBytes  int `yaml:"max_event_bytes"`
+	MaxBatchEvents int `yaml:"max_batch_events"`
+}
+
+// NATS configures JetStream: an embedded server (URL empty) or an external one.
+type NATS struct {
+	// URL of an external NATS; empty runs an embedded server.
+	URL string `yaml:"url"`
+	// Listen is where the embedded server accepts outside clients; empty
+	// keeps it in-process only.
+	Listen string `yaml:"listen"`
+	// Sync is JetStream's fsync policy: "always" or an interval ("1s").
+	Sync            string        `yaml:"sync"`
+	Replicas        int           `yaml:"replicas"`
+	DuplicateWindow time.Duration `yaml:"duplicate_window"`
+	Creds           string        `yaml:"creds"`
+	NKey            string        `yaml:"nkey"`
+	Token           string        `yaml:"token"`
+	User            string        `yaml:"user"`
+	Password        string        `yaml:"password"`
+	TLSCA           string        `yaml:"tls_ca"`
+	TLSCert         string        `yaml:"tls_cert"`
+	TLSKey          string        `yaml:"tls_key"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // console or json
+}
+
+// Default is the zero-config local server.
+func Default() Config {
+	return Config{
+		DataDir: "./data",
+		HTTP: HTTP{
+			Addr:           "127.0.0.1:7420",
+			MaxEventBytes:  1 << 20,
+			MaxBatchEvents: 1000,
+		},
+		NATS: NATS{
+			Listen:          "127.0.0.1:4222",
+			Sync:            "always",
+			Replicas:        1,
+			DuplicateWindow: time.Hour,
+		},
+		Log:             Log{Level: "info", Format: "console"},
+		Instance:        "local",
+		ShutdownTimeout: 15 * time.Second,
+	}
+}
+
+// Load returns base (usually Default()), overlaid by the YAML file at path
+// (if not empty), overlaid by the environment, validated.
+func Load(base Config, path string, getenv func(string) (string, bool)) (Config, error) {
+	cfg := base
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if err := cfg.ApplyEnv(getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// Env lists every environment variable engram reads, with the key it sets.
+var Env = []struct{ Name, Key string }{
+	{"ENGRAM_DATA_DIR", "data_dir"},
+	{"ENGRAM_HTTP_ADDR", "http.addr"},
+	{"ENGRAM_HTTP_TOKENS", "http.tokens (token=namespace,…)"},
+	{"ENGRAM_MAX_EVENT_BYTES", "http.max_event_bytes"},
+	{"ENGRAM_MAX_BATCH_EVENTS", "http.max_batch_events"},
+	{"ENGRAM_NATS_URL", "nats.url"},
+	{"ENGRAM_NATS_LISTEN", "nats.listen"},
+	{"ENGRAM_NATS_SYNC", "nats.sync"},
+	{"ENGRAM_NATS_REPLICAS", "nats.replicas"},
+	{"ENGRAM_NATS_DUPLICATE_WINDOW", "nats.duplicate_window"},
+	{"ENGRAM_NATS_CREDS", "nats.creds"},
+	{"ENGRAM_NATS_NKEY", "nats.nkey"},
+	{"ENGRAM_NATS_TOKEN", "nats.token"},
+	{"ENGRAM_NATS_USER", "nats.user"},
+	{"ENGRAM_NATS_PASSWORD", "nats.password"},
+	{"ENGRAM_NATS_TLS_CA", "nats.tls_ca"},
+	{"ENGRAM_NATS_TLS_CERT", "nats.tls_cert"},
+	{"ENGRAM_NATS_TLS_KEY", "nats.tls_key"},
+	{"ENGRAM_LOG_LEVEL", "log.level"},
+	{"ENGRAM_LOG_FORMAT", "log.format"},
+	{"ENGRAM_SHUTDOWN_TIMEOUT", "shutdown_timeout"},
+	{"ENGRAM_INSTANCE", "instance"},
+}
+
+// ApplyEnv overrides keys from ENGRAM_* variables. A variable that is set
+// but empty sets the key to empty (ENGRAM_NATS_LISTEN= keeps NATS
+// in-process).
+func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
+	str := map[string]*string{
+		"ENGRAM_DATA_DIR":      &c.DataDir,
+		"ENGRAM_HTTP_ADDR":     &c.HTTP.Addr,
+		"ENGRAM_NATS_URL":      &c.NATS.URL,
+		"ENGRAM_NATS_LISTEN":   &c.NATS.Listen,
+		"ENGRAM_NATS_SYNC":     &c.NATS.Sync,
+		"ENGRAM_NATS_CREDS":    &c.NATS.Creds,
+		"ENGRAM_NATS_NKEY":     &c.NATS.NKey,
+		"ENGRAM_NATS_TOKEN":    &c.NATS.Token,
+		"ENGRAM_NATS_USER":     &c.NATS.User,
+		"ENGRAM_NATS_PASSWORD": &c.NATS.Password,
+		"ENGRAM_NATS_TLS_CA":   &c.NATS.TLSCA,
+		"ENGRAM_NATS_TLS_CERT": &c.NATS.TLSCert,
+		"ENGRAM_NATS_TLS_KEY":  &c.NATS.TLSKey,
+		"ENGRAM_LOG_LEVEL":     &c.Log.Level,
+		"ENGRAM_LOG_FORMAT":    &c.Log.Format,
+		"ENGRAM_INSTANCE":      &c.Instance,
+	}
+	for name, p := range str {
+		if v, ok := getenv(name); ok {
+			*p = v
+		}
+	}
+	ints := map[string]*int{
+		"ENGRAM_MAX_EVENT_BYTES":  &c.HTTP.MaxEventBytes,
+		"ENGRAM_MAX_BATCH_EVENTS": &c.HTTP.MaxBatchEvents,
+		"ENGRAM_NATS_REPLICAS":    &c.NATS.Replicas,
+	}
+	for name, p := range ints {
+		if v, ok := getenv(name); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a number", name, v)
+			}
+			*p = n
+		}
+	}
+	durs := map[string]*time.Duration{
+		"ENGRAM_NATS_DUPLICATE_WINDOW": &c.NATS.DuplicateWindow,
+		"ENGRAM_SHUTDOWN_TIMEOUT":      &c.ShutdownTimeout,
+	}
+	for name, p := range durs {
+		if v, ok := getenv(name); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a duration such as 30s", name, v)
+			}
+			*p = d
+		}
+	}
+	if v, ok := getenv("ENGRAM_HTTP_TOKENS"); ok {
+		tokens, err := parseTokens(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_HTTP_TOKENS: %w", err)
+		}
+		c.HTTP.Tokens = tokens
+	}
+	return nil
+}
+
+// parseTokens reads "token=namespace,token2=*".
+func parseTokens(v string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		tok, ns, ok := strings.Cut(part, "=")
+		if !ok || tok == "" || ns == "" {
+			return nil, fmt.Errorf("entry %d: want token=namespace (namespace * for all)", i+1)
+		}
+		out[tok] = ns
+	}
+	return out, nil
+}
+
+// Validate names the first bad key.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("data_dir: must not be empty")
+	}
+	if c.HTTP.Addr != "" {
+		host, _, err := net.SplitHostPort(c.HTTP.Addr)
+		if err != nil {
+			return fmt.Errorf("http.addr: %q is not host:port", c.HTTP.Addr)
+		}
+		if !IsLoopback(host) && len(c.HTTP.Tokens) == 0 {
+			return fmt.Errorf("http.addr: %s is beyond loopback, so http.tokens (ENGRAM_HTTP_TOKENS) must be set", c.HTTP.Addr)
+		}
+	}
+	for tok, ns := range c.HTTP.Tokens {
+		if len(tok) < 16 {
+			return fmt.Errorf("http.tokens: a token for namespace %q is shorter than 16 characters", ns)
+		}
+	}
+	if c.HTTP.MaxEventBytes < 1024 || c.HTTP.MaxEventBytes > 8<<20 {
+		return fmt.Errorf("http.max_event_bytes: %d is outside 1024..8388608", c.HTTP.MaxEventBytes)
+	}
+	if c.HTTP.MaxBatchEvents < 1 || c.HTTP.MaxBatchEvents > 10000 {
+		return fmt.Errorf("http.max_batch_events: %d is outside 1..10000", c.HTTP.MaxBatchEvents)
+	}
+	if c.NATS.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.NATS.Listen); err != nil {
+			return fmt.Errorf("nats.listen: %q is not host:port", c.NATS.Listen)
+		}
+	}
+	if c.NATS.Sync != "always" {
+		if d, err := time.ParseDuration(c.NATS.Sync); err != nil || d <= 0 {
+			return fmt.Errorf("nats.sync: %q: want \"always\" or a positive duration such as 1s", c.NATS.Sync)
+		}
+	}
+	if c.NATS.Replicas < 1 || c.NATS.Replicas > 5 {
+		return fmt.Errorf("nats.replicas: %d is outside 1..5", c.NATS.Replicas)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log.level: %q: want debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "console", "json":
+	default:
+		return fmt.Errorf("log.format: %q: want console or json", c.Log.Format)
+	}
+	if c.Instance == "" {
+		return errors.New("instance: must not be empty")
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("shutdown_timeout: must be positive")
+	}
+	return nil
+}
+
+// IsLoopback reports whether host only reaches this machine.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Paths under DataDir.
+func (c Config) ReadModelPath() string { return filepath.Join(c.DataDir, "engram.db") }
+
+// JetStreamDir is the embedded server's store.
+func (c Config) JetStreamDir() string { return filepath.Join(c.DataDir, "nats") }

@@ -1,0 +1,227 @@
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap"
+)
+
+// Content types of the three CloudEvents HTTP modes.
+const (
+	ctStructured = "application/cloudevents+json"
+	ctBatch      = "application/cloudevents-batch+json"
+)
+
+// maxBatchBody bounds a batch request whatever the per-event limits say.
+const maxBatchBody = 64 << 20
+
+// eventResult is one event's line in an ingest response.
+type eventResult struct {
+	Index  int        `json:"index"`
+	ID     string     `json:"id,omitempty"`
+	Status string     `json:"status"` // accepted, duplicate, invalid, failed
+	Seq    uint64     `json:"seq,omitempty"`
+	Error  *errorBody `json:"error,omitempty"`
+}
+
+type ingestResponse struct {
+	Accepted   int           `json:"accepted"`
+	Duplicates int           `json:"duplicates"`
+	Results    []eventResult `json:"results"`
+	Error      *errorBody    `json:"error,omitempty"`
+}
+
+// ingest accepts events and answers 202 only once JetStream has stored
+// every one. A batch is validated whole before anything is published: one
+// bad event rejects the batch (400, with every event's result), so a
+// client never has to work out which half landed.
+func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
+	evs, datas, errs, err := s.decode(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp := ingestResponse{Results: make([]eventResult, len(evs))}
+	bad := 0
+	for i, e := range evs {
+		resp.Results[i] = eventResult{Index: i, ID: e.ID(), Status: "ok"}
+		if errs[i] == nil {
+			errs[i] = checkNamespace(r.Context(), events.Namespace(e))
+		}
+		if errs[i] != nil {
+			bad++
+			resp.Results[i].Status = "invalid"
+			resp.Results[i].Error = &errorBody{Code: memory.ErrorCode(errs[i]), Message: memory.ErrorMessage(errs[i])}
+		}
+	}
+	if bad > 0 {
+		first := firstError(errs)
+		msg := memory.ErrorMessage(first)
+		if len(evs) > 1 {
+			msg = fmt.Sprintf("%d of %d events rejected, nothing published; first: %s", bad, len(evs), msg)
+		}
+		resp.Error = &errorBody{Code: memory.ErrorCode(first), Message: msg}
+		writeJSON(w, errorStatus[resp.Error.Code], resp)
+		return
+	}
+	for i := range evs {
+		stamp(&evs[i], datas[i], s.Now)
+	}
+	failed := 0
+	for i, pr := range s.Publisher.Publish(r.Context(), evs) {
+		res := &resp.Results[i]
+		switch {
+		case pr.Err != nil:
+			failed++
+			res.Status = "failed"
+			res.Error = &errorBody{Code: memory.EUNAVAILABLE, Message: "not stored; send again"}
+			s.Log.Warn("publish failed", zap.String("event", evs[i].ID()), zap.Error(pr.Err))
+		case pr.Duplicate:
+			resp.Duplicates++
+			res.Status, res.Seq = "duplicate", pr.Seq
+		default:
+			resp.Accepted++
+			res.Status, res.Seq = "accepted", pr.Seq
+		}
+	}
+	if failed > 0 {
+		resp.Error = &errorBody{Code: memory.EUNAVAILABLE,
+			Message: fmt.Sprintf("%d of %d events were not stored; send them again (duplicates are dropped)", failed, len(evs))}
+		writeJSON(w, http.StatusServiceUnavailable, resp)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, resp)
+}
+
+// stamp fills what the stream needs to be deterministic on replay: the
+// namespace (defaulted), a time, and the session as the subject.
+func stamp(e *event.Event, data any, now func() time.Time) {
+	e.SetExtension(events.ExtNamespace, events.Namespace(*e))
+	if e.Time().IsZero() {
+		e.SetTime(now().UTC())
+	}
+	if e.Subject() == "" {
+		e.SetSubject(sessionOf(data))
+	}
+}
+
+func sessionOf(data any) string {
+	switch d := data.(type) {
+	case *events.TurnRecorded:
+		return d.SessionID
+	case *events.ContextCompressing:
+		return d.SessionID
+	case *events.SessionEnded:
+		return d.SessionID
+	}
+	return ""
+}
+
+// decode reads the request's events. A request-level problem (wrong
+// content type, body too large, not a batch) is the returned error; a
+// problem with one event is that event's entry in errs.
+func (s *Server) decode(r *http.Request) (evs []event.Event, datas []any, errs []error, err error) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case ct == ctBatch:
+		body, err := readBody(r, min(int64(s.MaxBatchEvents)*int64(s.MaxEventBytes), maxBatchBody))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		raws, err := events.DecodeBatch(body)
+		if err != nil {
+			return nil, nil, nil, memory.Errorf(memory.EINVALID, "batch: %v", err)
+		}
+		if len(raws) > s.MaxBatchEvents {
+			return nil, nil, nil, memory.Errorf(memory.ETOOLARGE, "batch has %d events, over the limit of %d", len(raws), s.MaxBatchEvents)
+		}
+		evs, datas, errs = make([]event.Event, len(raws)), make([]any, len(raws)), make([]error, len(raws))
+		for i, raw := range raws {
+			evs[i], datas[i], errs[i] = s.decodeOne(raw)
+		}
+		return evs, datas, errs, nil
+	case ct == ctStructured:
+		body, err := readBody(r, int64(s.MaxEventBytes))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		e, data, err := s.decodeOne(body)
+		return []event.Event{e}, []any{data}, []error{err}, nil
+	case r.Header.Get("Ce-Specversion") != "":
+		e, data, err := s.decodeBinary(r)
+		return []event.Event{e}, []any{data}, []error{err}, nil
+	default:
+		return nil, nil, nil, memory.Errorf(EUNSUPPORTED,
+			"content type %q: send %s (one event), %s (a JSON array), or binary mode with ce-* headers",
+			ct, ctStructured, ctBatch)
+	}
+}
+
+func (s *Server) decodeOne(b []byte) (event.Event, any, error) {
+	if len(b) > s.MaxEventBytes {
+		return event.Event{}, nil, memory.Errorf(memory.ETOOLARGE, "event is %d bytes, over the limit of %d", len(b), s.MaxEventBytes)
+	}
+	e, data, err := events.DecodeStructured(b, s.MaxEventBytes)
+	if err != nil {
+		return e, nil, memory.Errorf(memory.EINVALID, "%v", err)
+	}
+	return e, data, nil
+}
+
+func (s *Server) decodeBinary(r *http.Request) (event.Event, any, error) {
+	size := 0
+	for k, v := range r.Header {
+		if strings.HasPrefix(strings.ToLower(k), "ce-") && len(v) > 0 {
+			size += len(k) + len(v[0])
+		}
+	}
+	body, err := readBody(r, int64(s.MaxEventBytes))
+	if err != nil {
+		return event.Event{}, nil, err
+	}
+	if size+len(body) > s.MaxEventBytes {
+		return event.Event{}, nil, memory.Errorf(memory.ETOOLARGE, "event is %d bytes, over the limit of %d", size+len(body), s.MaxEventBytes)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	e, err := cehttp.NewEventFromHTTPRequest(r)
+	if err != nil {
+		return event.Event{}, nil, memory.Errorf(memory.EINVALID, "binary-mode event: %v", err)
+	}
+	data, err := events.Validate(*e)
+	if err != nil {
+		return *e, nil, memory.Errorf(memory.EINVALID, "%v", err)
+	}
+	return *e, data, nil
+}
+
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, memory.Errorf(memory.ETOOLARGE, "request body is over the limit of %d bytes", limit)
+	case err != nil:
+		return nil, memory.Errorf(memory.EINVALID, "read body: %v", err)
+	}
+	return b, nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// search: GET /v1/search?namespace=&user=&q=&limit=
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	q := memory.SearchQuery{
+		Scope: memory.Scope{Namespace: v.Get("namespace"), User: v.Get("user")},
+		Text:  v.Get("q"),
+	}
+	if q.Scope.Namespace == "" {
+		q.Scope.Namespace = events.DefaultNamespace
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			writeError(w, memory.Errorf(memory.EINVALID, "limit: %q is not a number", l))
+			return
+		}
+		q.Limit = n
+	}
+	if err := checkNamespace(r.Context(), q.Scope.Namespace); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := q.Normalize(); err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := s.Searcher.Search(r.Context(), q)
+	if err != nil {
+		s.Log.Error("search failed", zapErr(err))
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": res})
+}

@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap"
+)
+
+// Publisher stores events durably and reports each one's outcome.
+type Publisher interface {
+	Publish(ctx context.Context, evs []event.Event) []PublishResult
+}
+
+// PublishResult is what the stream said about one event.
+type PublishResult struct {
+	Seq       uint64
+	Duplicate bool
+	Err       error
+}
+
+// Server serves the HTTP API.
+type Server struct {
+	Publisher Publisher
+	Searcher  memory.Searcher
+	// Ready reports whether engram can accept events (nil = ready).
+	Ready func(ctx context.Context) error
+	// Tokens maps bearer tokens to the namespace each may use ("*" = all).
+	// Empty means no authentication (loopback only; config enforces it).
+	Tokens         map[string]string
+	MaxEventBytes  int
+	MaxBatchEvents int
+	Log            *zap.Logger
+	// Now stamps events that arrive without a time.
+	Now func() time.Time
+}
+
+// Handler returns the API's routes.
+func (s *Server) Handler() http.Handler {
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.MaxEventBytes == 0 {
+		s.MaxEventBytes = events.DefaultMaxEventBytes
+	}
+	if s.MaxBatchEvents == 0 {
+		s.MaxBatchEvents = 1000
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.health)
+	mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
+	mux.HandleFunc("GET /v1/search", s.auth(s.search))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+type ctxKey int
+
+const allowedNamespaceKey ctxKey = 0
+
+// auth checks the bearer token and remembers which namespace it may use.
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if len(s.Tokens) == 0 {
+			next(w, r)
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || tok == "" {
+			writeError(w, memory.Errorf(memory.EUNAUTHORIZED, "missing bearer token"))
+			return
+		}
+		for known, ns := range s.Tokens {
+			if subtle.ConstantTimeCompare([]byte(known), []byte(tok)) == 1 {
+				next(w, r.WithContext(context.WithValue(r.Context(), allowedNamespaceKey, ns)))
+				return
+			}
+		}
+		writeError(w, memory.Errorf(memory.EUNAUTHORIZED, "unknown bearer token"))
+	}
+}
+
+// checkNamespace refuses a namespace the caller's token does not cover.
+func checkNamespace(ctx context.Context, ns string) error {
+	allowed, ok := ctx.Value(allowedNamespaceKey).(string)
+	if !ok || allowed == "*" || allowed == ns {
+		return nil
+	}
+	return memory.Errorf(EFORBIDDEN, "token does not cover namespace %q", ns)
+}
+
+// EFORBIDDEN is an edge-only code: authenticated, but not for this namespace.
+const EFORBIDDEN = "forbidden"
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if s.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// errorStatus is the one table from application error codes to HTTP.
+var errorStatus = map[string]int{
+	memory.EINVALID:      http.StatusBadRequest,
+	memory.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	memory.ENOTFOUND:     http.StatusNotFound,
+	memory.ECONFLICT:     http.StatusConflict,
+	memory.EUNAUTHORIZED: http.StatusUnauthorized,
+	EFORBIDDEN:           http.StatusForbidden,
+	EUNSUPPORTED:         http.StatusUnsupportedMediaType,
+	memory.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	memory.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// EUNSUPPORTED is an edge-only code: a content type engram does not read.
+const EUNSUPPORTED = "unsupported_media_type"
+
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := memory.ErrorCode(err)
+	status, ok := errorStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeJSON(w, status, map[string]errorBody{"error": {Code: code, Message: memory.ErrorMessage(err)}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func zapErr(err error) zap.Field { return zap.Error(err) }

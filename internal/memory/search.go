@@ -1,0 +1,59 @@
+package memory
+
+import (
+	"context"
+	"time"
+)
+
+// Result kinds.
+const (
+	ResultTurn   = "turn"
+	ResultMemory = "memory"
+)
+
+// DefaultSearchLimit and MaxSearchLimit bound how many results one search returns.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 100
+)
+
+// SearchQuery asks for what a user's memory holds about Text.
+type SearchQuery struct {
+	Scope Scope
+	Text  string
+	Limit int
+}
+
+// Normalize applies the default limit and validates the query.
+func (q *SearchQuery) Normalize() error {
+	if err := q.Scope.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = DefaultSearchLimit
+	case q.Limit < 0 || q.Limit > MaxSearchLimit:
+		return Errorf(EINVALID, "limit must be between 1 and %d", MaxSearchLimit)
+	}
+	if len(q.Text) > 4096 {
+		return Errorf(EINVALID, "q is longer than 4096 bytes")
+	}
+	return nil
+}
+
+// SearchResult is one hit. Score is higher for better matches.
+type SearchResult struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	Content   string    `json:"content"`
+	Score     float64   `json:"score"`
+	SessionID string    `json:"session_id,omitempty"`
+	TurnIndex int       `json:"turn_index"`
+	Role      string    `json:"role,omitempty"`
+	Time      time.Time `json:"time"`
+}
+
+// Searcher finds what a scope's memory holds about a query.
+type Searcher interface {
+	Search(ctx context.Context, q SearchQuery) ([]SearchResult, error)
+}

@@ -1,0 +1,103 @@
+// Package natsapi serves engram's read API over NATS request-reply, as a
+// nats micro service (so `nats micro ls` lists it and `nats micro stats`
+// reports it). Requests are JSON, like the HTTP API; errors carry the same
+// codes in the Nats-Service-Error-Code header and in a JSON body.
+//
+// The namespace is a token of the request subject
+// (engram.v1.<namespace>.search), so NATS permissions can confine an agent
+// to its namespace; a request whose body names another namespace is refused.
+package natsapi
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"go.uber.org/zap"
+)
+
+// SubjectPrefix starts every request subject.
+const SubjectPrefix = "engram.v1"
+
+// SearchSubject is where a namespace's search requests go.
+func SearchSubject(namespace string) string {
+	return SubjectPrefix + "." + stream.EncodeToken(namespace) + ".search"
+}
+
+// SearchRequest is the body of a search request.
+type SearchRequest struct {
+	Namespace string `json:"namespace,omitempty"`
+	User      string `json:"user"`
+	Q         string `json:"q"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+// ErrorBody is the body of an error reply.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Serve starts the retriever service on nc.
+func Serve(nc *nats.Conn, searcher memory.Searcher, version string, log *zap.Logger) (micro.Service, error) {
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        "engram-retriever",
+		Version:     version,
+		Description: "engram memory search (JSON request-reply)",
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := micro.HandlerFunc(func(req micro.Request) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := search(ctx, searcher, req.Subject(), req.Data())
+		if err != nil {
+			code := memory.ErrorCode(err)
+			if code == memory.EINTERNAL {
+				log.Error("search failed", zap.Error(err))
+			}
+			var body ErrorBody
+			body.Error.Code, body.Error.Message = code, memory.ErrorMessage(err)
+			b, _ := json.Marshal(body)
+			_ = req.Error(code, body.Error.Message, b)
+			return
+		}
+		_ = req.RespondJSON(map[string]any{"results": res})
+	})
+	if err := svc.AddEndpoint("search", h, micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
+		svc.Stop()
+		return nil, err
+	}
+	return svc, nil
+}
+
+func search(ctx context.Context, s memory.Searcher, subject string, data []byte) ([]memory.SearchResult, error) {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 4 {
+		return nil, memory.Errorf(memory.EINVALID, "subject %q is not %s.<namespace>.search", subject, SubjectPrefix)
+	}
+	ns, err := stream.DecodeToken(parts[2])
+	if err != nil {
+		return nil, memory.Errorf(memory.EINVALID, "subject namespace: %v", err)
+	}
+	var req SearchRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, memory.Errorf(memory.EINVALID, "request body: %v", err)
+	}
+	if req.Namespace != "" && req.Namespace != ns {
+		return nil, memory.Errorf(memory.EINVALID, "namespace %q in the body does not match the subject's %q", req.Namespace, ns)
+	}
+	q := memory.SearchQuery{Scope: memory.Scope{Namespace: ns, User: req.User}, Text: req.Q, Limit: req.Limit}
+	if err := q.Normalize(); err != nil {
+		return nil, err
+	}
+	return s.Search(ctx, q)
+}

@@ -1,0 +1,88 @@
+// Package projector applies the MEMORY stream to the read model.
+//
+// It exists for one rule: events are applied strictly in stream order, so a
+// read model rebuilt from the stream equals the live one. A batch that
+// fails for a reason that may pass (a locked or full disk) is retried in
+// place, with backoff, before anything after it is applied; only an event
+// that can never be applied is handed back, to go to the dead letters.
+//
+// It never calls an LLM and never reads the clock for data: every value it
+// writes comes from the events.
+package projector
+
+import (
+	"context"
+	"time"
+
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap"
+)
+
+// Projector applies batches of events through an Applier.
+type Projector struct {
+	Store memory.Applier
+	Log   *zap.Logger
+	// Backoff is the wait before the n-th retry of a failing batch.
+	Backoff func(n int) time.Duration
+}
+
+// New returns a Projector with default backoff (100 ms doubling to 30 s).
+func New(store memory.Applier, log *zap.Logger) *Projector {
+	return &Projector{Store: store, Log: log, Backoff: func(n int) time.Duration {
+		return min(100*time.Millisecond<<min(n, 9), 30*time.Second)
+	}}
+}
+
+// MaxEventTries is how often an event whose apply fails for a reason of
+// its own (not the database's) is tried before it is handed back.
+const MaxEventTries = 5
+
+// Apply applies batch and returns one error per event that cannot be
+// applied (nil for the others). It returns only when every event is either
+// applied or reported, or when ctx is done. While the database itself is
+// unavailable it waits, however long that takes: skipping ahead would
+// apply events out of order.
+func (p *Projector) Apply(ctx context.Context, batch []memory.Applied) []error {
+	for try := 0; ; try++ {
+		errs := p.Store.Apply(ctx, batch)
+		if !retryable(errs, try) {
+			return errs
+		}
+		if ctx.Err() != nil {
+			return errs
+		}
+		d := p.Backoff(try)
+		p.Log.Warn("apply failed; retrying", zap.Int("events", len(batch)), zap.Int("try", try+1),
+			zap.Duration("delay", d), zap.Error(firstErr(errs)))
+		select {
+		case <-ctx.Done():
+			return errs
+		case <-time.After(d):
+		}
+	}
+}
+
+// retryable reports whether the batch should be tried again.
+func retryable(errs []error, try int) bool {
+	for _, err := range errs {
+		switch memory.ErrorCode(err) {
+		case "", memory.EINVALID:
+		case memory.EUNAVAILABLE:
+			return true
+		default:
+			if try+1 < MaxEventTries {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
+)
+
+// Apply applies a batch of events in one transaction. Each event runs in
+// its own savepoint: an event that cannot be applied is rolled back alone
+// and reported with an EINVALID error; the others commit. If the
+// transaction itself fails, every event gets that (retryable) error.
+// Events at or below the stored position, and events already applied
+// (same source and id), are skipped.
+func (s *Store) Apply(ctx context.Context, batch []memory.Applied) []error {
+	errs := make([]error, len(batch))
+	fail := func(err error) []error {
+		err = fmt.Errorf("%w: %w", memory.Errorf(memory.EUNAVAILABLE, "read model unavailable"), err)
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(fmt.Errorf("begin apply: %w", err))
+	}
+	defer tx.Rollback()
+	last, err := lastSeq(ctx, tx)
+	if err != nil {
+		return fail(err)
+	}
+	top := last
+	for i, a := range batch {
+		if a.Seq != 0 && a.Seq <= last {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT ev`); err != nil {
+			return fail(fmt.Errorf("savepoint: %w", err))
+		}
+		if err := applyOne(ctx, tx, a); err != nil {
+			if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO ev`); rerr != nil {
+				return fail(fmt.Errorf("rollback event %s: %w", a.ID, rerr))
+			}
+			errs[i] = fmt.Errorf("apply %s %s: %w", a.Type, a.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE ev`); err != nil {
+			return fail(fmt.Errorf("release savepoint: %w", err))
+		}
+		top = max(top, a.Seq)
+	}
+	if top != last {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('last_seq', ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatUint(top, 10)); err != nil {
+			return fail(fmt.Errorf("store position: %w", err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(fmt.Errorf("commit apply: %w", err))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return errs
+		}
+	}
+	return nil
+}
+
+func applyOne(ctx context.Context, tx *sql.Tx, a memory.Applied) error {
+	res, err := tx.ExecContext(ctx, `INSERT INTO applied (source, id, seq, type) VALUES (?, ?, ?, ?)
+		ON CONFLICT (source, id) DO NOTHING`, a.Source, a.ID, a.Seq, a.Type)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // already applied: the same event delivered again
+	}
+	switch d := a.Data.(type) {
+	case *events.TurnRecorded:
+		return putTurn(ctx, tx, a.Envelope, d, true)
+	case *events.ContextCompressing:
+		for i := range d.Turns {
+			t := d.Turns[i]
+			if t.SessionID == "" {
+				t.SessionID = d.SessionID
+			}
+			// A snapshot of turns leaving the agent's window: keep any the
+			// stream has not seen, never overwrite a recorded one.
+			if err := putTurn(ctx, tx, a.Envelope, &t, false); err != nil {
+				return fmt.Errorf("turns[%d]: %w", i, err)
+			}
+		}
+		return nil
+	case *events.SessionEnded:
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions
+			(namespace, user_id, session_id, started, last_turn, ended, message_count, end_reason)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (namespace, user_id, session_id) DO UPDATE SET
+				ended = excluded.ended, message_count = excluded.message_count, end_reason = excluded.end_reason`,
+			a.Scope.Namespace, a.Scope.User, d.SessionID, a.Time.UnixNano(), a.Time.UnixNano(),
+			a.Time.UnixNano(), d.MessageCount, d.Reason)
+		return err
+	default:
+		return memory.Errorf(memory.EINVALID, "event type %q has no projection", a.Type)
+	}
+}
+
+// putTurn stores a turn. A turn with the same scope, session and index as
+// a stored one replaces it when replace is set (an agent re-recorded it)
+// and is left alone otherwise.
+func putTurn(ctx context.Context, tx *sql.Tx, env memory.Envelope, t *events.TurnRecorded, replace bool) error {
+	ns, user := env.Scope.Namespace, env.Scope.User
+	toolCalls, err := marshalIfAny(t.ToolCalls)
+	if err != nil {
+		return err
+	}
+	toolResults, err := marshalIfAny(t.ToolResults)
+	if err != nil {
+		return err
+	}
+	attachments, err := marshalIfAny(t.Attachments)
+	if err != nil {
+		return err
+	}
+	body := turnText(t)
+	tokens := memory.EstimateTokens(body)
+	var id int64
+	err = tx.QueryRowContext(ctx, `SELECT id FROM turns
+		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index = ?`,
+		ns, user, t.SessionID, t.TurnIndex).Scan(&id)
+	switch {
+	case err == sql.ErrNoRows:
+		res, err := tx.ExecContext(ctx, `INSERT INTO turns
+			(namespace, user_id, agent, session_id, turn_index, role, content, tool_calls, tool_results,
+			 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ns, user, env.Agent, t.SessionID, t.TurnIndex, t.Role, t.Content, toolCalls, toolResults,
+			attachments, len(t.ToolCalls) > 0, t.Channel, t.Project, env.Time.UnixNano(), tokens,
+			env.Source, env.ID, env.Seq)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if err := touchSession(ctx, tx, env, t.SessionID); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case !replace:
+		return nil
+	default:
+		if _, err := tx.ExecContext(ctx, `UPDATE turns SET agent = ?, role = ?, content = ?, tool_calls = ?,
+			tool_results = ?, attachments = ?, has_tool_calls = ?, channel = ?, project = ?, time = ?,
+			tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ? WHERE id = ?`,
+			env.Agent, t.Role, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
+			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM turns_fts WHERE rowid = ?`, id); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, scope, body) VALUES (?, ?, ?)`,
+		id, scopeToken(env.Scope), textseg.Index(body))
+	return err
+}
+
+func touchSession(ctx context.Context, tx *sql.Tx, env memory.Envelope, session string) error {
+	at := env.Time.UnixNano()
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (namespace, user_id, session_id, started, last_turn, turns)
+		VALUES (?, ?, ?, ?, ?, 1)
+		ON CONFLICT (namespace, user_id, session_id) DO UPDATE SET
+			started = min(started, excluded.started), last_turn = max(last_turn, excluded.last_turn),
+			turns = turns + 1`, env.Scope.Namespace, env.Scope.User, session, at, at)
+	return err
+}
+
+// turnText is what a turn is found by: its content, the names of the tools
+// it called, what they returned, and its attachments' names, descriptions
+// and transcriptions (seed 000 §4.4: "that picture of the cat").
+func turnText(t *events.TurnRecorded) string {
+	var b strings.Builder
+	b.WriteString(t.Content)
+	for _, c := range t.ToolCalls {
+		b.WriteString("\n")
+		b.WriteString(c.Name)
+	}
+	for _, r := range t.ToolResults {
+		b.WriteString("\n")
+		b.WriteString(r.Content)
+	}
+	for _, a := range t.Attachments {
+		for _, s := range []string{a.Name, a.Description, a.Transcription} {
+			if s != "" {
+				b.WriteString("\n")
+				b.WriteString(s)
+			}
+		}
+	}
+	return b.String()
+}
+
+func marshalIfAny[T any](v []T) (string, error) {
+	if len(v) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// scopeToken is the FTS token that confines a query to one namespace and
+// user. It is a hash so that any id becomes one plain token; the SQL
+// filter on namespace and user_id still decides, so a collision could
+// cost speed, never privacy.
+func scopeToken(s memory.Scope) string {
+	h := sha256.Sum256([]byte(s.Namespace + "\x00" + s.User))
+	return "s" + hex.EncodeToString(h[:8])
+}

@@ -1,0 +1,104 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/engramhq/engram/internal/textseg"
+)
+
+// migrations are applied in order; the index+1 of the last one applied is
+// stored as user_version. Never edit a released migration: append one.
+var migrations = []string{
+	// 1: events applied, raw turns with full-text index, sessions.
+	`
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- One row per applied event: the idempotency key of the projection.
+CREATE TABLE applied (
+	source TEXT NOT NULL,
+	id     TEXT NOT NULL,
+	seq    INTEGER NOT NULL,
+	type   TEXT NOT NULL,
+	PRIMARY KEY (source, id)
+) WITHOUT ROWID;
+
+CREATE TABLE turns (
+	id             INTEGER PRIMARY KEY,
+	namespace      TEXT NOT NULL,
+	user_id        TEXT NOT NULL,
+	agent          TEXT NOT NULL DEFAULT '',
+	session_id     TEXT NOT NULL,
+	turn_index     INTEGER NOT NULL,
+	role           TEXT NOT NULL,
+	content        TEXT NOT NULL,
+	tool_calls     TEXT NOT NULL DEFAULT '',
+	tool_results   TEXT NOT NULL DEFAULT '',
+	attachments    TEXT NOT NULL DEFAULT '',
+	has_tool_calls INTEGER NOT NULL DEFAULT 0,
+	channel        TEXT NOT NULL DEFAULT '',
+	project        TEXT NOT NULL DEFAULT '',
+	time           INTEGER NOT NULL, -- unix nanoseconds, from the event
+	tokens         INTEGER NOT NULL,
+	extracted      INTEGER NOT NULL DEFAULT 0,
+	episode_id     TEXT NOT NULL DEFAULT '',
+	event_source   TEXT NOT NULL,
+	event_id       TEXT NOT NULL,
+	seq            INTEGER NOT NULL,
+	UNIQUE (namespace, user_id, session_id, turn_index)
+);
+CREATE INDEX turns_scope_time ON turns (namespace, user_id, time);
+CREATE INDEX turns_unextracted ON turns (namespace, user_id, session_id) WHERE extracted = 0;
+
+-- Contentless: the text lives in turns; the index holds segmented tokens
+-- (see textseg) plus a per-scope token so a query only walks its own user.
+CREATE VIRTUAL TABLE turns_fts USING fts5(
+	scope, body, content='', contentless_delete=1, tokenize='` + textseg.Tokenizer + `'
+);
+
+CREATE TABLE sessions (
+	namespace     TEXT NOT NULL,
+	user_id       TEXT NOT NULL,
+	session_id    TEXT NOT NULL,
+	started       INTEGER NOT NULL,
+	last_turn     INTEGER NOT NULL,
+	turns         INTEGER NOT NULL DEFAULT 0,
+	ended         INTEGER NOT NULL DEFAULT 0,
+	message_count INTEGER NOT NULL DEFAULT 0,
+	end_reason    TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (namespace, user_id, session_id)
+) WITHOUT ROWID;
+`,
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	var version int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this engram (%d): upgrade engram or rebuild", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strconv"
+
+	"github.com/engramhq/engram/internal/memory"
+	_ "modernc.org/sqlite" // the driver; this package is its only importer
+)
+
+// Store is the read model in one SQLite file.
+type Store struct {
+	path string
+	w    *sql.DB // the one writer connection
+	r    *sql.DB // read-only pool
+}
+
+var _ memory.Applier = (*Store)(nil)
+var _ memory.Searcher = (*Store)(nil)
+
+// Open opens (creating if needed) the read model at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	w, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	return &Store{path: path, w: w, r: r}, nil
+}
+
+// dsn builds the connection string. WAL lets readers run beside the writer;
+// synchronous=NORMAL is safe in WAL against a crash of engram (a power
+// loss may drop the last transactions, which replay restores, because the
+// stream position is committed with the data).
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "cache_size(-65536)")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Ping checks that the database answers reads.
+func (s *Store) Ping(ctx context.Context) error { return s.r.PingContext(ctx) }
+
+// LastSeq is the stream sequence of the last event applied.
+func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
+	return lastSeq(ctx, s.w)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+func lastSeq(ctx context.Context, q querier) (uint64, error) {
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'last_seq'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read last_seq: %w", err)
+	}
+	return strconv.ParseUint(v, 10, 64)
+}

@@ -1,0 +1,331 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// Message is one event delivered to a worker.
+type Message struct {
+	Event     event.Event
+	Data      any // the validated, decoded data (see events.DecodeData)
+	Subject   string
+	Seq       uint64 // stream sequence
+	Delivered int    // 1 on first delivery
+	Stored    time.Time
+
+	msg jetstream.Msg
+}
+
+// InProgress tells JetStream the message is still being worked on, so it is
+// not redelivered while a slow handler (an LLM call) runs.
+func (m *Message) InProgress() error { return m.msg.InProgress() }
+
+// BatchHandler processes messages in stream order and returns one error per
+// message (nil for success). Returning nil means every message succeeded.
+type BatchHandler func(ctx context.Context, msgs []*Message) []error
+
+// permanentError marks an error that retrying cannot fix.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err so that its message goes to the dead letters at once.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err was marked Permanent.
+func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
+
+type retryAfterError struct {
+	err   error
+	delay time.Duration
+}
+
+func (e retryAfterError) Error() string { return e.err.Error() }
+func (e retryAfterError) Unwrap() error { return e.err }
+
+// RetryAfter marks err so that its message is redelivered no sooner than d
+// (for example a 429's Retry-After).
+func RetryAfter(err error, d time.Duration) error { return retryAfterError{err, d} }
+
+// ConsumerConfig configures a durable pull consumer.
+type ConsumerConfig struct {
+	Stream         string
+	Durable        string
+	FilterSubjects []string
+	// MaxDeliver is how many times a message is tried before it is dead-lettered.
+	MaxDeliver int
+	AckWait    time.Duration
+	// Backoff gives the nak delay after the n-th failed delivery.
+	Backoff func(delivered int) time.Duration
+	Batch   int
+	// Restart, when set, deletes any existing consumer of this name and
+	// starts a new one at StartSeq (0 = the start of the stream). A
+	// projection that stores its own position uses it: the position in
+	// SQLite, not the consumer's, is the truth.
+	Restart  bool
+	StartSeq uint64
+	// MaxEventBytes bounds a decoded event.
+	MaxEventBytes int
+}
+
+// DefaultBackoff doubles from 1 s up to 5 min.
+func DefaultBackoff(delivered int) time.Duration {
+	d := time.Second << min(max(delivered-1, 0), 9)
+	return min(d, 5*time.Minute)
+}
+
+// Consumer runs a handler over a durable consumer.
+type Consumer struct {
+	js   jetstream.JetStream
+	cfg  ConsumerConfig
+	log  *zap.Logger
+	cons jetstream.Consumer
+}
+
+// NewConsumer creates (or binds to) the durable consumer.
+func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, log *zap.Logger) (*Consumer, error) {
+	if cfg.MaxDeliver == 0 {
+		cfg.MaxDeliver = 5
+	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = 30 * time.Second
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = 256
+	}
+	if cfg.MaxEventBytes == 0 {
+		cfg.MaxEventBytes = 1 << 20
+	}
+	cc := jetstream.ConsumerConfig{
+		Durable:        cfg.Durable,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        cfg.AckWait,
+		MaxDeliver:     cfg.MaxDeliver,
+		MaxAckPending:  max(4*cfg.Batch, 1000),
+		FilterSubjects: cfg.FilterSubjects,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	}
+	if cfg.StartSeq > 0 {
+		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cc.OptStartSeq = cfg.StartSeq
+	}
+	if cfg.Restart {
+		err := js.DeleteConsumer(ctx, cfg.Stream, cfg.Durable)
+		if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, fmt.Errorf("reset consumer %s: %w", cfg.Durable, err)
+		}
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cc)
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s: %w", cfg.Durable, err)
+	}
+	return &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons}, nil
+}
+
+// Log field keys.
+const (
+	FieldConsumer = "consumer"
+	FieldSeq      = "seq"
+	FieldSubject  = "subject"
+	FieldReason   = "reason"
+)
+
+// Run delivers messages to h in batches until ctx is cancelled. Messages
+// that arrive together are handed over together (up to Batch), so a
+// handler can apply them in one transaction; a lone message is not held
+// back waiting for company.
+func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
+	inbox := make(chan jetstream.Msg, c.cfg.Batch)
+	cc, err := c.cons.Consume(func(m jetstream.Msg) {
+		select {
+		case inbox <- m:
+		case <-ctx.Done():
+		}
+	}, jetstream.PullMaxMessages(c.cfg.Batch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+			c.log.Warn("consume", zap.Error(err))
+		}
+	}))
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", c.cfg.Durable, err)
+	}
+	defer cc.Stop()
+	batch := make([]jetstream.Msg, 0, c.cfg.Batch)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-inbox:
+			batch = append(batch, m)
+		}
+	fill:
+		for len(batch) < c.cfg.Batch {
+			select {
+			case m := <-inbox:
+				batch = append(batch, m)
+			default:
+				break fill
+			}
+		}
+		c.handle(ctx, batch, h)
+	}
+}
+
+func (c *Consumer) handle(ctx context.Context, raw []jetstream.Msg, h BatchHandler) {
+	msgs := make([]*Message, 0, len(raw))
+	for _, m := range raw {
+		msg, err := decodeMsg(m, c.cfg.MaxEventBytes)
+		if err != nil {
+			c.deadLetter(ctx, msg, err)
+			continue
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	errs := h(ctx, msgs)
+	for i, msg := range msgs {
+		var err error
+		if errs != nil {
+			err = errs[i]
+		}
+		c.decide(ctx, msg, err)
+	}
+}
+
+// decodeMsg reads a delivered message. On error the returned Message still
+// carries what is needed to dead-letter it.
+func decodeMsg(m jetstream.Msg, maxBytes int) (*Message, error) {
+	msg := &Message{Subject: m.Subject(), msg: m, Delivered: 1}
+	if md, err := m.Metadata(); err == nil {
+		msg.Seq, msg.Delivered, msg.Stored = md.Sequence.Stream, int(md.NumDelivered), md.Timestamp
+	}
+	e, data, err := Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), maxBytes)
+	if err != nil {
+		return msg, fmt.Errorf("decode: %w", err)
+	}
+	msg.Event, msg.Data = e, data
+	return msg, nil
+}
+
+// decide is the one table that settles a message's fate.
+func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
+	var ra retryAfterError
+	switch {
+	case err == nil:
+		if aerr := m.msg.Ack(); aerr != nil {
+			c.log.Warn("ack", zap.Uint64(FieldSeq, m.Seq), zap.Error(aerr))
+		}
+	case IsPermanent(err) || m.Delivered >= c.cfg.MaxDeliver:
+		c.deadLetter(ctx, m, err)
+	case errors.As(err, &ra):
+		c.nak(m, max(ra.delay, c.cfg.Backoff(m.Delivered)), err)
+	default:
+		c.nak(m, c.cfg.Backoff(m.Delivered), err)
+	}
+}
+
+func (c *Consumer) nak(m *Message, delay time.Duration, err error) {
+	c.log.Info("retry later", zap.Uint64(FieldSeq, m.Seq), zap.Int("delivered", m.Delivered),
+		zap.Duration("delay", delay), zap.Error(err))
+	if nerr := m.msg.NakWithDelay(delay); nerr != nil {
+		c.log.Warn("nak", zap.Uint64(FieldSeq, m.Seq), zap.Error(nerr))
+	}
+}
+
+// Dead-letter headers, readable with `nats stream view DEADLETTER` and by
+// `engram dlq`.
+const (
+	HeaderDLQReason     = "Engram-Dlq-Reason"
+	HeaderDLQSubject    = "Engram-Dlq-Subject"
+	HeaderDLQSeq        = "Engram-Dlq-Stream-Seq"
+	HeaderDLQDeliveries = "Engram-Dlq-Deliveries"
+	HeaderDLQConsumer   = "Engram-Dlq-Consumer"
+	HeaderDLQTime       = "Engram-Dlq-Time"
+)
+
+// deadLetter copies the message with the reason to DEADLETTER and then
+// terminates it. If the copy cannot be stored the message is nak'ed
+// instead, so it is never lost.
+func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
+	dl := nats.NewMsg(DLQSubjectPrefix + "." + c.cfg.Durable + "." + m.Subject)
+	for k, v := range m.msg.Headers() {
+		if k != jetstreamMsgID {
+			dl.Header[k] = v
+		}
+	}
+	dl.Header.Set(HeaderDLQReason, truncate(reason.Error(), 1024))
+	dl.Header.Set(HeaderDLQSubject, m.Subject)
+	dl.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
+	dl.Header.Set(HeaderDLQDeliveries, strconv.Itoa(m.Delivered))
+	dl.Header.Set(HeaderDLQConsumer, c.cfg.Durable)
+	dl.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
+	// One dead letter per (consumer, message) even if we crash before term.
+	dl.Header.Set(jetstreamMsgID, fmt.Sprintf("%s-%d", c.cfg.Durable, m.Seq))
+	dl.Data = m.msg.Data()
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := c.js.PublishMsg(pctx, dl); err != nil {
+		c.log.Error("dead-letter failed; will retry", zap.Uint64(FieldSeq, m.Seq), zap.Error(err))
+		_ = m.msg.NakWithDelay(c.cfg.Backoff(m.Delivered))
+		return
+	}
+	c.log.Warn("dead-lettered", zap.Uint64(FieldSeq, m.Seq), zap.String(FieldSubject, m.Subject),
+		zap.String(FieldReason, truncate(reason.Error(), 200)))
+	if err := m.msg.TermWithReason(truncate(reason.Error(), 200)); err != nil {
+		c.log.Warn("term", zap.Uint64(FieldSeq, m.Seq), zap.Error(err))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Envelope is what the read model keeps of the message's event. An event
+// without a time takes the time JetStream stored it, which replay sees too.
+func (m *Message) Envelope() memory.Envelope {
+	at := m.Event.Time()
+	if at.IsZero() {
+		at = m.Stored
+	}
+	return memory.Envelope{
+		Seq:     m.Seq,
+		Source:  m.Event.Source(),
+		ID:      m.Event.ID(),
+		Type:    m.Event.Type(),
+		Scope:   memory.Scope{Namespace: events.Namespace(m.Event), User: events.User(m.Event)},
+		Agent:   events.Agent(m.Event),
+		Subject: m.Event.Subject(),
+		Time:    at.UTC(),
+	}
+}
+
+// Applied pairs the envelope with the decoded data.
+func (m *Message) Applied() memory.Applied {
+	return memory.Applied{Envelope: m.Envelope(), Data: m.Data}
+}

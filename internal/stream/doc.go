@@ -1,0 +1,21 @@
+// Package stream is engram's JetStream wiring: the embedded nats-server, the
+// connection to an external one, the MEMORY and DEADLETTER streams, the
+// subject scheme, publishing with deduplication, and the consumer loop that
+// decides every message's fate in one table.
+//
+// It is the only package that imports nats.go and nats-server. It knows the
+// CloudEvents envelope (events/) but nothing of what events mean: workers
+// hand it a Handler and get back messages.
+//
+// Fate of a message (Consumer.Run):
+//
+//	handler returns nil                      → ack
+//	Permanent error, or out of deliveries    → copy to DEADLETTER with the reason, then term
+//	any other error                          → nak with a delay from the delivery count
+//
+// Concurrency: a Consumer runs one fetch loop, owned by the caller of Run.
+// Publisher is safe for concurrent use.
+//
+// Testing: tests start a real embedded server with JetStream in t.TempDir()
+// (StartEmbedded); nothing is mocked.
+package stream

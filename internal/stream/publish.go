@@ -1,0 +1,92 @@
+package stream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const jetstreamMsgID = jetstream.MsgIDHeader
+
+// MsgID is the JetStream deduplication id of an event: CloudEvents say
+// source + id identify an event, so the same pair published twice is
+// stored once. Hashed so that long sources keep the header small.
+func MsgID(source, id string) string {
+	h := sha256.Sum256([]byte(source + "\x00" + id))
+	return hex.EncodeToString(h[:16])
+}
+
+// Publisher publishes events to the MEMORY stream and returns only once
+// JetStream has stored them.
+type Publisher struct {
+	js jetstream.JetStream
+}
+
+// NewPublisher returns a Publisher on js.
+func NewPublisher(js jetstream.JetStream) *Publisher { return &Publisher{js: js} }
+
+// Ack is what JetStream said about one published event.
+type Ack struct {
+	Seq       uint64
+	Duplicate bool
+}
+
+// EventSubject is the subject an event is published on.
+func EventSubject(e event.Event) string {
+	return Subject(events.Namespace(e), events.User(e), e.Type())
+}
+
+// Publish stores one event and waits for JetStream's acknowledgement.
+func (p *Publisher) Publish(ctx context.Context, e event.Event) (Ack, error) {
+	m, err := Encode(EventSubject(e), e)
+	if err != nil {
+		return Ack{}, err
+	}
+	pa, err := p.js.PublishMsg(ctx, m)
+	if err != nil {
+		return Ack{}, fmt.Errorf("publish %s: %w", e.ID(), err)
+	}
+	return Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}, nil
+}
+
+// Result is the outcome of one event of a batch.
+type Result struct {
+	Ack Ack
+	Err error
+}
+
+// PublishBatch publishes events asynchronously and waits for every
+// acknowledgement, so the whole batch costs about one round trip.
+func (p *Publisher) PublishBatch(ctx context.Context, evs []event.Event) []Result {
+	out := make([]Result, len(evs))
+	futures := make([]jetstream.PubAckFuture, len(evs))
+	for i, e := range evs {
+		m, err := Encode(EventSubject(e), e)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if futures[i], err = p.js.PublishMsgAsync(m); err != nil {
+			out[i].Err = fmt.Errorf("publish %s: %w", e.ID(), err)
+		}
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case pa := <-f.Ok():
+			out[i].Ack = Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}
+		case err := <-f.Err():
+			out[i].Err = fmt.Errorf("publish %s: %w", evs[i].ID(), err)
+		case <-ctx.Done():
+			out[i].Err = fmt.Errorf("publish %s: %w", evs[i].ID(), ctx.Err())
+		}
+	}
+	return out
+}

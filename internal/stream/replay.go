@@ -1,0 +1,69 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ReplayBatch is a run of messages read by Replay, in stream order.
+// Undecodable holds the sequences that could not be decoded; a projector
+// dead-letters those, so a replay skips them the same way.
+type ReplayBatch struct {
+	Messages    []*Message
+	Undecodable []uint64
+	// Last is the highest sequence read so far.
+	Last uint64
+}
+
+// Replay reads MEMORY from sequence 1 through to (inclusive) with an
+// ordered consumer, which needs no acks and leaves nothing behind, and
+// hands fn batches of up to size messages. It stops early, without error,
+// if the stream holds nothing past the last message read.
+func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEventBytes int, fn func(ReplayBatch) error) error {
+	if to == 0 {
+		return nil
+	}
+	oc, err := js.OrderedConsumer(ctx, MemoryStream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	var last uint64
+	for last < to {
+		fetched, err := oc.Fetch(size, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("replay after seq %d: %w", last, err)
+		}
+		var b ReplayBatch
+		n := 0
+		for m := range fetched.Messages() {
+			n++
+			msg, derr := decodeMsg(m, maxEventBytes)
+			if msg.Seq > to {
+				continue
+			}
+			last = max(last, msg.Seq)
+			if derr != nil {
+				b.Undecodable = append(b.Undecodable, msg.Seq)
+				continue
+			}
+			b.Messages = append(b.Messages, msg)
+		}
+		if err := fetched.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			return fmt.Errorf("replay after seq %d: %w", last, err)
+		}
+		if n == 0 {
+			// Nothing more to read: the end of the stream, or the rest
+			// of it was purged (a user's erasure).
+			return ctx.Err()
+		}
+		b.Last = last
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package stream
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Sync says when JetStream fsyncs its files.
+//
+// "always" fsyncs every write before the publish is acknowledged: an
+// acknowledged event survives power loss. A duration ("1s", "2m") fsyncs
+// on that interval: acknowledged writes sit in the OS page cache until then,
+// so they survive a crash of engram but a power failure or kernel panic can
+// lose up to that interval. nats-server's own default is 2m.
+type Sync string
+
+// DefaultSync is engram's choice; README.md ("Durability") explains it.
+const DefaultSync Sync = "always"
+
+// Validate reports a Sync that is neither "always" nor a positive duration.
+func (s Sync) Validate() error {
+	_, _, err := s.parse()
+	return err
+}
+
+func (s Sync) parse() (always bool, interval time.Duration, err error) {
+	if s == "" || s == "always" {
+		return true, 0, nil
+	}
+	d, err := time.ParseDuration(string(s))
+	if err != nil || d <= 0 {
+		return false, 0, fmt.Errorf("sync %q: want \"always\" or a positive duration such as 1s", string(s))
+	}
+	return false, d, nil
+}
+
+// EmbeddedConfig configures the in-process nats-server.
+type EmbeddedConfig struct {
+	// StoreDir holds JetStream's files.
+	StoreDir string
+	// Listen is host:port for outside clients (the nats CLI, agents);
+	// empty means in-process connections only.
+	Listen string
+	// Sync is the fsync policy.
+	Sync Sync
+	// MaxPayload bounds one message; it must exceed the largest event.
+	MaxPayload int32
+}
+
+// Embedded is a running in-process nats-server with JetStream.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts the server and waits until it accepts connections.
+func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
+	always, interval, err := cfg.Sync.parse()
+	if err != nil {
+		return nil, err
+	}
+	opts := &server.Options{
+		ServerName:   "engram",
+		JetStream:    true,
+		StoreDir:     filepath.Clean(cfg.StoreDir),
+		SyncAlways:   always,
+		SyncInterval: interval,
+		MaxPayload:   cfg.MaxPayload,
+		NoSigs:       true,
+		NoLog:        true,
+	}
+	if opts.MaxPayload == 0 {
+		opts.MaxPayload = 8 << 20
+	}
+	if cfg.Listen == "" {
+		opts.DontListen = true
+	} else {
+		host, port, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("nats listen %q: %w", cfg.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("nats listen %q: port: %w", cfg.Listen, err)
+		}
+		opts.Host, opts.Port = host, p
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("create embedded nats: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("embedded nats not ready after 30s (is %s in use?)", cfg.Listen)
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// ConnectOption returns the option that connects a client in-process.
+func (e *Embedded) ConnectOption() nats.Option { return nats.InProcessServer(e.srv) }
+
+// ClientURL is the URL outside clients use; empty when not listening.
+func (e *Embedded) ClientURL() string {
+	if e.srv.Addr() == nil {
+		return ""
+	}
+	return e.srv.ClientURL()
+}
+
+// Shutdown stops the server and waits until it has.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}

@@ -1,0 +1,60 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream names.
+const (
+	MemoryStream     = "MEMORY"
+	DeadLetterStream = "DEADLETTER"
+)
+
+// StreamsConfig sizes the streams. The zero value is a single node that
+// keeps everything forever.
+type StreamsConfig struct {
+	Replicas int
+	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id. Apply
+	// is idempotent too, so this only saves work; it costs memory per id.
+	DuplicateWindow time.Duration
+}
+
+// EnsureStreams creates or updates MEMORY and DEADLETTER. It is idempotent
+// and safe to call from every worker at start.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamsConfig) error {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.DuplicateWindow == 0 {
+		cfg.DuplicateWindow = time.Hour
+	}
+	streams := []jetstream.StreamConfig{{
+		Name:        MemoryStream,
+		Description: "engram: every event, the source of truth",
+		Subjects:    []string{SubjectPrefix + ".>"},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Replicas:    cfg.Replicas,
+		Duplicates:  cfg.DuplicateWindow,
+		// Single messages are never deleted; a user's erasure purges by subject.
+		DenyDelete: true,
+	}, {
+		Name:        DeadLetterStream,
+		Description: "engram: events a worker could not process, with the reason",
+		Subjects:    []string{DLQSubjectPrefix + ".>"},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Replicas:    cfg.Replicas,
+		Duplicates:  cfg.DuplicateWindow,
+	}}
+	for _, sc := range streams {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
