@@ -1,0 +1,394 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+)
+
+// These patterns are copied into schema/cloudevent.json; the agreement
+// test keeps the two from drifting. They are written to mean the same in
+// Go's RE2 and in the ECMA-262 dialect other JSON Schema validators use.
+var (
+	// application/json, lower case, with optional parameters. Not
+	// application/<x>+json: sdk-go encodes data of any media type it does
+	// not know as JSON as a string, so such an event would not survive
+	// being passed on.
+	jsonMediaType = regexp.MustCompile(`^application/json(;[\x20-\x7e]*)?$`)
+	// RFC 3339 with an upper-case T and Z and at most nanosecond precision;
+	// time.Parse then checks the calendar.
+	rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$`)
+)
+
+// Validate checks a whole event against the contract and returns its data
+// decoded by DecodeData. Every error is a *FieldError naming the attribute,
+// or the path into the data.
+//
+// An event is valid when: specversion is 1.0; id, subject, namespace, user
+// and agent follow the identifier rules (see the package doc); user is
+// present; source is a URI reference in canonical form; type is one of the
+// input types; datacontenttype is absent or application/json; dataschema,
+// when present, is an absolute URI; no extension other than namespace,
+// user, agent, traceparent and tracestate is present; data is a JSON object
+// (not data_base64) that DecodeData accepts; and subject, when present,
+// equals the data's session_id.
+func Validate(e event.Event) (any, error) {
+	if e.Context == nil {
+		return nil, fieldErr("specversion", "required")
+	}
+	if err := checkSpecVersion(e.SpecVersion()); err != nil {
+		return nil, err
+	}
+	ctx, ok := e.Context.(*event.EventContextV1)
+	if !ok {
+		return nil, fieldErr("specversion", fmt.Sprintf("has an unexpected context %T", e.Context))
+	}
+	if len(e.FieldErrors) > 0 {
+		// sdk-go's setters park their errors here instead of returning them.
+		names := make([]string, 0, len(e.FieldErrors))
+		for name := range e.FieldErrors {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		return nil, fieldErr(names[0], e.FieldErrors[names[0]].Error())
+	}
+	if err := checkID("id", ctx.ID, true); err != nil {
+		return nil, err
+	}
+	if err := checkURI("source", ctx.Source.String(), false); err != nil {
+		return nil, err
+	}
+	if !knownType(ctx.Type) {
+		return nil, unknownType(ctx.Type)
+	}
+	if ctx.Subject != nil {
+		if err := checkID("subject", *ctx.Subject, true); err != nil {
+			return nil, err
+		}
+	}
+	if ctx.DataContentType != nil && !jsonMediaType.MatchString(*ctx.DataContentType) {
+		return nil, fieldErr("datacontenttype", fmt.Sprintf(
+			"must be application/json (lower case, parameters allowed), not %s", quote(*ctx.DataContentType)))
+	}
+	if ctx.DataSchema != nil {
+		if err := checkURI("dataschema", ctx.DataSchema.String(), true); err != nil {
+			return nil, err
+		}
+	}
+	if ctx.Time != nil && ctx.Time.IsZero() {
+		return nil, zeroTime()
+	}
+	if err := checkExtensions(ctx.Extensions); err != nil {
+		return nil, err
+	}
+	if e.DataBase64 {
+		return nil, noBase64()
+	}
+	data, err := DecodeData(ctx.Type, e.Data())
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Subject != nil && *ctx.Subject != SessionID(data) {
+		return nil, fieldErr("subject", fmt.Sprintf("is %s but data.session_id is %s; the subject carries the session",
+			quote(*ctx.Subject), quote(SessionID(data))))
+	}
+	return data, nil
+}
+
+// Namespace returns the event's namespace extension, or DefaultNamespace.
+func Namespace(e event.Event) string {
+	if ns := extension(e, ExtNamespace); ns != "" {
+		return ns
+	}
+	return DefaultNamespace
+}
+
+// User returns the event's user extension.
+func User(e event.Event) string { return extension(e, ExtUser) }
+
+// Agent returns the event's agent extension, or "".
+func Agent(e event.Event) string { return extension(e, ExtAgent) }
+
+func extension(e event.Event, name string) string {
+	if e.Context == nil {
+		return ""
+	}
+	s, _ := e.Extensions()[name].(string)
+	return s
+}
+
+func checkSpecVersion(v string) error {
+	switch v {
+	case event.CloudEventsVersionV1:
+		return nil
+	case "":
+		return fieldErr("specversion", "required")
+	case event.CloudEventsVersionV03:
+		return fieldErr("specversion", `0.3 is not accepted: engram takes CloudEvents 1.0 ("specversion": "1.0")`)
+	}
+	return fieldErr("specversion", fmt.Sprintf(`must be "1.0", not %s`, quote(v)))
+}
+
+// checkExtensions rejects any extension engram does not know, so that a
+// misspelt "namespace" or "user" is an error rather than an event filed
+// under the wrong tenant.
+func checkExtensions(ext map[string]any) error {
+	names := make([]string, 0, len(ext))
+	for name := range ext {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !isExtension(name) {
+			return unknownAttribute(name)
+		}
+		s, ok := ext[name].(string)
+		if !ok {
+			return fieldErr(name, fmt.Sprintf("must be a string, not %T", ext[name]))
+		}
+		if err := checkExtension(name, s); err != nil {
+			return err
+		}
+	}
+	if _, ok := ext[ExtUser]; !ok {
+		return fieldErr(ExtUser, "required")
+	}
+	return nil
+}
+
+func isExtension(name string) bool {
+	switch name {
+	case ExtNamespace, ExtUser, ExtAgent, ExtTraceParent, ExtTraceState:
+		return true
+	}
+	return false
+}
+
+func checkExtension(name, s string) error {
+	if name != ExtTraceParent && name != ExtTraceState {
+		return checkID(name, s, true)
+	}
+	switch {
+	case s == "":
+		return fieldErr(name, "must not be empty")
+	case len(s) > MaxTraceBytes:
+		return fieldErr(name, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxTraceBytes))
+	}
+	for _, c := range []byte(s) {
+		if c < 0x20 || c > 0x7e {
+			return fieldErr(name, "must be printable ASCII")
+		}
+	}
+	return nil
+}
+
+func unknownAttribute(name string) error {
+	return fieldErr(join("", name), "is not an attribute engram accepts (CloudEvents 1.0 attributes and the extensions namespace, user, agent, traceparent, tracestate)")
+}
+
+func noBase64() error {
+	return fieldErr("data_base64", `is not accepted: send the data as a JSON object in "data"`)
+}
+
+func zeroTime() error {
+	return fieldErr("time", "must not be the zero time 0001-01-01T00:00:00Z (leave time out instead)")
+}
+
+// checkURI accepts a URI reference only in the form it will be stored in:
+// sdk-go keeps source as a url.URL, so "HTTP://A" would silently become
+// "http://A" and the dedup key (id, source) would change under the producer.
+func checkURI(field, s string, absolute bool) error {
+	switch {
+	case s == "":
+		return fieldErr(field, "required")
+	case len(s) > MaxURIBytes:
+		return fieldErr(field, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxURIBytes))
+	case !utf8.ValidString(s):
+		return fieldErr(field, "is not valid UTF-8")
+	}
+	for _, c := range s {
+		if c <= 0x20 || c >= 0x7f && c <= 0x9f {
+			return fieldErr(field, "must not contain spaces or control characters")
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fieldErr(field, "is not a URI reference: "+err.Error())
+	}
+	if u.String() != s {
+		return fieldErr(field, fmt.Sprintf("is not in canonical form: send %s", quote(u.String())))
+	}
+	if absolute && u.Scheme == "" {
+		return fieldErr(field, "must be an absolute URI")
+	}
+	return nil
+}
+
+// DecodeStructured parses one structured-mode CloudEvent
+// (application/cloudevents+json) and validates it. It does its own parsing
+// rather than sdk-go's, which would accept a numeric id as "", drop a
+// repeated attribute, lower-case extension names and trim white space.
+// Every attribute must be a JSON string, data a JSON object; data_base64 is
+// refused. maxBytes ≤ 0 means DefaultMaxEventBytes; a larger event's error
+// matches ErrTooLarge.
+func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxEventBytes
+	}
+	if len(b) > maxBytes {
+		return event.Event{}, nil, &FieldError{Field: "event",
+			Problem: fmt.Sprintf("is %d bytes; the limit is %d", len(b), maxBytes), err: ErrTooLarge}
+	}
+	if err := checkText(b, "event"); err != nil {
+		return event.Event{}, nil, err
+	}
+	attrs := make(map[string]string)
+	var data json.RawMessage
+	r := newReader(b, "event")
+	err := r.object("", func(key, path string) error {
+		switch {
+		case key == "data":
+			raw, err := r.raw(path)
+			if err != nil {
+				return err
+			}
+			if raw[0] != '{' {
+				return fieldErr(path, "must be a JSON object, not "+rawKind(raw))
+			}
+			data = raw
+			return nil
+		case key == "data_base64":
+			return noBase64()
+		case !isAttribute(key):
+			return unknownAttribute(key)
+		}
+		s, err := r.str(path)
+		attrs[key] = s
+		return err
+	})
+	if err == nil {
+		err = r.end()
+	}
+	if err != nil {
+		return event.Event{}, nil, err
+	}
+
+	if err := checkSpecVersion(attrs["specversion"]); err != nil {
+		return event.Event{}, nil, err
+	}
+	ctx := &event.EventContextV1{ID: attrs["id"], Type: attrs["type"]}
+	if err := checkID("id", ctx.ID, true); err != nil {
+		return event.Event{}, nil, err
+	}
+	if err := checkURI("source", attrs["source"], false); err != nil {
+		return event.Event{}, nil, err
+	}
+	if err := ctx.SetSource(attrs["source"]); err != nil {
+		return event.Event{}, nil, fieldErr("source", err.Error())
+	}
+	if s, ok := attrs["subject"]; ok {
+		ctx.Subject = &s
+	}
+	if s, ok := attrs["datacontenttype"]; ok {
+		ctx.DataContentType = &s
+	}
+	if s, ok := attrs["dataschema"]; ok {
+		if err := checkURI("dataschema", s, true); err != nil {
+			return event.Event{}, nil, err
+		}
+		if err := ctx.SetDataSchema(s); err != nil {
+			return event.Event{}, nil, fieldErr("dataschema", err.Error())
+		}
+	}
+	if s, ok := attrs["time"]; ok {
+		t, err := parseTime(s)
+		if err != nil {
+			return event.Event{}, nil, err
+		}
+		if err := ctx.SetTime(t); err != nil {
+			return event.Event{}, nil, fieldErr("time", err.Error())
+		}
+	}
+	for name, s := range attrs {
+		if isExtension(name) {
+			if err := ctx.SetExtension(name, s); err != nil {
+				return event.Event{}, nil, fieldErr(name, err.Error())
+			}
+		}
+	}
+	e := event.Event{Context: ctx, DataEncoded: data}
+	v, err := Validate(e)
+	if err != nil {
+		return event.Event{}, nil, err
+	}
+	return e, v, nil
+}
+
+func isAttribute(name string) bool {
+	switch name {
+	case "specversion", "id", "source", "type", "subject", "time", "datacontenttype", "dataschema":
+		return true
+	}
+	return isExtension(name)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if !rfc3339.MatchString(s) {
+		return time.Time{}, fieldErr("time", fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fieldErr("time", fmt.Sprintf("is not a valid time: %s", quote(s)))
+	}
+	if t.IsZero() {
+		return time.Time{}, zeroTime()
+	}
+	return t, nil
+}
+
+func rawKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// DecodeBatch splits a batch-mode body (application/cloudevents-batch+json,
+// a JSON array of structured events) into the raw events, for
+// DecodeStructured to take one by one. An empty batch is an error: it is
+// always a producer's mistake.
+func DecodeBatch(b []byte) ([]json.RawMessage, error) {
+	if err := checkText(b, "batch"); err != nil {
+		return nil, err
+	}
+	var out []json.RawMessage
+	r := newReader(b, "batch")
+	err := r.array("batch", func(_ int, path string) error {
+		m, err := r.raw(path)
+		out = append(out, m)
+		return err
+	})
+	if err == nil {
+		err = r.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fieldErr("batch", "is empty")
+	}
+	return out, nil
+}

@@ -1,0 +1,62 @@
+package events
+
+import "testing"
+
+func TestIntValue(t *testing.T) {
+	for _, c := range []struct {
+		lit         string
+		n           int64
+		isInt, fits bool
+	}{
+		{"0", 0, true, true},
+		{"-0", 0, true, true},
+		{"0.0e-5", 0, true, true},
+		{"0e999999999999999999999", 0, true, true},
+		{"7", 7, true, true},
+		{"-7", -7, true, true},
+		{"3.0", 3, true, true},
+		{"3.10e1", 31, true, true},
+		{"1e1", 10, true, true},
+		{"1E+2", 100, true, true},
+		{"1500e-3", 0, false, false},
+		{"1500e-2", 15, true, true},
+		{"0.5", 0, false, false},
+		{"1.0000000000000000001", 0, false, false},
+		{"9223372036854775807", 9223372036854775807, true, true},
+		{"-9223372036854775808", -9223372036854775808, true, true},
+		{"9223372036854775808", 0, true, false},
+		{"1e19", 0, true, false},
+		{"1e400", 0, true, false},
+		{"1e99999999999999999999", 0, true, false},
+		{"1e-99999999999999999999", 0, false, false},
+		{"10e9223372036854775807", 0, true, false},
+	} {
+		n, isInt, fits := intValue(c.lit)
+		if n != c.n || isInt != c.isInt || fits != c.fits {
+			t.Errorf("intValue(%q)=%d,%v,%v, want %d,%v,%v", c.lit, n, isInt, fits, c.n, c.isInt, c.fits)
+		}
+	}
+}
+
+func TestCheckText(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`"plain"`, true},
+		{`"\ud83d\ude00"`, true},
+		{`"\\ud800"`, true}, // an escaped backslash, then text
+		{`"\ud800"`, false},
+		{`"\udc00\ud800"`, false},
+		{`"\ud83d\u0041"`, false},
+		{`"\ud83d`, false},
+		{`{"\ud800":1}`, false},
+		{`"a\"\ud800"`, false},
+		{"\"\xff\"", false},
+		{"\"\xed\xa0\x80\"", false}, // a surrogate encoded as UTF-8
+	} {
+		if got := checkText([]byte(c.in), "x") == nil; got != c.ok {
+			t.Errorf("checkText(%q) ok=%v, want %v", c.in, got, c.ok)
+		}
+	}
+}
