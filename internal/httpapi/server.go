@@ -55,8 +55,12 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.health)
-	mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
-	mux.HandleFunc("GET /v1/search", s.auth(s.search))
+	if s.Publisher != nil {
+		mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
+	}
+	if s.Searcher != nil {
+		mux.HandleFunc("GET /v1/search", s.auth(s.search))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 	})

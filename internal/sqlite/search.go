@@ -53,3 +53,14 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	}
 	return out, nil
 }
+
+// CountTurns is how many turns a scope holds.
+func (s *Store) CountTurns(ctx context.Context, scope memory.Scope) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ?`,
+		scope.Namespace, scope.User).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count turns: %w", err)
+	}
+	return n, nil
+}

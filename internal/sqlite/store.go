@@ -18,6 +18,8 @@ type Store struct {
 	path string
 	w    *sql.DB // the one writer connection
 	r    *sql.DB // read-only pool
+	// stmts are writeSQL prepared on w.
+	stmts map[string]*sql.Stmt
 }
 
 var _ memory.Applier = (*Store)(nil)
@@ -46,7 +48,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &Store{path: path, w: w, r: r}, nil
+	s := &Store{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{}}
+	for name, q := range writeSQL {
+		st, err := w.PrepareContext(ctx, q)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("prepare %s: %w", name, err)
+		}
+		s.stmts[name] = st
+	}
+	return s, nil
 }
 
 // dsn builds the connection string. WAL lets readers run beside the writer;
@@ -73,6 +84,9 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 

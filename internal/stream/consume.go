@@ -153,12 +153,18 @@ const (
 // Run delivers messages to h in batches until ctx is cancelled. Messages
 // that arrive together are handed over together (up to Batch), so a
 // handler can apply them in one transaction; a lone message is not held
-// back waiting for company.
+// back waiting for company. Decoding happens as messages arrive, so it
+// overlaps with the handler's work on the previous batch.
 func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
-	inbox := make(chan jetstream.Msg, c.cfg.Batch)
+	type arrival struct {
+		msg *Message
+		err error
+	}
+	inbox := make(chan arrival, c.cfg.Batch)
 	cc, err := c.cons.Consume(func(m jetstream.Msg) {
+		msg, err := decodeMsg(m, c.cfg.MaxEventBytes)
 		select {
-		case inbox <- m:
+		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
 		}
 	}, jetstream.PullMaxMessages(c.cfg.Batch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -170,48 +176,42 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		return fmt.Errorf("consume %s: %w", c.cfg.Durable, err)
 	}
 	defer cc.Stop()
-	batch := make([]jetstream.Msg, 0, c.cfg.Batch)
+	batch := make([]*Message, 0, c.cfg.Batch)
+	take := func(a arrival) {
+		if a.err != nil {
+			c.deadLetter(ctx, a.msg, a.err)
+			return
+		}
+		batch = append(batch, a.msg)
+	}
 	for {
 		batch = batch[:0]
 		select {
 		case <-ctx.Done():
 			return nil
-		case m := <-inbox:
-			batch = append(batch, m)
+		case a := <-inbox:
+			take(a)
 		}
 	fill:
 		for len(batch) < c.cfg.Batch {
 			select {
-			case m := <-inbox:
-				batch = append(batch, m)
+			case a := <-inbox:
+				take(a)
 			default:
 				break fill
 			}
 		}
-		c.handle(ctx, batch, h)
-	}
-}
-
-func (c *Consumer) handle(ctx context.Context, raw []jetstream.Msg, h BatchHandler) {
-	msgs := make([]*Message, 0, len(raw))
-	for _, m := range raw {
-		msg, err := decodeMsg(m, c.cfg.MaxEventBytes)
-		if err != nil {
-			c.deadLetter(ctx, msg, err)
+		if len(batch) == 0 {
 			continue
 		}
-		msgs = append(msgs, msg)
-	}
-	if len(msgs) == 0 {
-		return
-	}
-	errs := h(ctx, msgs)
-	for i, msg := range msgs {
-		var err error
-		if errs != nil {
-			err = errs[i]
+		errs := h(ctx, batch)
+		for i, msg := range batch {
+			var err error
+			if errs != nil {
+				err = errs[i]
+			}
+			c.decide(ctx, msg, err)
 		}
-		c.decide(ctx, msg, err)
 	}
 }
 

@@ -32,8 +32,17 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 		return fmt.Errorf("replay: %w", err)
 	}
 	var last uint64
+	idle := 0
 	for last < to {
-		fetched, err := oc.Fetch(size, jetstream.FetchMaxWait(5*time.Second))
+		// Stored messages are there to be had: take what is available now
+		// instead of waiting for a full batch; only an empty answer earns
+		// one patient look before deciding the stream has ended.
+		var fetched jetstream.MessageBatch
+		if idle == 0 {
+			fetched, err = oc.FetchNoWait(size)
+		} else {
+			fetched, err = oc.Fetch(size, jetstream.FetchMaxWait(2*time.Second))
+		}
 		if err != nil {
 			return fmt.Errorf("replay after seq %d: %w", last, err)
 		}
@@ -56,10 +65,14 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 			return fmt.Errorf("replay after seq %d: %w", last, err)
 		}
 		if n == 0 {
+			if idle++; idle < 2 {
+				continue
+			}
 			// Nothing more to read: the end of the stream, or the rest
 			// of it was purged (a user's erasure).
 			return ctx.Err()
 		}
+		idle = 0
 		b.Last = last
 		if err := fn(b); err != nil {
 			return err

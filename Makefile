@@ -1,0 +1,35 @@
+# engram — the commands CI and people run. Keep it short.
+GO      ?= go
+LOCOMO  ?= ../shared/data/locomo/locomo10.json
+BENCH_SCALE ?= 1000000
+
+.PHONY: run test build bench bench-locomo fuzz
+
+## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
+run:
+	$(GO) run ./cmd/engram serve
+
+## test: every test, with the race detector (long soaks sit behind -tags soak)
+test:
+	$(GO) test -race -count=1 ./...
+
+## build: all binaries into ./bin
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+## bench: the figures README.md reports (ingest, ack latency, search at 100k and 1M turns, LoCoMo)
+bench:
+	$(GO) run ./cmd/engram-bench -locomo $(LOCOMO) -scale $(BENCH_SCALE)
+
+## bench-locomo: LoCoMo turn-level recall only
+bench-locomo:
+	$(GO) run ./cmd/engram-bench -only locomo -locomo $(LOCOMO)
+
+## fuzz: a short run of every fuzz target (FUZZTIME each)
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test ./events -run '^$$' -fuzz FuzzDecodeStructured -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzMatch -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzIndex -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/stream -run '^$$' -fuzz FuzzSubjectToken -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/llm -run '^$$' -fuzz FuzzJSONContent -fuzztime $(FUZZTIME)

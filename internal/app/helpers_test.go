@@ -1,0 +1,185 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap/zaptest"
+)
+
+// testConfig is a config for a test process: its own data dir, HTTP on a
+// free port, NATS in-process only.
+func testConfig(t *testing.T, dir string) config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.NATS.Listen = ""
+	cfg.ShutdownTimeout = 10 * time.Second
+	return cfg
+}
+
+// startApp opens an App and closes it when the test ends.
+func startApp(t *testing.T, cfg config.Config, roles Roles) *App {
+	t.Helper()
+	a := New(cfg, roles, zaptest.NewLogger(t))
+	if err := a.Open(t.Context()); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { stopApp(t, a) })
+	return a
+}
+
+func stopApp(t *testing.T, a *App) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
+
+// ce builds a structured-mode turn.recorded event.
+func turnEvent(id, user, session string, index int, role, content string) map[string]any {
+	return map[string]any{
+		"specversion": "1.0", "id": id, "source": "test/agent", "type": "turn.recorded",
+		"user": user, "time": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(index) * time.Second).Format(time.RFC3339Nano),
+		"data": map[string]any{"session_id": session, "turn_index": index, "role": role, "content": content},
+	}
+}
+
+type httpResult struct {
+	Status int
+	Body   map[string]any
+	Raw    string
+}
+
+func do(t *testing.T, method, u, contentType string, body []byte, hdr map[string]string) httpResult {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, u, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return httpResult{Status: resp.StatusCode, Body: m, Raw: string(raw)}
+}
+
+func postEvent(t *testing.T, a *App, ev any) httpResult {
+	t.Helper()
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, "POST", "http://"+a.HTTPAddr()+"/v1/events", "application/cloudevents+json", b, nil)
+}
+
+func postBatch(t *testing.T, a *App, evs ...any) httpResult {
+	t.Helper()
+	b, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, "POST", "http://"+a.HTTPAddr()+"/v1/events", "application/cloudevents-batch+json", b, nil)
+}
+
+func mustAccept(t *testing.T, r httpResult) {
+	t.Helper()
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("status %d, want 202: %s", r.Status, r.Raw)
+	}
+}
+
+type searchHit struct {
+	ID        string  `json:"id"`
+	Kind      string  `json:"kind"`
+	Content   string  `json:"content"`
+	Score     float64 `json:"score"`
+	SessionID string  `json:"session_id"`
+	TurnIndex int     `json:"turn_index"`
+}
+
+func searchHTTP(t *testing.T, a *App, ns, user, q string) []searchHit {
+	t.Helper()
+	v := url.Values{"namespace": {ns}, "user": {user}, "q": {q}}
+	r := do(t, "GET", "http://"+a.HTTPAddr()+"/v1/search?"+v.Encode(), "", nil, nil)
+	if r.Status != 200 {
+		t.Fatalf("search %q: status %d: %s", q, r.Status, r.Raw)
+	}
+	var out struct{ Results []searchHit }
+	if err := json.Unmarshal([]byte(r.Raw), &out); err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return out.Results
+}
+
+// waitProjected waits until the read model has applied seq.
+func waitProjected(t *testing.T, a *App, seq uint64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("projection of seq %d", seq), func() bool {
+		got, err := a.Store().LastSeq(t.Context())
+		return err == nil && got >= seq
+	})
+}
+
+// waitFor polls cond until it holds or 20 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func lastSeqOf(r httpResult) uint64 {
+	var top uint64
+	for _, res := range r.Body["results"].([]any) {
+		if s, ok := res.(map[string]any)["seq"].(float64); ok {
+			top = max(top, uint64(s))
+		}
+	}
+	return top
+}
+
+func countTurns(t *testing.T, a *App, scope memory.Scope) int {
+	t.Helper()
+	n, err := a.Store().CountTurns(t.Context(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func removeIfExists(path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}

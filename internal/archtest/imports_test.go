@@ -1,0 +1,114 @@
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/engramhq/engram"
+
+// owners says which of our packages may import an outside dependency.
+// Every outside dependency has one home (two for NATS: the event stream
+// and the request-reply services).
+var owners = map[string][]string{
+	"github.com/nats-io/":            {"internal/stream", "internal/natsapi", "internal/app"},
+	"modernc.org/sqlite":             {"internal/sqlite"},
+	"github.com/cloudevents/sdk-go":  {"events", "internal/stream", "internal/httpapi", "internal/app"},
+	"go.yaml.in/yaml":                {"internal/config"},
+	"github.com/schollz/progressbar": {"internal/app"},
+}
+
+// leaf packages may import nothing of ours (events: the public contract;
+// memory: the domain) and no outside library beyond their allowance.
+var leaves = map[string][]string{
+	"internal/memory":      {},
+	"events":               {"github.com/cloudevents/sdk-go/v2/event"},
+	"internal/textseg":     {},
+	"internal/llm":         {},
+	"internal/secrets":     {},
+	"internal/ruleextract": {"internal/memory"},
+}
+
+// workers are the packages that do engram's work; they depend on the
+// domain and small interfaces, never on the packages that wrap outside
+// dependencies, nor on each other.
+var workers = []string{"internal/projector"}
+
+var wrappers = []string{"internal/stream", "internal/sqlite", "internal/httpapi", "internal/natsapi", "internal/app", "internal/cli"}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+func isStd(imp string) bool { return !strings.Contains(strings.Split(imp, "/")[0], ".") }
+
+func TestImports(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	for _, p := range pkgs {
+		me := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			if isStd(imp) {
+				continue
+			}
+			ours := strings.HasPrefix(imp, module)
+			if allowed, ok := leaves[me]; ok {
+				if !contains(allowed, rel(imp)) && !contains(allowed, imp) {
+					t.Errorf("%s is a leaf package but imports %s", me, imp)
+				}
+				continue
+			}
+			if ours {
+				if contains(workers, me) && (contains(wrappers, rel(imp)) || contains(workers, rel(imp))) {
+					t.Errorf("worker %s imports %s", me, rel(imp))
+				}
+				if strings.HasPrefix(me, "cmd/") && !contains([]string{"internal/app", "internal/cli", "internal/config", "internal/bench"}, rel(imp)) {
+					t.Errorf("%s only wires; it imports %s", me, rel(imp))
+				}
+				continue
+			}
+			for prefix, homes := range owners {
+				if strings.HasPrefix(imp, prefix) && !contains(homes, me) {
+					t.Errorf("%s imports %s, which only %v may", me, imp, homes)
+				}
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,257 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
+	"github.com/sourcegraph/conc/pool"
+	"go.uber.org/zap"
+)
+
+// Engram is one engram process for a benchmark, in its own temp dir.
+type Engram struct {
+	App  *app.App
+	Dir  string
+	base string
+	hc   *http.Client
+}
+
+// Start opens an engram with every role, in-process NATS, default
+// durability unless sync says otherwise.
+func Start(ctx context.Context, sync string) (*Engram, error) {
+	dir, err := os.MkdirTemp("", "engram-bench-")
+	if err != nil {
+		return nil, err
+	}
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.NATS.Listen = ""
+	if sync != "" {
+		cfg.NATS.Sync = sync
+	}
+	a := app.New(cfg, app.RoleAll, zap.NewNop())
+	if err := a.Open(ctx); err != nil {
+		return nil, err
+	}
+	return &Engram{App: a, Dir: dir, base: "http://" + a.HTTPAddr(),
+		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}, nil
+}
+
+// Close stops engram and removes its data.
+func (e *Engram) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = e.App.Close(ctx)
+	_ = os.RemoveAll(e.Dir)
+}
+
+type postResult struct {
+	Accepted int `json:"accepted"`
+	Results  []struct {
+		Seq uint64 `json:"seq"`
+	} `json:"results"`
+}
+
+// Post sends a body to /v1/events and returns the highest seq acknowledged.
+func (e *Engram) Post(ctx context.Context, contentType string, body []byte) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", e.base+"/v1/events", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusAccepted {
+		return 0, fmt.Errorf("ingest: %d %s", resp.StatusCode, raw)
+	}
+	var pr postResult
+	if err := json.Unmarshal(raw, &pr); err != nil {
+		return 0, err
+	}
+	var top uint64
+	for _, r := range pr.Results {
+		top = max(top, r.Seq)
+	}
+	return top, nil
+}
+
+// WaitProjected waits until the read model has applied seq.
+func (e *Engram) WaitProjected(ctx context.Context, seq uint64) error {
+	for {
+		got, err := e.App.Store().LastSeq(ctx)
+		if err != nil {
+			return err
+		}
+		if got >= seq {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// Search calls /v1/search and returns the decoded results.
+func (e *Engram) Search(ctx context.Context, ns, user, q string, limit int) ([]memory.SearchResult, error) {
+	v := url.Values{"namespace": {ns}, "user": {user}, "q": {q}, "limit": {fmt.Sprint(limit)}}
+	req, err := http.NewRequestWithContext(ctx, "GET", e.base+"/v1/search?"+v.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Results []memory.SearchResult `json:"results"`
+	}
+	if resp.StatusCode != 200 {
+		raw, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("search: %d %s", resp.StatusCode, raw)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, err
+	}
+	return out.Results, nil
+}
+
+// turnEvents makes n turn.recorded events for one user as structured
+// CloudEvents JSON, and the same turns as the projector would apply them.
+func turnEvents(c *corpus, ns, user string, start, n int, at time.Time) ([]json.RawMessage, []memory.Applied) {
+	raws := make([]json.RawMessage, n)
+	applied := make([]memory.Applied, n)
+	for i := range n {
+		idx := start + i
+		d := &events.TurnRecorded{SessionID: fmt.Sprintf("s%d", idx/20), TurnIndex: idx % 20,
+			Role: []string{"user", "assistant"}[idx%2], Content: c.sentence()}
+		id := fmt.Sprintf("%s-%d", user, idx)
+		t := at.Add(time.Duration(idx) * time.Second)
+		raws[i], _ = json.Marshal(map[string]any{"specversion": "1.0", "id": id, "source": "bench",
+			"type": events.TypeTurnRecorded, "namespace": ns, "user": user, "time": t.Format(time.RFC3339Nano),
+			"subject": d.SessionID, "data": d})
+		applied[i] = memory.Applied{Envelope: memory.Envelope{Seq: uint64(idx + 1), Source: "bench", ID: id,
+			Type: events.TypeTurnRecorded, Scope: memory.Scope{Namespace: ns, User: user}, Subject: d.SessionID, Time: t}, Data: d}
+	}
+	return raws, applied
+}
+
+// IngestResult compares the pipeline with a direct insert.
+type IngestResult struct {
+	Events       int
+	Batch        int
+	AckRate      float64 // events/s: HTTP batch → acknowledged by JetStream
+	PipelineRate float64 // events/s: HTTP batch → JetStream → projected and searchable
+	DirectRate   float64 // events/s: the same rows applied straight to a fresh SQLite
+	Ratio        float64
+}
+
+// Ingest sends n events in HTTP batches of batch (concurrency clients at a
+// time) and times until the last is searchable; then applies the same
+// rows straight to a fresh read model.
+func Ingest(ctx context.Context, e *Engram, n, batch, concurrency int) (*IngestResult, error) {
+	c := newCorpus(1)
+	raws, applied := turnEvents(c, "ingest", "u1", 0, n, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var bodies [][]byte
+	for i := 0; i < n; i += batch {
+		b, _ := json.Marshal(raws[i:min(i+batch, n)])
+		bodies = append(bodies, b)
+	}
+	start := time.Now()
+	p := pool.NewWithResults[uint64]().WithContext(ctx).WithMaxGoroutines(concurrency).WithCancelOnError()
+	for _, b := range bodies {
+		p.Go(func(ctx context.Context) (uint64, error) {
+			return e.Post(ctx, "application/cloudevents-batch+json", b)
+		})
+	}
+	seqs, err := p.Wait()
+	if err != nil {
+		return nil, err
+	}
+	var top uint64
+	for _, s := range seqs {
+		top = max(top, s)
+	}
+	acked := time.Since(start)
+	if err := e.WaitProjected(ctx, top); err != nil {
+		return nil, err
+	}
+	pipeline := time.Since(start)
+	if hits, err := e.Search(ctx, "ingest", "u1", "deploy", 1); err != nil || len(hits) == 0 {
+		return nil, fmt.Errorf("ingested events are not searchable (%d hits): %v", len(hits), err)
+	}
+
+	dir, err := os.MkdirTemp("", "engram-direct-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "direct.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	start = time.Now()
+	for i := 0; i < n; i += 512 {
+		for _, err := range store.Apply(ctx, applied[i:min(i+512, n)]) {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	direct := time.Since(start)
+	r := &IngestResult{Events: n, Batch: batch, AckRate: float64(n) / acked.Seconds(),
+		PipelineRate: float64(n) / pipeline.Seconds(), DirectRate: float64(n) / direct.Seconds()}
+	r.Ratio = r.PipelineRate / r.DirectRate
+	return r, nil
+}
+
+// Latency is a distribution summary in milliseconds.
+type Latency struct {
+	N                  int
+	P50, P95, P99, Max float64
+}
+
+func summarize(d []time.Duration) Latency {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	q := func(p float64) float64 {
+		return float64(d[min(int(p*float64(len(d))), len(d)-1)].Microseconds()) / 1000
+	}
+	return Latency{N: len(d), P50: q(0.50), P95: q(0.95), P99: q(0.99), Max: q(1)}
+}
+
+// AckLatency posts n single events one after another and times each 202.
+func AckLatency(ctx context.Context, e *Engram, n int) (Latency, error) {
+	c := newCorpus(2)
+	raws, _ := turnEvents(c, "ack", "u1", 0, n, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	d := make([]time.Duration, n)
+	for i, raw := range raws {
+		start := time.Now()
+		if _, err := e.Post(ctx, "application/cloudevents+json", raw); err != nil {
+			return Latency{}, err
+		}
+		d[i] = time.Since(start)
+	}
+	return summarize(d), nil
+}

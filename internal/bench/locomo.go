@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/locomo"
+)
+
+// LoadLoCoMo ingests every conversation through the HTTP API, one user per
+// conversation (so each has its own index, as the protocol asks): session N
+// becomes session "session-N", speaker A is the user and B the assistant,
+// and each session's date is its turns' event time. Images are kept as
+// attachments with their caption as the description.
+func LoadLoCoMo(ctx context.Context, e *Engram, ds *locomo.Dataset) error {
+	var top uint64
+	for _, conv := range ds.Conversations {
+		var raws []json.RawMessage
+		for _, s := range conv.Sessions {
+			for _, t := range s.Turns {
+				role := "user"
+				if t.Speaker == conv.SpeakerB {
+					role = "assistant"
+				}
+				d := events.TurnRecorded{SessionID: fmt.Sprintf("session-%d", s.N), TurnIndex: t.Index, Role: role, Content: t.Text}
+				if t.BlipCaption != "" {
+					d.Attachments = []events.Attachment{{Name: "image.jpg", Mime: "image/jpeg", Description: t.BlipCaption}}
+				}
+				raw, err := json.Marshal(map[string]any{"specversion": "1.0", "id": conv.ID + "/" + t.DiaID,
+					"source": "locomo", "type": events.TypeTurnRecorded, "namespace": "locomo", "user": conv.ID,
+					"time": s.Time.Add(timeOffset(t.Index)).Format("2006-01-02T15:04:05Z07:00"), "subject": d.SessionID, "data": d})
+				if err != nil {
+					return err
+				}
+				raws = append(raws, raw)
+			}
+		}
+		for i := 0; i < len(raws); i += 500 {
+			body, _ := json.Marshal(raws[i:min(i+500, len(raws))])
+			seq, err := e.Post(ctx, "application/cloudevents-batch+json", body)
+			if err != nil {
+				return fmt.Errorf("load %s: %w", conv.ID, err)
+			}
+			top = max(top, seq)
+		}
+	}
+	return e.WaitProjected(ctx, top)
+}
+
+// LoCoMoSearch answers a question with /v1/search (turns only, top 50).
+func LoCoMoSearch(e *Engram) locomo.Retriever {
+	return func(ctx context.Context, conv *locomo.Conversation, q locomo.QA) ([]string, error) {
+		res, err := e.Search(ctx, "locomo", conv.ID, q.Question, 50)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, 0, len(res))
+		for _, r := range res {
+			n := 0
+			if _, err := fmt.Sscanf(strings.TrimPrefix(r.SessionID, "session-"), "%d", &n); err != nil {
+				continue
+			}
+			if t, ok := turnAt(conv, n, r.TurnIndex); ok {
+				ids = append(ids, t.DiaID)
+			}
+		}
+		return ids, nil
+	}
+}
+
+func turnAt(conv *locomo.Conversation, session, index int) (locomo.Turn, bool) {
+	for _, s := range conv.Sessions {
+		if s.N == session && index >= 0 && index < len(s.Turns) {
+			return s.Turns[index], true
+		}
+	}
+	return locomo.Turn{}, false
+}
+
+// timeOffset spaces a session's turns a second apart, in order.
+func timeOffset(i int) time.Duration { return time.Duration(i) * time.Second }

@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/internal/locomo"
+)
+
+// Main runs the benchmarks named by -only (default all) and prints the
+// figures README.md reports.
+func Main(args []string, out io.Writer) int {
+	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
+	only := fs.String("only", "ingest,ack,search,locomo", "comma-separated: ingest, ack, search, locomo")
+	events := fs.Int("events", 50000, "events for the ingest throughput run")
+	acks := fs.Int("acks", 2000, "single events for the ack latency run")
+	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
+	queries := fs.Int("queries", 2000, "queries per search scale step")
+	locomoPath := fs.String("locomo", "../shared/data/locomo/locomo10.json", "LoCoMo data file")
+	sync := fs.String("sync", "", "JetStream sync policy for the run (default: engram's default)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(out, err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(out, err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	run := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		run[strings.TrimSpace(s)] = true
+	}
+	ctx := context.Background()
+	logf := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
+	logf("engram bench — %s, %d CPUs, %s/%s, %s", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
+
+	if run["ingest"] || run["ack"] || run["locomo"] {
+		e, err := Start(ctx, *sync)
+		if err != nil {
+			logf("start: %v", err)
+			return 1
+		}
+		defer e.Close()
+		logf("jetstream sync: %s", e.App.Config.NATS.Sync)
+		if run["ingest"] {
+			r, err := Ingest(ctx, e, *events, 1000, 4)
+			if err != nil {
+				logf("ingest: %v", err)
+				return 1
+			}
+			logf("ingest throughput: %d events in HTTP batches of %d → projected and searchable: %.0f events/s", r.Events, r.Batch, r.PipelineRate)
+			logf("  (acknowledged by JetStream at %.0f events/s)", r.AckRate)
+			logf("direct SQLite+FTS insert of the same rows: %.0f events/s", r.DirectRate)
+			logf("ingest ratio (pipeline / direct): %.2f (goal ≥ 0.70)", r.Ratio)
+		}
+		if run["ack"] {
+			l, err := AckLatency(ctx, e, *acks)
+			if err != nil {
+				logf("ack: %v", err)
+				return 1
+			}
+			logf("ingest ack latency, single events (n=%d): p50 %.2f ms, p99 %.2f ms, max %.2f ms", l.N, l.P50, l.P99, l.Max)
+		}
+		if run["locomo"] {
+			ds, err := locomo.Load(*locomoPath)
+			if err != nil {
+				logf("locomo: %v (set -locomo or LOCOMO=)", err)
+				return 1
+			}
+			t0 := time.Now()
+			if err := LoadLoCoMo(ctx, e, ds); err != nil {
+				logf("locomo load: %v", err)
+				return 1
+			}
+			rep, err := locomo.Evaluate(ctx, ds, LoCoMoSearch(e), locomo.DefaultKs)
+			if err != nil {
+				logf("locomo: %v", err)
+				return 1
+			}
+			logf("locomo: %d turns loaded and %d questions asked through /v1/search in %s", ds.Stats.Turns, ds.Stats.Questions, time.Since(t0).Round(time.Millisecond))
+			if err := rep.Write(out); err != nil {
+				return 1
+			}
+		}
+	}
+	if run["search"] {
+		steps := []int{100000}
+		if *scale > 100000 {
+			steps = append(steps, *scale)
+		}
+		points, err := SearchScale(ctx, steps, 100000, *queries, func(s string) { logf("search scale: %s", s) })
+		if err != nil {
+			logf("search: %v", err)
+			return 1
+		}
+		for _, p := range points {
+			logf("search latency, %d turns in one namespace (+%d in another), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
+				p.Turns, p.Other, p.Latency.N, p.Latency.P50, p.Latency.P95, p.Latency.P99)
+		}
+	}
+	return 0
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+		}
+	}
+	return "unknown CPU"
+}

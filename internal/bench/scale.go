@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"net/http/httptest"
+
+	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/sqlite"
+	"go.uber.org/zap"
+)
+
+// ScalePoint is search latency with Turns turns in the queried namespace.
+type ScalePoint struct {
+	Turns   int
+	Other   int // turns in other namespaces
+	Latency Latency
+	Load    time.Duration
+}
+
+// SearchScale fills a read model (straight through Apply: the pipeline's
+// rate is measured by Ingest) to each size in steps and times /v1/search
+// over HTTP, with one user holding
+// every turn of the namespace — the worst case for a per-user query — and
+// another namespace beside it, and times queries at each step.
+func SearchScale(ctx context.Context, steps []int, other, queries int, progress func(string)) ([]ScalePoint, error) {
+	dir, err := os.MkdirTemp("", "engram-scale-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "scale.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	// Queries go through the real HTTP handler, as agents send them.
+	srv := httptest.NewServer((&httpapi.Server{Searcher: store, Log: zap.NewNop()}).Handler())
+	defer srv.Close()
+	e := &Engram{base: srv.URL, hc: srv.Client()}
+	c := newCorpus(3)
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	load := func(ns, user string, from, to int) error {
+		for i := from; i < to; i += 2000 {
+			_, applied := turnEvents(c, ns, user, i, min(2000, to-i), at)
+			for j := range applied {
+				seq++
+				applied[j].Seq = seq
+			}
+			for _, err := range store.Apply(ctx, applied) {
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := load("other", "someone", 0, other); err != nil {
+		return nil, err
+	}
+	var out []ScalePoint
+	have := 0
+	for _, n := range steps {
+		start := time.Now()
+		if err := load("big", "heavy", have, n); err != nil {
+			return nil, err
+		}
+		progress(fmt.Sprintf("loaded %d turns in %s", n, time.Since(start).Round(time.Second)))
+		have = n
+		q := newCorpus(99)
+		// Warm the page cache the way a running server's would be.
+		for range 50 {
+			if _, err := e.Search(ctx, "big", "heavy", q.query(), 10); err != nil {
+				return nil, err
+			}
+		}
+		d := make([]time.Duration, queries)
+		for i := range d {
+			text := q.query()
+			t0 := time.Now()
+			if _, err := e.Search(ctx, "big", "heavy", text, 10); err != nil {
+				return nil, err
+			}
+			d[i] = time.Since(t0)
+		}
+		out = append(out, ScalePoint{Turns: n, Other: other, Latency: summarize(d), Load: time.Since(start)})
+	}
+	return out, nil
+}

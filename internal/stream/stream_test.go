@@ -1,0 +1,172 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
+)
+
+func startJS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	nc, err := Connect(ConnConfig{Name: "test"}, emb.ConnectOption())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureStreams(t.Context(), js, StreamsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	// Idempotent: a second worker starting does the same.
+	if err := EnsureStreams(t.Context(), js, StreamsConfig{}); err != nil {
+		t.Fatalf("second EnsureStreams: %v", err)
+	}
+	return js
+}
+
+func publishTurns(t *testing.T, js jetstream.JetStream, user string, n int) {
+	t.Helper()
+	p := NewPublisher(js)
+	for i := range n {
+		e, err := events.New("test", events.TypeTurnRecorded, "default", user,
+			events.TurnRecorded{SessionID: "s", TurnIndex: i, Role: "user", Content: fmt.Sprint("turn ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Publish(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The fate table: success acks, a permanent error dead-letters at once, a
+// transient one is retried until it succeeds or runs out of deliveries
+// and is then dead-lettered. Nothing is dropped.
+func TestConsumerFates(t *testing.T) {
+	js := startJS(t)
+	publishTurns(t, js, "u", 4) // seq 1..4
+	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{
+		Stream: MemoryStream, Durable: "fates", MaxDeliver: 3,
+		Backoff: func(int) time.Duration { return 10 * time.Millisecond },
+	}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	tries := map[uint64]int{}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+			mu.Lock()
+			defer mu.Unlock()
+			errs := make([]error, len(msgs))
+			for i, m := range msgs {
+				tries[m.Seq]++
+				switch m.Seq {
+				case 2: // permanent
+					errs[i] = Permanent(errors.New("cannot apply seq 2"))
+				case 3: // fails once, then succeeds
+					if tries[3] == 1 {
+						errs[i] = errors.New("flaky")
+					}
+				case 4: // always fails: out of deliveries
+					errs[i] = RetryAfter(errors.New("rate limited"), 5*time.Millisecond)
+				}
+			}
+			return errs
+		})
+	}()
+	dlq, err := js.Stream(t.Context(), DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		info, err := dlq.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead letters = %d, want 2", info.State.Msgs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	for seq, want := range map[uint64]int{1: 1, 2: 1, 3: 2, 4: 3} {
+		if tries[seq] != want {
+			t.Errorf("seq %d tried %d times, want %d", seq, tries[seq], want)
+		}
+	}
+	var reasons []string
+	for seq := uint64(1); seq <= 2; seq++ {
+		m, err := dlq.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons = append(reasons, m.Header.Get(HeaderDLQSeq)+":"+m.Header.Get(HeaderDLQReason))
+		if m.Header.Get(HeaderDLQSubject) != Subject("default", "u", "turn.recorded") {
+			t.Errorf("dead letter lost its subject: %v", m.Header)
+		}
+	}
+	if reasons[0] != "2:cannot apply seq 2" || reasons[1] != "4:rate limited" {
+		t.Fatalf("dead letters = %q", reasons)
+	}
+}
+
+func TestSubjectTokens(t *testing.T) {
+	for _, id := range []string{"alice", "user-1_x", "a.b", "*", ">", "张三", "a b", "%41", "", "mem.x.y"} {
+		enc := EncodeToken(id)
+		for _, c := range enc {
+			if c == '.' || c == '*' || c == '>' || c == ' ' || c > 127 {
+				t.Errorf("EncodeToken(%q) = %q has unsafe %q", id, enc, c)
+			}
+		}
+		dec, err := DecodeToken(enc)
+		if err != nil || dec != id {
+			t.Errorf("DecodeToken(EncodeToken(%q)) = %q, %v", id, dec, err)
+		}
+	}
+	if EncodeToken("a.b") == EncodeToken("a%2Eb") {
+		t.Fatal("encoding is not injective")
+	}
+	ns, user, typ, err := ParseSubject(Subject("acme corp", "李.雷", "context.compressing"))
+	if err != nil || ns != "acme corp" || user != "李.雷" || typ != "context.compressing" {
+		t.Fatalf("ParseSubject = %q %q %q %v", ns, user, typ, err)
+	}
+}
+
+func FuzzSubjectToken(f *testing.F) {
+	for _, s := range []string{"alice", "a.b", "张三", "%", "%zz", "*>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		dec, err := DecodeToken(EncodeToken(s))
+		if err != nil || dec != s {
+			t.Fatalf("round trip of %q = %q, %v", s, dec, err)
+		}
+		_, _ = DecodeToken(s) // never panics on arbitrary input
+	})
+}
