@@ -58,6 +58,10 @@ type App struct {
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
+	// extractBackoff is the delay before an extraction request's next try;
+	// tests shorten it.
+	extractBackoff func(delivered int) time.Duration
+
 	cancel  context.CancelFunc
 	wg      conc.WaitGroup
 	closeMu sync.Once
@@ -65,7 +69,7 @@ type App struct {
 
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
-	return &App{Config: cfg, Roles: roles, Log: log}
+	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff}
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -95,6 +99,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("nats search service: %w", err)
 		}
 		a.services = append(a.services, svc)
+	}
+	if a.Roles&RoleExtractor != 0 {
+		if err := a.openExtraction(ctx, runCtx); err != nil {
+			return err
+		}
 	}
 	if a.Config.HTTP.Addr != "" && a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		if err := a.openHTTP(); err != nil {
@@ -203,7 +212,8 @@ func (a *App) openHTTP() error {
 		srv.Publisher = publisher{stream.NewPublisher(a.js)}
 	}
 	if a.Roles&RoleRetriever != 0 {
-		srv.Searcher = a.store
+		srv.Searcher, srv.Memories = a.store, a.store
+		srv.Projected = a.waitProjected
 	}
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
@@ -253,6 +263,21 @@ func (a *App) Ready(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// waitProjected waits until the read model has applied seq.
+func (a *App) waitProjected(ctx context.Context, seq uint64) error {
+	for {
+		got, err := a.store.LastSeq(ctx)
+		if err != nil || got >= seq {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // HTTPAddr is the address the HTTP API listens on ("" if none).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -182,4 +183,46 @@ func removeIfExists(path string) error {
 		return nil
 	}
 	return err
+}
+
+// waitSettled waits until nothing is in flight: every consumer has
+// delivered and had acknowledged all it will get, and the read model has
+// applied the end of the stream — and that has held for longer than any
+// retry delay a test configures, so a nak'ed message waiting for its
+// redelivery is not mistaken for calm.
+func waitSettled(t *testing.T, a *App) uint64 {
+	t.Helper()
+	var last uint64
+	var calmSince time.Time
+	waitFor(t, "workers to settle", func() bool {
+		busy := func() bool { calmSince = time.Time{}; return false }
+		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+		if err != nil {
+			return busy()
+		}
+		si, err := s.Info(t.Context())
+		if err != nil {
+			return busy()
+		}
+		for cons := range s.ListConsumers(t.Context()).Info() {
+			if cons.NumPending > 0 || cons.NumAckPending > 0 || cons.NumRedelivered > 0 && cons.NumAckPending > 0 {
+				return busy()
+			}
+		}
+		if a.Store() != nil {
+			got, err := a.Store().LastSeq(t.Context())
+			if err != nil || got < si.State.LastSeq {
+				return busy()
+			}
+		}
+		if si.State.LastSeq != last {
+			last = si.State.LastSeq
+			return busy()
+		}
+		if calmSince.IsZero() {
+			calmSince = time.Now()
+		}
+		return time.Since(calmSince) > 300*time.Millisecond
+	})
+	return last
 }

@@ -50,22 +50,11 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 		opts.Out = cfg.ReadModelPath() + ".rebuild"
 	}
 	rep := &RebuildReport{Out: opts.Out}
-	if cfg.NATS.URL == "" {
-		unlock, err := LockDataDir(cfg.DataDir)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-		if _, err := os.Stat(cfg.JetStreamDir()); err != nil {
-			return nil, fmt.Errorf("no JetStream store at %s (is ENGRAM_DATA_DIR right?): %w", cfg.JetStreamDir(), err)
-		}
-	}
-	cfg.NATS.Listen = ""
-	a := New(cfg, 0, log)
-	if err := a.openNATS(ctx); err != nil {
+	js, closeNATS, err := OpenOperator(ctx, cfg, log)
+	if err != nil {
 		return nil, err
 	}
-	defer a.Close(context.WithoutCancel(ctx))
+	defer closeNATS()
 
 	if _, err := os.Stat(cfg.ReadModelPath()); err == nil {
 		live, err := sqlite.Open(ctx, cfg.ReadModelPath())
@@ -79,7 +68,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 		}
 		rep.HadLive = true
 	} else {
-		info, err := a.js.Stream(ctx, stream.MemoryStream)
+		info, err := js.Stream(ctx, stream.MemoryStream)
 		if err != nil {
 			return nil, fmt.Errorf("stream info: %w", err)
 		}
@@ -100,7 +89,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 		return nil, err
 	}
 	defer built.Close()
-	if err := replayInto(ctx, a.js, built, rep, cfg.HTTP.MaxEventBytes, opts.Progress); err != nil {
+	if err := replayInto(ctx, js, built, rep, cfg.HTTP.MaxEventBytes, opts.Progress); err != nil {
 		return nil, err
 	}
 	if rep.Built, _, err = built.Checksum(ctx); err != nil {

@@ -28,6 +28,10 @@ type Config struct {
 	HTTP    HTTP   `yaml:"http"`
 	NATS    NATS   `yaml:"nats"`
 	Log     Log    `yaml:"log"`
+	// LLM is the memory model, configured apart from any model the agent
+	// uses (seed 001 §9). An empty base URL means no LLM: rules extract.
+	LLM     LLM     `yaml:"llm"`
+	Extract Extract `yaml:"extract"`
 	// Instance names this process's read model consumer; retrievers that
 	// run apart need different names.
 	Instance string `yaml:"instance"`
@@ -68,6 +72,23 @@ type NATS struct {
 	TLSKey          string        `yaml:"tls_key"`
 }
 
+// LLM is an OpenAI-compatible chat-completions endpoint.
+type LLM struct {
+	BaseURL string        `yaml:"base_url"` // e.g. http://localhost:11434/v1; empty = no LLM
+	Model   string        `yaml:"model"`
+	APIKey  string        `yaml:"api_key"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Extract configures when and how turns become memories (seed 001 §6.2).
+type Extract struct {
+	QuietGap    time.Duration `yaml:"quiet_gap"`
+	TokenCap    int           `yaml:"token_cap"`
+	SweepAt     string        `yaml:"sweep_at"`
+	MaxAttempts int           `yaml:"max_attempts"` // LLM tries before the rules cover and the request is dead-lettered
+	MaskSecrets bool          `yaml:"mask_secrets"`
+}
+
 // Log configures logging.
 type Log struct {
 	Level  string `yaml:"level"`  // debug, info, warn, error
@@ -89,8 +110,11 @@ func Default() Config {
 			Replicas:        1,
 			DuplicateWindow: time.Hour,
 		},
-		Log:             Log{Level: "info", Format: "console"},
-		Instance:        "local",
+		Log:      Log{Level: "info", Format: "console"},
+		Instance: "local",
+		LLM:      LLM{Timeout: 60 * time.Second},
+		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
+			MaskSecrets: true},
 		ShutdownTimeout: 15 * time.Second,
 	}
 }
@@ -140,6 +164,15 @@ var Env = []struct{ Name, Key string }{
 	{"ENGRAM_LOG_FORMAT", "log.format"},
 	{"ENGRAM_SHUTDOWN_TIMEOUT", "shutdown_timeout"},
 	{"ENGRAM_INSTANCE", "instance"},
+	{"ENGRAM_LLM_BASE_URL", "llm.base_url"},
+	{"ENGRAM_LLM_MODEL", "llm.model"},
+	{"ENGRAM_LLM_API_KEY", "llm.api_key"},
+	{"ENGRAM_LLM_TIMEOUT", "llm.timeout"},
+	{"ENGRAM_EXTRACT_QUIET_GAP", "extract.quiet_gap"},
+	{"ENGRAM_EXTRACT_TOKEN_CAP", "extract.token_cap"},
+	{"ENGRAM_EXTRACT_SWEEP_AT", "extract.sweep_at"},
+	{"ENGRAM_EXTRACT_MAX_ATTEMPTS", "extract.max_attempts"},
+	{"ENGRAM_MASK_SECRETS", "extract.mask_secrets"},
 }
 
 // ApplyEnv overrides keys from ENGRAM_* variables. A variable that is set
@@ -147,22 +180,26 @@ var Env = []struct{ Name, Key string }{
 // in-process).
 func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 	str := map[string]*string{
-		"ENGRAM_DATA_DIR":      &c.DataDir,
-		"ENGRAM_HTTP_ADDR":     &c.HTTP.Addr,
-		"ENGRAM_NATS_URL":      &c.NATS.URL,
-		"ENGRAM_NATS_LISTEN":   &c.NATS.Listen,
-		"ENGRAM_NATS_SYNC":     &c.NATS.Sync,
-		"ENGRAM_NATS_CREDS":    &c.NATS.Creds,
-		"ENGRAM_NATS_NKEY":     &c.NATS.NKey,
-		"ENGRAM_NATS_TOKEN":    &c.NATS.Token,
-		"ENGRAM_NATS_USER":     &c.NATS.User,
-		"ENGRAM_NATS_PASSWORD": &c.NATS.Password,
-		"ENGRAM_NATS_TLS_CA":   &c.NATS.TLSCA,
-		"ENGRAM_NATS_TLS_CERT": &c.NATS.TLSCert,
-		"ENGRAM_NATS_TLS_KEY":  &c.NATS.TLSKey,
-		"ENGRAM_LOG_LEVEL":     &c.Log.Level,
-		"ENGRAM_LOG_FORMAT":    &c.Log.Format,
-		"ENGRAM_INSTANCE":      &c.Instance,
+		"ENGRAM_DATA_DIR":         &c.DataDir,
+		"ENGRAM_HTTP_ADDR":        &c.HTTP.Addr,
+		"ENGRAM_NATS_URL":         &c.NATS.URL,
+		"ENGRAM_NATS_LISTEN":      &c.NATS.Listen,
+		"ENGRAM_NATS_SYNC":        &c.NATS.Sync,
+		"ENGRAM_NATS_CREDS":       &c.NATS.Creds,
+		"ENGRAM_NATS_NKEY":        &c.NATS.NKey,
+		"ENGRAM_NATS_TOKEN":       &c.NATS.Token,
+		"ENGRAM_NATS_USER":        &c.NATS.User,
+		"ENGRAM_NATS_PASSWORD":    &c.NATS.Password,
+		"ENGRAM_NATS_TLS_CA":      &c.NATS.TLSCA,
+		"ENGRAM_NATS_TLS_CERT":    &c.NATS.TLSCert,
+		"ENGRAM_NATS_TLS_KEY":     &c.NATS.TLSKey,
+		"ENGRAM_LOG_LEVEL":        &c.Log.Level,
+		"ENGRAM_LOG_FORMAT":       &c.Log.Format,
+		"ENGRAM_INSTANCE":         &c.Instance,
+		"ENGRAM_LLM_BASE_URL":     &c.LLM.BaseURL,
+		"ENGRAM_LLM_MODEL":        &c.LLM.Model,
+		"ENGRAM_LLM_API_KEY":      &c.LLM.APIKey,
+		"ENGRAM_EXTRACT_SWEEP_AT": &c.Extract.SweepAt,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {
@@ -170,9 +207,11 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		}
 	}
 	ints := map[string]*int{
-		"ENGRAM_MAX_EVENT_BYTES":  &c.HTTP.MaxEventBytes,
-		"ENGRAM_MAX_BATCH_EVENTS": &c.HTTP.MaxBatchEvents,
-		"ENGRAM_NATS_REPLICAS":    &c.NATS.Replicas,
+		"ENGRAM_MAX_EVENT_BYTES":      &c.HTTP.MaxEventBytes,
+		"ENGRAM_MAX_BATCH_EVENTS":     &c.HTTP.MaxBatchEvents,
+		"ENGRAM_NATS_REPLICAS":        &c.NATS.Replicas,
+		"ENGRAM_EXTRACT_TOKEN_CAP":    &c.Extract.TokenCap,
+		"ENGRAM_EXTRACT_MAX_ATTEMPTS": &c.Extract.MaxAttempts,
 	}
 	for name, p := range ints {
 		if v, ok := getenv(name); ok {
@@ -186,6 +225,8 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 	durs := map[string]*time.Duration{
 		"ENGRAM_NATS_DUPLICATE_WINDOW": &c.NATS.DuplicateWindow,
 		"ENGRAM_SHUTDOWN_TIMEOUT":      &c.ShutdownTimeout,
+		"ENGRAM_LLM_TIMEOUT":           &c.LLM.Timeout,
+		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
 	}
 	for name, p := range durs {
 		if v, ok := getenv(name); ok {
@@ -195,6 +236,13 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			}
 			*p = d
 		}
+	}
+	if v, ok := getenv("ENGRAM_MASK_SECRETS"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_MASK_SECRETS: %q is not true or false", v)
+		}
+		c.Extract.MaskSecrets = b
 	}
 	if v, ok := getenv("ENGRAM_HTTP_TOKENS"); ok {
 		tokens, err := parseTokens(v)
@@ -270,6 +318,29 @@ func (c Config) Validate() error {
 	case "console", "json":
 	default:
 		return fmt.Errorf("log.format: %q: want console or json", c.Log.Format)
+	}
+	if c.LLM.BaseURL != "" {
+		if !strings.HasPrefix(c.LLM.BaseURL, "http://") && !strings.HasPrefix(c.LLM.BaseURL, "https://") {
+			return fmt.Errorf("llm.base_url: %q must start with http:// or https://", c.LLM.BaseURL)
+		}
+		if c.LLM.Model == "" {
+			return errors.New("llm.model: required when llm.base_url is set (ENGRAM_LLM_MODEL)")
+		}
+	}
+	if c.LLM.Timeout <= 0 {
+		return errors.New("llm.timeout: must be positive")
+	}
+	if c.Extract.QuietGap <= 0 {
+		return errors.New("extract.quiet_gap: must be positive")
+	}
+	if c.Extract.TokenCap < 100 {
+		return fmt.Errorf("extract.token_cap: %d is below 100", c.Extract.TokenCap)
+	}
+	if _, err := time.Parse("15:04", c.Extract.SweepAt); err != nil {
+		return fmt.Errorf("extract.sweep_at: %q is not HH:MM", c.Extract.SweepAt)
+	}
+	if c.Extract.MaxAttempts < 1 || c.Extract.MaxAttempts > 20 {
+		return fmt.Errorf("extract.max_attempts: %d is outside 1..20", c.Extract.MaxAttempts)
 	}
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")

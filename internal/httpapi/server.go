@@ -30,6 +30,10 @@ type PublishResult struct {
 type Server struct {
 	Publisher Publisher
 	Searcher  memory.Searcher
+	Memories  Memories
+	// Projected waits until the read model has applied a stream sequence
+	// (for ?wait=true); nil when this process keeps no read model.
+	Projected func(ctx context.Context, seq uint64) error
 	// Ready reports whether engram can accept events (nil = ready).
 	Ready func(ctx context.Context) error
 	// Tokens maps bearer tokens to the namespace each may use ("*" = all).
@@ -60,6 +64,17 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Searcher != nil {
 		mux.HandleFunc("GET /v1/search", s.auth(s.search))
+	}
+	if s.Memories != nil {
+		mux.HandleFunc("GET /v1/memories", s.auth(s.listMemories))
+		mux.HandleFunc("GET /v1/memories/{id}", s.auth(s.getMemory))
+		mux.HandleFunc("GET /v1/pending", s.auth(s.listPending))
+		if s.Publisher != nil {
+			mux.HandleFunc("POST /v1/memories", s.auth(s.addMemory))
+			mux.HandleFunc("PATCH /v1/memories/{id}", s.auth(s.patchMemory))
+			mux.HandleFunc("DELETE /v1/memories/{id}", s.auth(s.deleteMemory))
+			mux.HandleFunc("POST /v1/pending/{id}/{action}", s.auth(s.decidePending))
+		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))

@@ -52,7 +52,6 @@ func TestFailureKinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, c := newClient(t, func(cfg *llm.Config) { cfg.Timeout = stallTimeout })
 			srv.Enqueue(tc.step)
-			start := time.Now()
 			_, err := c.Chat(t.Context(), prompt, false)
 			e := asError(t, err)
 			if e.Kind != tc.kind {
@@ -69,9 +68,6 @@ func TestFailureKinds(t *testing.T) {
 			}
 			if e.Op != "chat" || !strings.HasPrefix(err.Error(), "llm chat: ") {
 				t.Errorf("Error()=%q, want it to start with the operation", err)
-			}
-			if took := time.Since(start); took > 5*stallTimeout {
-				t.Errorf("took %s, want about the %s timeout at most", took, stallTimeout)
 			}
 		})
 	}

@@ -173,6 +173,22 @@ func applyOne(w *wtx, a memory.Applied) error {
 		_, err := w.exec("sessionEnded", a.Scope.Namespace, a.Scope.User, d.SessionID, a.Time.UnixNano(), a.Time.UnixNano(),
 			a.Time.UnixNano(), d.MessageCount, d.Reason)
 		return err
+	case *events.ExtractionRequested:
+		return applyExtractionRequested(w, a.Envelope, d)
+	case *events.MemoryExtracted:
+		return applyMemoryExtracted(w, a.Envelope, d)
+	case *events.ExtractionFailed:
+		return applyExtractionFailed(w, a.Envelope, d)
+	case *events.MemoryAdded:
+		return applyMemoryAdded(w, a.Envelope, d)
+	case *events.MemoryUpdated:
+		return applyMemoryUpdated(w, a.Envelope, d)
+	case *events.MemoryDeleted:
+		return applyMemoryDeleted(w, a.Envelope, d)
+	case *events.PendingDecision:
+		return applyPending(w, a.Envelope, d)
+	case *events.MemoryImportant:
+		return nil // an announcement for rules and subscribers; nothing to keep
 	default:
 		return memory.Errorf(memory.EINVALID, "event type %q has no projection", a.Type)
 	}

@@ -13,10 +13,13 @@ import (
 // its contents canonical. A table added to the schema must be added here;
 // TestChecksumCoversSchema fails until it is.
 var checksummed = map[string]string{
-	"meta":     "key",
-	"applied":  "source, id",
-	"turns":    "id",
-	"sessions": "namespace, user_id, session_id",
+	"meta":           "key",
+	"applied":        "source, id",
+	"turns":          "id",
+	"sessions":       "namespace, user_id, session_id",
+	"memories":       "id",
+	"memory_history": "id",
+	"extractions":    "namespace, user_id, request_id",
 }
 
 // TableSums is the checksum of each table.

@@ -73,6 +73,76 @@ CREATE TABLE sessions (
 	PRIMARY KEY (namespace, user_id, session_id)
 ) WITHOUT ROWID;
 `,
+	// 2: semantic memories, their history, extraction bookkeeping.
+	`
+CREATE TABLE memories (
+	id            TEXT PRIMARY KEY,
+	namespace     TEXT NOT NULL,
+	user_id       TEXT NOT NULL,
+	agent         TEXT NOT NULL DEFAULT '',
+	tier          INTEGER NOT NULL DEFAULT 2,
+	kind          TEXT NOT NULL,
+	category      TEXT NOT NULL,
+	project       TEXT NOT NULL DEFAULT '',
+	topic         TEXT NOT NULL DEFAULT '',
+	subject       TEXT NOT NULL,
+	predicate     TEXT NOT NULL,
+	content       TEXT NOT NULL,
+	importance    REAL NOT NULL,
+	confidence    REAL NOT NULL,
+	status        TEXT NOT NULL,
+	supersedes    TEXT NOT NULL DEFAULT '',
+	superseded_by TEXT NOT NULL DEFAULT '',
+	source        TEXT NOT NULL,
+	session_id    TEXT NOT NULL DEFAULT '',
+	source_events TEXT NOT NULL, -- JSON array of event ids
+	created       INTEGER NOT NULL, -- unix ns, event time
+	updated       INTEGER NOT NULL,
+	valid_to      INTEGER NOT NULL DEFAULT 0, -- when it stopped being current (0: still is)
+	last_accessed INTEGER NOT NULL DEFAULT 0,
+	access_count  INTEGER NOT NULL DEFAULT 0,
+	snoozed_until INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX memories_scope_status ON memories (namespace, user_id, status, updated);
+CREATE INDEX memories_scope_key ON memories (namespace, user_id, subject, predicate);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+	scope, body, content='', contentless_delete=1, tokenize='` + textseg.Tokenizer + `'
+);
+
+CREATE TABLE memory_history (
+	id        INTEGER PRIMARY KEY,
+	memory_id TEXT NOT NULL,
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	change    TEXT NOT NULL,
+	old       TEXT NOT NULL DEFAULT '',
+	new       TEXT NOT NULL DEFAULT '',
+	cause     TEXT NOT NULL,
+	time      INTEGER NOT NULL
+);
+CREATE INDEX memory_history_memory ON memory_history (namespace, user_id, memory_id);
+
+-- One row per extraction request: what was asked, and how it ended.
+CREATE TABLE extractions (
+	request_id        TEXT NOT NULL,
+	namespace         TEXT NOT NULL,
+	user_id           TEXT NOT NULL,
+	session_id        TEXT NOT NULL,
+	reason            TEXT NOT NULL,
+	turns             TEXT NOT NULL, -- JSON array of turn indices
+	status            TEXT NOT NULL, -- requested, extracted, failed
+	extractor         TEXT NOT NULL DEFAULT '',
+	model             TEXT NOT NULL DEFAULT '',
+	calls             INTEGER NOT NULL DEFAULT 0,
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	failure           TEXT NOT NULL DEFAULT '',
+	requested         INTEGER NOT NULL,
+	done              INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (namespace, user_id, request_id)
+) WITHOUT ROWID;
+`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

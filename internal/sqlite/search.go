@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -12,10 +13,15 @@ import (
 // TurnID renders a turn's row id as the id search results carry.
 func TurnID(id int64) string { return fmt.Sprintf("t_%d", id) }
 
-// Search finds turns of q.Scope that match q.Text, best first (BM25).
-// User text reaches FTS5 only through textseg.Match, which quotes every
-// term, and the query is confined to the scope twice: by the scope token
-// inside the index (speed) and by the SQL filter (correctness).
+// Search finds what q.Scope's memory holds about q.Text: active memories
+// and raw turns, each ranked by BM25, merged best first. User text reaches
+// FTS5 only through textseg.Match, which quotes every term, and each query
+// is confined to the scope twice: by the scope token inside the index
+// (speed) and by the SQL filter (correctness).
+//
+// BM25 scores of two indexes are not on one scale, so each list is scaled
+// by its own best score before merging; a memory, being distilled, wins a
+// tie with a turn.
 func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if err := q.Normalize(); err != nil {
 		return nil, err
@@ -24,6 +30,34 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	if match == "" {
 		return []memory.SearchResult{}, nil
 	}
+	mems, err := s.searchMemories(ctx, q, match)
+	if err != nil {
+		return nil, err
+	}
+	turns, err := s.searchTurns(ctx, q, match)
+	if err != nil {
+		return nil, err
+	}
+	if len(mems) == 0 {
+		return turns, nil
+	}
+	out := append(normalize(mems, 1.0), normalize(turns, 0.95)...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out[:min(len(out), q.Limit)], nil
+}
+
+func normalize(rs []memory.SearchResult, weight float64) []memory.SearchResult {
+	if len(rs) == 0 || rs[0].Score <= 0 {
+		return rs
+	}
+	top := rs[0].Score
+	for i := range rs {
+		rs[i].Score = weight * rs[i].Score / top
+	}
+	return rs
+}
+
+func (s *Store) searchTurns(ctx context.Context, q memory.SearchQuery, match string) ([]memory.SearchResult, error) {
 	expr := `scope : "` + scopeToken(q.Scope) + `" AND body : (` + match + `)`
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT t.id, t.session_id, t.turn_index, t.role, t.content, t.time, bm25(turns_fts, 0.0, 1.0) AS rank
@@ -63,4 +97,29 @@ func (s *Store) CountTurns(ctx context.Context, scope memory.Scope) (int, error)
 		return 0, fmt.Errorf("count turns: %w", err)
 	}
 	return n, nil
+}
+
+// Unextracted returns turns never extracted whose time is before before,
+// oldest first, across every scope (the extractor's recovery and sweep).
+func (s *Store) Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, namespace, user_id, agent, session_id, turn_index, role, content,
+		tool_calls, tool_results, attachments, channel, project, time, tokens, event_source, event_id
+		FROM turns WHERE extracted = 0 AND time < ? ORDER BY time, id LIMIT ?`, before.UnixNano(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("unextracted turns: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.Turn
+	for rows.Next() {
+		var t memory.Turn
+		var at int64
+		if err := rows.Scan(&t.ID, &t.Scope.Namespace, &t.Scope.User, &t.Agent, &t.SessionID, &t.TurnIndex, &t.Role,
+			&t.Content, &t.ToolCalls, &t.ToolResults, &t.Attachments, &t.Channel, &t.Project, &at, &t.Tokens,
+			&t.EventSource, &t.EventID); err != nil {
+			return nil, err
+		}
+		t.Time = time.Unix(0, at).UTC()
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -272,7 +274,10 @@ const (
 func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 	dl := nats.NewMsg(DLQSubjectPrefix + "." + c.cfg.Durable + "." + m.Subject)
 	for k, v := range m.msg.Headers() {
-		if k != jetstreamMsgID {
+		// Nats-* headers were instructions to the server for the first
+		// publish (Nats-Msg-Id, Nats-Expected-Stream, …); copied, they
+		// would make the dead letter itself be refused.
+		if !strings.HasPrefix(http.CanonicalHeaderKey(k), "Nats-") {
 			dl.Header[k] = v
 		}
 	}

@@ -170,3 +170,49 @@ func FuzzSubjectToken(f *testing.F) {
 		_, _ = DecodeToken(s) // never panics on arbitrary input
 	})
 }
+
+// A message published with Nats-Expected-* headers can still be
+// dead-lettered: those headers are not copied to the dead letter.
+func TestDeadLetterDropsNatsHeaders(t *testing.T) {
+	js := startJS(t)
+	e, err := events.New("test", events.TypeTurnRecorded, "default", "u",
+		events.TurnRecorded{SessionID: "s", TurnIndex: 0, Role: "user", Content: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Encode(EventSubject(e), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Header.Set("Nats-Expected-Stream", MemoryStream)
+	if _, err := js.PublishMsg(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: "hdr"}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+		errs := make([]error, len(msgs))
+		for i := range errs {
+			errs[i] = Permanent(errors.New("no"))
+		}
+		return errs
+	})
+	dlq, err := js.Stream(t.Context(), DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if info, err := dlq.Info(t.Context()); err == nil && info.State.Msgs == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the message was never dead-lettered")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

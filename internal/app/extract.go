@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/llm"
+	"github.com/engramhq/engram/internal/llmextract"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/secrets"
+	"github.com/engramhq/engram/internal/stream"
+	"go.uber.org/zap"
+)
+
+// emitter publishes workers' derived events as CloudEvents from source.
+func (a *App) emitter(source string) memory.Emitter {
+	pub := stream.NewPublisher(a.js)
+	return func(ctx context.Context, outs ...memory.Outgoing) error {
+		evs := make([]event.Event, len(outs))
+		for i, o := range outs {
+			e, err := events.NewDerived(source, o.Type, o.ID, o.Scope.Namespace, o.Scope.User, o.Time, o.Data)
+			if err != nil {
+				return fmt.Errorf("build %s %s: %w", o.Type, o.ID, err)
+			}
+			if o.Agent != "" {
+				e.SetExtension(events.ExtAgent, o.Agent)
+			}
+			evs[i] = e
+		}
+		for _, r := range pub.PublishBatch(ctx, evs) {
+			if r.Err != nil {
+				return r.Err
+			}
+		}
+		return nil
+	}
+}
+
+// fate maps a worker's error to the stream's fate table.
+func fate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if after, ok := memory.RetryAfterOf(err); ok {
+		return stream.RetryAfter(err, after)
+	}
+	if memory.ErrorCode(err) == memory.EINVALID {
+		return stream.Permanent(err)
+	}
+	return err
+}
+
+// openExtraction starts the batcher and the extractor on their own durable
+// consumers.
+func (a *App) openExtraction(ctx, runCtx context.Context) error {
+	log := a.Log.Named("extraction")
+	xc := a.Config.Extract
+	bcfg := extraction.DefaultConfig()
+	bcfg.QuietGap, bcfg.TokenCap, bcfg.SweepAt = xc.QuietGap, xc.TokenCap, xc.SweepAt
+	if err := bcfg.Validate(); err != nil {
+		return fmt.Errorf("extract: %w", err)
+	}
+	batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), log.Named("batcher"))
+	bcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+		Stream:  stream.MemoryStream,
+		Durable: "batcher",
+		FilterSubjects: []string{
+			stream.SubjectPrefix + ".*.*." + events.TypeTurnRecorded,
+			stream.SubjectPrefix + ".*.*." + events.TypeContextCompressing,
+			stream.SubjectPrefix + ".*.*." + events.TypeSessionEnded,
+		},
+		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+	}, log)
+	if err != nil {
+		return err
+	}
+	var source memory.TurnSource
+	if a.store != nil {
+		source = a.store
+	}
+	a.wg.Go(func() {
+		if err := batcher.Run(runCtx, source); err != nil {
+			log.Error("batcher stopped", zap.Error(err))
+		}
+	})
+	a.wg.Go(func() {
+		err := bcons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
+			batch := make([]memory.Applied, len(msgs))
+			for i, m := range msgs {
+				batch[i] = m.Applied()
+			}
+			errs := batcher.Handle(ctx, batch)
+			for i := range errs {
+				errs[i] = fate(errs[i])
+			}
+			return errs
+		})
+		if err != nil {
+			log.Error("batcher consumer stopped", zap.Error(err))
+		}
+	})
+
+	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor")}
+	if a.store != nil {
+		x.Known = a.store
+	}
+	if xc.MaskSecrets {
+		x.Mask = &secrets.Masker{}
+	}
+	if a.Config.LLM.BaseURL != "" {
+		client, err := llm.New(llm.Config{BaseURL: a.Config.LLM.BaseURL, Model: a.Config.LLM.Model,
+			APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature},
+			&http.Client{})
+		if err != nil {
+			return fmt.Errorf("llm: %w", err)
+		}
+		x.LLM = &llmextract.Extractor{Client: client}
+	}
+	xcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+		Stream:         stream.MemoryStream,
+		Durable:        "extractor",
+		FilterSubjects: []string{stream.SubjectPrefix + ".*.*." + events.TypeExtractionRequested},
+		MaxDeliver:     xc.MaxAttempts,
+		// One request at a time, each given the LLM's timeout and then some
+		// before JetStream would redeliver it.
+		Batch:         1,
+		AckWait:       a.Config.LLM.Timeout + a.Config.LLM.Timeout/2,
+		Backoff:       a.extractBackoff,
+		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+	}, log)
+	if err != nil {
+		return err
+	}
+	a.wg.Go(func() {
+		err := xcons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
+			errs := make([]error, len(msgs))
+			for i, m := range msgs {
+				errs[i] = fate(x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
+					Final: m.Delivered >= xc.MaxAttempts}))
+			}
+			return errs
+		})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("extractor consumer stopped", zap.Error(err))
+		}
+	})
+	return nil
+}

@@ -1,0 +1,52 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/engramhq/engram/internal/config"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// OpenOperator gives an operator command (rebuild, dlq) JetStream. With
+// no cfg.NATS.URL it starts the embedded server on the data dir, which
+// must then be stopped: the data dir's lock is held until closeFn, and
+// the server listens in-process only, so nothing else can reach the store
+// meanwhile. With a URL it connects to that NATS, where engram may keep
+// running. closeFn releases everything, in reverse order.
+func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
+	unlock := func() {}
+	if cfg.NATS.URL == "" {
+		if unlock, err = LockDataDir(cfg.DataDir); err != nil {
+			return nil, nil, err
+		}
+		// An operator command must not start an empty store where the
+		// data dir was mistyped.
+		if _, err := os.Stat(cfg.JetStreamDir()); err != nil {
+			unlock()
+			return nil, nil, fmt.Errorf("no JetStream store at %s (is ENGRAM_DATA_DIR right?): %w", cfg.JetStreamDir(), err)
+		}
+	}
+	cfg.NATS.Listen = ""
+	a := New(cfg, 0, log)
+	timeout := cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	closeFn = func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		if err := a.Close(cctx); err != nil {
+			log.Warn("close", zap.Error(err))
+		}
+		unlock()
+	}
+	if err := a.openNATS(ctx); err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return a.js, closeFn, nil
+}

@@ -1,0 +1,59 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFileThenEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "engram.yaml")
+	if err := os.WriteFile(path, []byte("data_dir: /from/file\nllm:\n  base_url: http://localhost:11434/v1\n  model: qwen3\nextract:\n  token_cap: 4000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(Default(), path, env(map[string]string{"ENGRAM_DATA_DIR": "/from/env", "ENGRAM_NATS_LISTEN": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/from/env" || cfg.LLM.Model != "qwen3" || cfg.Extract.TokenCap != 4000 || cfg.NATS.Listen != "" {
+		t.Fatalf("cfg = %+v", cfg)
+	}
+}
+
+func TestBadValuesNameTheKey(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		file string
+		want string
+	}{
+		{env: map[string]string{"ENGRAM_HTTP_ADDR": "0.0.0.0:7420"}, want: "http.tokens"},
+		{env: map[string]string{"ENGRAM_NATS_SYNC": "sometimes"}, want: "nats.sync"},
+		{env: map[string]string{"ENGRAM_MAX_EVENT_BYTES": "ten"}, want: "ENGRAM_MAX_EVENT_BYTES"},
+		{env: map[string]string{"ENGRAM_LLM_BASE_URL": "http://x/v1"}, want: "llm.model"},
+		{env: map[string]string{"ENGRAM_EXTRACT_SWEEP_AT": "3am"}, want: "extract.sweep_at"},
+		{env: map[string]string{"ENGRAM_HTTP_TOKENS": "short=acme"}, want: "shorter than 16"},
+		{file: "data_dir: x\nunknown_key: 1\n", want: "unknown_key"},
+		{file: "data_dir: [\n", want: "line"},
+	} {
+		path := ""
+		if tc.file != "" {
+			path = filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(path, []byte(tc.file), 0o600)
+		}
+		_, err := Load(Default(), path, env(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %q: error %v, want it to mention %q", tc.env, tc.file, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package extraction
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap"
+)
+
+// Request reasons.
+const (
+	ReasonQuiet       = "quiet"
+	ReasonTokenCap    = "token_cap"
+	ReasonCompressing = "compressing"
+	ReasonEnded       = "session_ended"
+	ReasonSweep       = "sweep"
+)
+
+type sessionKey struct {
+	scope   memory.Scope
+	session string
+}
+
+type pending struct {
+	turns   map[int]events.ExtractionTurn
+	tokens  int
+	last    time.Time // wall clock of the last turn seen, for the quiet gap
+	agent   string
+	summary string
+}
+
+// Batcher decides when a session's turns are extracted.
+type Batcher struct {
+	cfg  Config
+	emit memory.Emitter
+	log  *zap.Logger
+
+	mu       sync.Mutex
+	sessions map[sessionKey]*pending
+	// requested remembers turns already requested, so a redelivered turn
+	// or a compression snapshot does not ask twice.
+	requested map[sessionKey]map[int]bool
+}
+
+// NewBatcher returns a Batcher that publishes requests with emit.
+func NewBatcher(cfg Config, emit memory.Emitter, log *zap.Logger) *Batcher {
+	return &Batcher{cfg: cfg, emit: emit, log: log, sessions: map[sessionKey]*pending{}, requested: map[sessionKey]map[int]bool{}}
+}
+
+// Handle takes the events of the batcher's consumer in stream order.
+func (b *Batcher) Handle(ctx context.Context, batch []memory.Applied) []error {
+	errs := make([]error, len(batch))
+	for i, a := range batch {
+		errs[i] = b.handle(ctx, a)
+	}
+	return errs
+}
+
+func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
+	switch d := a.Data.(type) {
+	case *events.TurnRecorded:
+		key := sessionKey{a.Scope, d.SessionID}
+		if full := b.add(key, a.Agent, snapshot(d, a.Time)); full {
+			return b.flush(ctx, key, ReasonTokenCap)
+		}
+	case *events.ContextCompressing:
+		// What leaves the agent's window is extracted now, with whatever
+		// of the session was still waiting.
+		key := sessionKey{a.Scope, d.SessionID}
+		for _, t := range d.Turns {
+			b.add(key, a.Agent, snapshot(&t, a.Time))
+		}
+		b.mu.Lock()
+		if p := b.sessions[key]; p != nil {
+			p.summary = d.Summary
+		}
+		b.mu.Unlock()
+		return b.flush(ctx, key, ReasonCompressing)
+	case *events.SessionEnded:
+		return b.flush(ctx, sessionKey{a.Scope, d.SessionID}, ReasonEnded)
+	}
+	return nil
+}
+
+func snapshot(d *events.TurnRecorded, at time.Time) events.ExtractionTurn {
+	return events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role, Content: d.Content,
+		ToolCalls: d.ToolCalls, ToolResults: d.ToolResults, Time: at, Project: d.Project}
+}
+
+// add records a turn as waiting and reports whether its session passed the
+// token cap.
+func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.requested[key][t.TurnIndex] {
+		return false
+	}
+	p := b.sessions[key]
+	if p == nil {
+		p = &pending{turns: map[int]events.ExtractionTurn{}}
+		b.sessions[key] = p
+	}
+	if old, ok := p.turns[t.TurnIndex]; ok {
+		p.tokens -= turnTokens(old)
+	}
+	p.turns[t.TurnIndex] = t
+	p.tokens += turnTokens(t)
+	p.last = time.Now()
+	p.agent = agent
+	return p.tokens >= b.cfg.TokenCap
+}
+
+func turnTokens(t events.ExtractionTurn) int {
+	n := memory.EstimateTokens(t.Content)
+	for _, c := range t.ToolCalls {
+		n += memory.EstimateTokens(c.Name) + min(len(c.Input)/4, 64)
+	}
+	for _, r := range t.ToolResults {
+		n += min(memory.EstimateTokens(r.Content), 64)
+	}
+	return n
+}
+
+// flush publishes the session's waiting turns as extraction requests and
+// forgets them. If publishing fails they stay, and the error is returned.
+func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) error {
+	b.mu.Lock()
+	p := b.sessions[key]
+	if p == nil || len(p.turns) == 0 {
+		delete(b.sessions, key)
+		b.mu.Unlock()
+		return nil
+	}
+	turns := make([]events.ExtractionTurn, 0, len(p.turns))
+	for _, t := range p.turns {
+		turns = append(turns, t)
+	}
+	agent, summary := p.agent, p.summary
+	b.mu.Unlock()
+
+	sort.Slice(turns, func(i, j int) bool { return turns[i].TurnIndex < turns[j].TurnIndex })
+	var out []memory.Outgoing
+	for start := 0; start < len(turns); start += b.cfg.MaxTurns {
+		chunk := turns[start:min(start+b.cfg.MaxTurns, len(turns))]
+		req := &events.ExtractionRequested{RequestID: RequestID(key.scope, key.session, chunk),
+			SessionID: key.session, Reason: reason, Turns: chunk, Summary: summary}
+		out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: req.RequestID,
+			Scope: key.scope, Agent: agent, Time: time.Now().UTC(), Data: req})
+	}
+	if err := b.emit(ctx, out...); err != nil {
+		return fmt.Errorf("request extraction of %d turns: %w", len(turns), err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	done := b.requested[key]
+	if done == nil {
+		done = map[int]bool{}
+		b.requested[key] = done
+	}
+	cur := b.sessions[key]
+	for _, t := range turns {
+		done[t.TurnIndex] = true
+		if cur != nil {
+			if _, ok := cur.turns[t.TurnIndex]; ok {
+				cur.tokens -= turnTokens(cur.turns[t.TurnIndex])
+				delete(cur.turns, t.TurnIndex)
+			}
+		}
+	}
+	if cur != nil && len(cur.turns) == 0 {
+		delete(b.sessions, key)
+	}
+	if reason == ReasonEnded {
+		delete(b.requested, key)
+	}
+	b.log.Debug("extraction requested", zap.String("reason", reason), zap.Int("turns", len(turns)), zap.Int("requests", len(out)))
+	return nil
+}
+
+// RequestID names a request by what it covers, so the same turns asked
+// for twice (a restart, a sweep racing a quiet gap) are one request.
+func RequestID(scope memory.Scope, session string, turns []events.ExtractionTurn) string {
+	idx := make([]int, len(turns))
+	for i, t := range turns {
+		idx[i] = t.TurnIndex
+	}
+	b, _ := json.Marshal(idx)
+	h := sha256.Sum256([]byte(scope.Namespace + "\x00" + scope.User + "\x00" + session + "\x00" + string(b)))
+	return "req-" + hex.EncodeToString(h[:12])
+}
+
+// Run flushes quiet sessions every Tick and runs the daily sweep, until
+// ctx is done. source, when not nil, is read at start for turns that were
+// waiting when the process stopped, and by the sweep.
+func (b *Batcher) Run(ctx context.Context, source memory.TurnSource) error {
+	if source != nil {
+		if err := b.recover(ctx, source, time.Now()); err != nil {
+			b.log.Warn("recover unextracted turns", zap.Error(err))
+		}
+	}
+	tick := time.NewTicker(b.cfg.Tick)
+	defer tick.Stop()
+	sweep := time.NewTimer(time.Until(nextAt(time.Now(), b.cfg.SweepAt)))
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			b.flushQuiet(ctx)
+		case <-sweep.C:
+			if source != nil {
+				if err := b.recover(ctx, source, time.Now()); err != nil {
+					b.log.Warn("sweep", zap.Error(err))
+				}
+			}
+			b.flushAll(ctx, ReasonSweep)
+			// The read model, not this map, knows what is extracted; the
+			// sweep is where the map's memory is given back.
+			b.mu.Lock()
+			b.requested = map[sessionKey]map[int]bool{}
+			b.mu.Unlock()
+			sweep.Reset(time.Until(nextAt(time.Now(), b.cfg.SweepAt)))
+		}
+	}
+}
+
+func (b *Batcher) flushQuiet(ctx context.Context) {
+	now := time.Now()
+	b.mu.Lock()
+	var quiet []sessionKey
+	for k, p := range b.sessions {
+		if now.Sub(p.last) >= b.cfg.QuietGap {
+			quiet = append(quiet, k)
+		}
+	}
+	b.mu.Unlock()
+	for _, k := range quiet {
+		if err := b.flush(ctx, k, ReasonQuiet); err != nil {
+			b.log.Warn("flush quiet session", zap.Error(err))
+		}
+	}
+}
+
+func (b *Batcher) flushAll(ctx context.Context, reason string) {
+	b.mu.Lock()
+	keys := make([]sessionKey, 0, len(b.sessions))
+	for k := range b.sessions {
+		keys = append(keys, k)
+	}
+	b.mu.Unlock()
+	for _, k := range keys {
+		if err := b.flush(ctx, k, reason); err != nil {
+			b.log.Warn("flush", zap.String("reason", reason), zap.Error(err))
+		}
+	}
+}
+
+// recover loads turns the read model still has as unextracted, as if they
+// had just arrived: they are requested after the quiet gap.
+func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before time.Time) error {
+	turns, err := source.Unextracted(ctx, before, 100000)
+	if err != nil {
+		return err
+	}
+	for _, t := range turns {
+		var calls []events.ToolCall
+		var results []events.ToolResult
+		_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
+		_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
+		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
+			Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project})
+	}
+	if len(turns) > 0 {
+		b.log.Info("unextracted turns waiting", zap.Int("turns", len(turns)))
+	}
+	return nil
+}
+
+func orEmpty(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}

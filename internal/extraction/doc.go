@@ -1,0 +1,27 @@
+// Package extraction turns recorded turns into memories. It has two
+// workers, each on its own durable consumer:
+//
+//   - Batcher watches turn.recorded, context.compressing and session.ended
+//     per session and publishes an extraction.requested event when the
+//     session goes quiet, when its unextracted turns pass a token cap, at
+//     once on compression or session end, and in a daily sweep for any turn
+//     never extracted. Requests carry their turns, so the extractor needs no
+//     read model.
+//   - Extractor takes each request, masks secrets, and asks the LLM (one
+//     call for the whole batch) or, with no LLM, the rule extractor; it
+//     publishes memory.extracted with the candidates and the token usage,
+//     and memory.write.important for each important one. An LLM failure is
+//     returned so the stream retries it with backoff; on the last try the
+//     rule extractor covers the turns, extraction.failed records why, and
+//     the request goes to the dead letters.
+//
+// Neither decides what becomes of a candidate: routing by confidence,
+// supersede and merge happen when the projector applies memory.extracted,
+// so a rebuild reaches the same state without calling the LLM.
+//
+// Concurrency: Batcher's state is guarded by its mutex; its Run loop is
+// owned by the caller. Extractor is stateless.
+//
+// Testing: timers use the real clock functions, so tests drive them with
+// testing/synctest; the LLM is llmtest's OpenAI-compatible server.
+package extraction

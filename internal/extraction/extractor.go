@@ -1,0 +1,238 @@
+package extraction
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/llm"
+	"github.com/engramhq/engram/internal/llmextract"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/ruleextract"
+	"github.com/engramhq/engram/internal/secrets"
+	"go.uber.org/zap"
+)
+
+// Source is the CloudEvents source of what the extractor publishes.
+const Source = "engram/extractor"
+
+// LLM extracts candidates from turns; *llmextract.Extractor is one.
+type LLM interface {
+	Extract(ctx context.Context, turns []llmextract.Turn, known []llmextract.Known, opt llmextract.Options) (*llmextract.Result, error)
+}
+
+// Extractor answers extraction requests.
+type Extractor struct {
+	// LLM is nil when no model is configured: rules do the work.
+	LLM LLM
+	// Known, when set, supplies the user's current facts for the LLM's
+	// update check.
+	Known memory.MemoryReader
+	// Mask hides secrets before text reaches the LLM or a memory; nil
+	// leaves text as it is.
+	Mask *secrets.Masker
+	Emit memory.Emitter
+	Log  *zap.Logger
+}
+
+// Handle extracts one request. An LLM failure is returned (with the delay
+// a 429 asked for) so the stream retries it; on the final try, or when the
+// failure cannot pass, the rule extractor covers the turns, the failure is
+// recorded as extraction.failed, and the error is still returned so the
+// request is dead-lettered with its reason.
+func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
+	req, ok := d.Data.(*events.ExtractionRequested)
+	if !ok {
+		return memory.Errorf(memory.EINVALID, "extractor got %s", d.Type)
+	}
+	turns := x.masked(req.Turns)
+	if x.LLM == nil {
+		return x.publish(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0)
+	}
+	if req.Reason == ReasonCompressing && d.Attempt == 1 {
+		// The turns are leaving the agent's window: the fast rule pass is
+		// stored before the model is asked, so nothing waits on it.
+		if err := x.publishAs(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0, "-rules"); err != nil {
+			return err
+		}
+	}
+	res, err := x.LLM.Extract(ctx, toLLMTurns(turns), x.known(ctx, d.Scope), llmextract.Options{
+		Project: project(turns), Summary: req.Summary})
+	if err == nil {
+		return x.publish(ctx, d, req, res.Candidates, "llm", res.Model, res.Usage, res.Calls)
+	}
+	if ctx.Err() != nil {
+		return err // shutting down: the request is redelivered
+	}
+	final := d.Final || !retryable(err)
+	x.Log.Warn("llm extraction failed", zap.String("request", req.RequestID), zap.Int("attempt", d.Attempt),
+		zap.Bool("final", final), zap.Error(err))
+	if !final {
+		if after, ok := llm.RetryAfter(err); ok {
+			return &memory.RetryError{Err: err, After: after}
+		}
+		return err
+	}
+	// Out of tries: the rules cover the turns, and the failure is kept.
+	failed := memory.Outgoing{Type: events.TypeExtractionFailed, ID: "failed-" + req.RequestID, Scope: d.Scope,
+		Agent: d.Agent, Time: d.Time, Data: &events.ExtractionFailed{RequestID: req.RequestID, SessionID: req.SessionID,
+			Reason: truncate(err.Error(), 1000), Attempts: d.Attempt, Turns: indices(req.Turns)}}
+	if perr := x.Emit(ctx, failed); perr != nil {
+		return perr
+	}
+	if perr := x.publishAs(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0, "-fallback"); perr != nil {
+		return perr
+	}
+	return memory.Errorf(memory.EINVALID, "llm extraction failed after %d attempts, rules covered the turns: %v", d.Attempt, err)
+}
+
+func retryable(err error) bool {
+	if errors.Is(err, llmextract.ErrBadOutput) {
+		return true
+	}
+	return llm.IsTemporary(err)
+}
+
+func (x *Extractor) publish(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
+	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int) error {
+	return x.publishAs(ctx, d, req, cands, extractor, model, usage, calls, "")
+}
+
+// publishAs publishes memory.extracted (id "extracted-<request><suffix>")
+// and a memory.write.important for every candidate that will be written
+// with importance ≥ 0.8.
+func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
+	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, suffix string) error {
+	id := "extracted-" + req.RequestID + suffix
+	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
+		Model: model, Usage: events.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens},
+		Calls: calls, Turns: indices(req.Turns), Candidates: make([]events.Candidate, 0, len(cands))}
+	out := []memory.Outgoing{{Type: events.TypeMemoryExtracted, ID: id, Scope: d.Scope, Agent: d.Agent, Time: d.Time, Data: ev}}
+	for _, c := range cands {
+		if x.Mask != nil {
+			c.Content, _ = x.Mask.Mask(c.Content)
+		}
+		if !c.Kind.Valid() || !c.Category.Valid() || c.Subject == "" || c.Predicate == "" || c.Content == "" {
+			continue
+		}
+		ev.Candidates = append(ev.Candidates, events.Candidate{Kind: string(c.Kind), Category: string(c.Category),
+			Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Project: c.Project, Topic: c.Topic,
+			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates})
+	}
+	for i, c := range ev.Candidates {
+		if c.Importance < memory.ImportantAt || memory.Route(c.Confidence) != memory.StatusActive {
+			continue
+		}
+		mid := memory.MemoryID(Source, id, i)
+		out = append(out, memory.Outgoing{Type: events.TypeMemoryImportant, ID: "important-" + mid, Scope: d.Scope,
+			Agent: d.Agent, Time: d.Time, Data: &events.MemoryImportant{MemoryID: mid, Kind: c.Kind, Category: c.Category,
+				Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Importance: c.Importance,
+				SessionID: req.SessionID, CauseEventID: id}})
+	}
+	return x.Emit(ctx, out...)
+}
+
+func (x *Extractor) rules(turns []events.ExtractionTurn) []memory.Candidate {
+	var out []memory.Candidate
+	for _, t := range turns {
+		in := ruleextract.Input{Role: t.Role, Content: t.Content, Project: t.Project}
+		for _, c := range t.ToolCalls {
+			in.ToolCalls = append(in.ToolCalls, ruleextract.ToolCall{Name: c.Name, Input: string(c.Input)})
+		}
+		out = append(out, ruleextract.Extract(in)...)
+	}
+	return out
+}
+
+func (x *Extractor) masked(turns []events.ExtractionTurn) []events.ExtractionTurn {
+	if x.Mask == nil {
+		return turns
+	}
+	out := make([]events.ExtractionTurn, len(turns))
+	for i, t := range turns {
+		t.Content, _ = x.Mask.Mask(t.Content)
+		calls := make([]events.ToolCall, len(t.ToolCalls))
+		for j, c := range t.ToolCalls {
+			in, _ := x.Mask.Mask(string(c.Input))
+			c.Input = json.RawMessage(jsonString(in, c.Input))
+			calls[j] = c
+		}
+		results := make([]events.ToolResult, len(t.ToolResults))
+		for j, r := range t.ToolResults {
+			r.Content, _ = x.Mask.Mask(r.Content)
+			results[j] = r
+		}
+		t.ToolCalls, t.ToolResults = calls, results
+		out[i] = t
+	}
+	return out
+}
+
+// jsonString keeps masked tool input valid JSON: if masking broke it, the
+// masked text is carried as a JSON string instead.
+func jsonString(masked string, orig json.RawMessage) string {
+	if masked == string(orig) || json.Valid([]byte(masked)) {
+		return masked
+	}
+	b, _ := json.Marshal(masked)
+	return string(b)
+}
+
+func (x *Extractor) known(ctx context.Context, scope memory.Scope) []llmextract.Known {
+	if x.Known == nil {
+		return nil
+	}
+	mems, err := x.Known.Memories(ctx, memory.MemoryQuery{Scope: scope, Limit: 30})
+	if err != nil {
+		x.Log.Warn("known facts unavailable", zap.Error(err))
+		return nil
+	}
+	out := make([]llmextract.Known, 0, len(mems))
+	for _, m := range mems {
+		out = append(out, llmextract.Known{Subject: m.Subject, Predicate: m.Predicate, Content: m.Content})
+	}
+	return out
+}
+
+func toLLMTurns(turns []events.ExtractionTurn) []llmextract.Turn {
+	out := make([]llmextract.Turn, len(turns))
+	for i, t := range turns {
+		lt := llmextract.Turn{Index: t.TurnIndex, Role: t.Role, Content: t.Content, Time: t.Time}
+		for _, c := range t.ToolCalls {
+			lt.ToolCalls = append(lt.ToolCalls, llmextract.ToolCall{Name: c.Name, Input: string(c.Input)})
+		}
+		for _, r := range t.ToolResults {
+			lt.ToolResults = append(lt.ToolResults, llmextract.ToolResult{Content: r.Content, IsError: r.IsError})
+		}
+		out[i] = lt
+	}
+	return out
+}
+
+func project(turns []events.ExtractionTurn) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Project != "" {
+			return turns[i].Project
+		}
+	}
+	return ""
+}
+
+func indices(turns []events.ExtractionTurn) []int {
+	out := make([]int, len(turns))
+	for i, t := range turns {
+		out[i] = t.TurnIndex
+	}
+	return out
+}
+
+func clamp(v float64) float64 { return max(0, min(1, v)) }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

@@ -1,0 +1,105 @@
+package memory
+
+import (
+	"context"
+	"time"
+)
+
+// Status is where a memory stands.
+type Status string
+
+const (
+	StatusActive     Status = "active"     // current; retrieved
+	StatusPending    Status = "pending"    // awaits the user's confirm / ignore / snooze
+	StatusSuperseded Status = "superseded" // replaced by a newer value; kept as history
+	StatusRejected   Status = "rejected"   // ignored by the user, or dropped for low confidence
+	StatusArchived   Status = "archived"   // faded; never deleted
+)
+
+// Routing thresholds (seed 004 §6): at or above Active a candidate is
+// written; at or above Pending it waits for confirmation; below, it is
+// dropped (and recorded).
+const (
+	ConfidenceActive  = 0.85
+	ConfidencePending = 0.60
+	// ImportantAt is the importance from which a write is announced as
+	// memory.write.important (seed 002 §11.2).
+	ImportantAt = 0.8
+	// MergeSimilarity is the similarity above which two memories are one
+	// (seed 002 §6.1).
+	MergeSimilarity = 0.9
+)
+
+// Route says what becomes of a candidate with confidence c.
+func Route(c float64) Status {
+	switch {
+	case c >= ConfidenceActive:
+		return StatusActive
+	case c >= ConfidencePending:
+		return StatusPending
+	default:
+		return StatusRejected
+	}
+}
+
+// Memory is a semantic memory (tier 1 core profile, tier 2 knowledge).
+type Memory struct {
+	ID           string    `json:"id"`
+	Namespace    string    `json:"namespace"`
+	User         string    `json:"user"`
+	Agent        string    `json:"agent,omitempty"`
+	Tier         int       `json:"tier"`
+	Kind         Kind      `json:"kind"`
+	Category     Category  `json:"category"`
+	Project      string    `json:"project,omitempty"`
+	Topic        string    `json:"topic,omitempty"`
+	Subject      string    `json:"subject"`
+	Predicate    string    `json:"predicate"`
+	Content      string    `json:"content"`
+	Importance   float64   `json:"importance"`
+	Confidence   float64   `json:"confidence"`
+	Status       Status    `json:"status"`
+	Supersedes   string    `json:"supersedes,omitempty"`
+	SupersededBy string    `json:"superseded_by,omitempty"`
+	Source       string    `json:"source"` // rules, llm, manual
+	SessionID    string    `json:"session_id,omitempty"`
+	SourceEvents []string  `json:"source_events"`
+	Created      time.Time `json:"created"`
+	Updated      time.Time `json:"updated"`
+	ValidTo      time.Time `json:"valid_to,omitzero"` // when it stopped being current
+	LastAccessed time.Time `json:"last_accessed,omitzero"`
+	AccessCount  int       `json:"access_count"`
+	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
+}
+
+// MemoryQuery filters a scope's memories.
+type MemoryQuery struct {
+	Scope    Scope
+	Kind     Kind
+	Category Category
+	Project  string
+	Topic    string
+	// Status filters; empty means active. "all" means every status.
+	Status string
+	// AsOf, when set, returns what was current at that time: memories
+	// created by then and not yet superseded (status is ignored).
+	AsOf  time.Time
+	Limit int
+}
+
+// Change is one entry of a memory's history.
+type Change struct {
+	MemoryID string    `json:"memory_id"`
+	Change   string    `json:"change"` // created, merged, superseded, updated, confirmed, ignored, snoozed, dropped, deleted
+	Old      string    `json:"old,omitempty"`
+	New      string    `json:"new,omitempty"`
+	Cause    string    `json:"cause"` // the event id that caused it
+	Time     time.Time `json:"time"`
+}
+
+// MemoryReader reads a scope's memories. Workers use it for the update
+// check; it is served by the local read model or, when workers run apart,
+// over NATS.
+type MemoryReader interface {
+	Memories(ctx context.Context, q MemoryQuery) ([]Memory, error)
+}

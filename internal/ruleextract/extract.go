@@ -1,0 +1,298 @@
+package ruleextract
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// Input is one conversation message.
+type Input struct {
+	Role      string // user, assistant, system or tool
+	Content   string
+	ToolCalls []ToolCall
+	// Project, when known, scopes tool, path and decision facts and names
+	// their subject in content ("Project engram uses Go 1.26").
+	Project string
+}
+
+// ToolCall is a tool the agent called: its name and its raw input (often
+// JSON holding a shell command).
+type ToolCall struct {
+	Name  string
+	Input string
+}
+
+// Extract returns the facts the rules find in one message, in the order
+// they were stated. Only user turns yield identity, preferences, rules and
+// notes; assistant turns yield tool, path and decision facts capped at
+// confidence 0.7; system and tool turns yield nothing from their content
+// (a system prompt is configuration, a tool result is not a statement), but
+// tool calls on any non-system turn are read for package installs.
+func Extract(in Input) []memory.Candidate {
+	role := strings.ToLower(strings.TrimSpace(in.Role))
+	x := &extractor{
+		user:    role == "user",
+		project: collapseSpace(strings.TrimSpace(strings.ToValidUTF8(in.Project, ""))),
+	}
+	if role == "user" || role == "assistant" {
+		x.content(prepare(in.Content))
+	}
+	if role != "system" {
+		for _, tc := range in.ToolCalls {
+			x.toolCall(tc)
+		}
+	}
+	return x.out
+}
+
+// extractor collects candidates for one message.
+type extractor struct {
+	user    bool
+	project string
+	out     []memory.Candidate
+}
+
+// clause is one statement the patterns run against.
+type clause struct {
+	text string // stripped of lead-in fillers and trailing punctuation
+	low  string // lowerASCII(text): same byte offsets
+	zh   bool   // written in Chinese: content templates follow the clause
+	cond string // a condition clause just before it ("如果测试失败"), for rules
+}
+
+func newClause(text string) *clause {
+	text = collapseSpace(trimEdges(stripLead(text)))
+	return &clause{text: text, low: lowerASCII(text), zh: hasHan(text)}
+}
+
+func (x *extractor) content(text string) {
+	for _, s := range splitSentences(text) {
+		clauses := splitClauses(s.text)
+		cond := ""
+		speaker := false // the previous clause was the user speaking of themselves
+		for i, raw := range clauses {
+			if len(x.out) >= maxCandidates {
+				return
+			}
+			if len(raw) > maxClauseBytes {
+				cond = ""
+				continue
+			}
+			c := newClause(raw)
+			if c.text == "" {
+				continue
+			}
+			// "我叫李雷，住在杭州，不喜欢加班": Chinese drops the repeated 我.
+			if speaker && hasPrefixAny(c.text, zhElidedVerbs) {
+				c = newClause("我" + c.text)
+			}
+			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
+			if (s.question && i == len(clauses)-1) || looksLikeQuestion(c.text, c.low) {
+				cond = ""
+				continue
+			}
+			c.cond, cond = cond, ""
+			if isCondition(c) {
+				cond = c.text
+			}
+			x.clause(c)
+		}
+	}
+}
+
+// clause runs every family over one clause. Identity and preference
+// patterns are anchored at the clause start and exclude each other; a
+// clause that stated something about the user ("I love Python") is not also
+// read as a tool fact.
+func (x *extractor) clause(c *clause) {
+	if x.user {
+		if x.remember(c) {
+			return
+		}
+		if x.personal(c) {
+			return
+		}
+		x.rule(c)
+	}
+	x.decision(c)
+	if !isHypothetical(c) {
+		x.tools(c)
+		x.paths(c)
+	}
+}
+
+// zhElidedVerbs open a clause whose subject 我 was left out because the
+// clause before had it.
+var zhElidedVerbs = []string{
+	"住在", "来自", "今年", "喜欢", "不喜欢", "讨厌", "偏好", "更喜欢", "特别喜欢", "很喜欢", "最喜欢", "也喜欢",
+	"不太喜欢", "爱吃", "爱喝", "在北京", "在上海", "是一名", "是个", "就职于",
+}
+
+// personalOpeners are how every identity and preference pattern begins;
+// checking them first spares most clauses a dozen regular expressions.
+var personalOpeners = []string{
+	"我", "你", "叫", "大家", "您", "称呼", "咱们", "i ", "i'", "my ", "call ", "please call", "pls call",
+	"you can call", "just call", "feel free", "we ",
+}
+
+// personal runs the user-only families that describe the speaker.
+func (x *extractor) personal(c *clause) bool {
+	if !hasPrefixAny(c.low, personalOpeners) {
+		return false
+	}
+	return x.identity(c) || x.location(c) || x.work(c) || x.age(c) || x.preference(c)
+}
+
+// fact is one candidate before it is checked and stored.
+type fact struct {
+	pred, subject, content string
+	conf                   float64
+	updates                bool
+	scoped                 bool // carries the project
+}
+
+// add checks a fact and appends it. Every candidate leaves here, so this
+// is where the package's promises to callers are kept: valid kind and
+// category, non-empty fields, valid UTF-8, bounded length, confidence in
+// [0, 1], no exact duplicates.
+func (x *extractor) add(f fact) {
+	sp, ok := specs[f.pred]
+	if !ok || len(x.out) >= maxCandidates {
+		return
+	}
+	subject := capRunes(strings.TrimSpace(strings.ToValidUTF8(f.subject, "")), 64)
+	content := capRunes(collapseSpace(strings.TrimSpace(strings.ToValidUTF8(f.content, ""))), maxContentRunes)
+	if subject == "" || content == "" || !utf8.ValidString(content) {
+		return
+	}
+	conf := f.conf
+	if !x.user {
+		conf = math.Min(conf, confHint)
+	}
+	conf = math.Max(0, math.Min(conf, 1))
+	for _, c := range x.out {
+		if c.Subject == subject && c.Predicate == f.pred && c.Content == content {
+			return
+		}
+	}
+	cand := memory.Candidate{
+		Kind:       sp.kind,
+		Category:   sp.category,
+		Subject:    subject,
+		Predicate:  f.pred,
+		Content:    content,
+		Importance: sp.importance,
+		Confidence: conf,
+		Updates:    f.updates,
+	}
+	if f.scoped {
+		cand.Project = x.project
+	}
+	x.out = append(x.out, cand)
+}
+
+// Conditions and hypotheticals. A condition clause ("if tests fail") is
+// kept for the rule after it; a hypothetical clause yields no tool or path
+// facts ("如果我们用 Python 3.12", "we could switch to Redis").
+var (
+	enConditionStarts = []string{"if", "when", "whenever", "unless", "before", "after", "once", "while"}
+	zhConditionStarts = []string{"如果", "假如", "要是", "假设", "万一", "当", "每当", "除非", "在"}
+
+	enHypothetical = []string{
+		"if", "whether", "should", "could", "would", "might", "may", "maybe", "perhaps", "consider",
+		"considering", "suggest", "suggests", "recommend", "plan", "planning", "thinking", "want",
+		"wants", "wanna", "try", "trying", "suppose", "e.g", "example", "instance", "will", "gonna",
+		"wish", "hope", "unless", "imagine", "pretend", "hypothetically", "going",
+	}
+	zhHypothetical = []string{
+		"如果", "假如", "要是", "假设", "的话", "万一", "是否", "应该", "可以", "可能", "也许", "或许",
+		"打算", "计划", "考虑", "建议", "想用", "想要", "准备", "要不要", "比如", "例如", "假装", "希望",
+		"能否", "将来", "未来", "会用",
+	}
+)
+
+func isCondition(c *clause) bool {
+	for _, w := range enConditionStarts {
+		if hasWordPrefix(c.low, w) {
+			return true
+		}
+	}
+	for _, w := range zhConditionStarts {
+		if strings.HasPrefix(c.text, w) {
+			// "在" opens a condition only as "在…时/前/后" ("在提交前").
+			if w == "在" && !strings.HasSuffix(c.text, "时") && !strings.HasSuffix(c.text, "前") &&
+				!strings.HasSuffix(c.text, "后") && !strings.HasSuffix(c.text, "的时候") {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func isHypothetical(c *clause) bool {
+	for _, w := range zhHypothetical {
+		if strings.Contains(c.text, w) {
+			return true
+		}
+	}
+	return containsWord(c.low, enHypothetical...)
+}
+
+// containsWord reports whether low contains any of words as a whole word.
+func containsWord(low string, words ...string) bool {
+	for _, w := range words {
+		for i := 0; ; {
+			j := strings.Index(low[i:], w)
+			if j < 0 {
+				break
+			}
+			j += i
+			end := j + len(w)
+			if (j == 0 || !isWordByte(low[j-1])) && (end == len(low) || !isWordByte(low[end])) {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool { return isASCIIAlnum(c) || c == '\'' || c == '_' }
+
+// who names the party a tool fact is about, in content: the named
+// project, else the project the clause speaks of ("the project is written
+// in Rust"), else the user.
+func (x *extractor) who(c *clause, zh bool) string {
+	aboutProject := !x.user || hasPrefixAny(c.low, projectSubjects)
+	switch {
+	case x.project != "" && zh:
+		return "项目 " + x.project + " "
+	case x.project != "":
+		return "Project " + x.project
+	case aboutProject && zh:
+		return "项目"
+	case aboutProject:
+		return "The project"
+	case zh:
+		return "用户"
+	}
+	return "The user"
+}
+
+var projectSubjects = []string{
+	"the project", "this project", "our project", "the repo", "this repo", "our repo", "the codebase",
+	"our codebase", "the backend", "our backend", "the frontend", "our frontend", "the service", "our service",
+	"the app", "our app", "项目", "这个项目", "我们的项目", "本项目", "后端", "前端", "服务", "仓库", "代码",
+}
+
+// decisionSubject is what a decision is about: the project.
+func (x *extractor) decisionSubject() string {
+	if x.project != "" {
+		return x.project
+	}
+	return "project"
+}

@@ -1,0 +1,222 @@
+package ruleextract
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Preferences: what the user likes, dislikes and prefers. Like identity,
+// anchored at the clause start on the speaker ("我妈妈喜欢…" is not the
+// user's preference). "我们/we" counts only for "prefer": a team convention
+// ("we prefer tabs") is worth keeping, "we like pizza" is not the user.
+var (
+	reZhFavorite = regexp.MustCompile(`^我最(?:喜欢|爱)的(.{1,20}?)是(.+)$`)
+	reZhPref     = regexp.MustCompile(`^(我们|咱们|我)((?:也|还|很|真的|真|特别|非常|最|比较|一直|超级|超|更加|更|挺|蛮|确实|其实|本人|都|一向|向来|通常|平时|一般|个人)*)(不太喜欢|不怎么喜欢|不喜欢|不爱|不再喜欢|讨厌|厌恶|受不了|反感|更喜欢|更偏好|更倾向于|偏好|偏爱|倾向于|习惯于|习惯用|习惯|喜欢|热爱|喜爱|钟爱|爱)(.+)$`)
+
+	reEnFavorite = regexp.MustCompile(`^my (?:all-time |absolute |personal )?favou?rite (.{1,40}?) (?:is|are) (.+)$`)
+	reEnPref     = regexp.MustCompile(`^(i|we)((?: (?:really|also|still|just|generally|usually|always|definitely|totally|absolutely|strongly|actually|personally|truly|do|much|very much|kind of|kinda|sort of|mostly|normally|typically|tend to))*) (like|love|prefer|enjoy|adore|hate|dislike|detest|despise|loathe|can't stand|cannot stand|can not stand|don't like|do not like|don't really like|don't enjoy|do not enjoy|don't love|no longer like|don't care for)\s+(.+)$`)
+	reEnRather   = regexp.MustCompile(`^(i|we)(?:'d| would) (?:(?:much|really|rather|definitely) )?(prefer|rather)\s+(.+)$`)
+	reEnFan      = regexp.MustCompile(`^i(?:'m| am) (a (?:big |huge |great )?fan of|(?:really |very )?into|not a (?:big )?fan of|not (?:really )?into|fond of|not fond of)\s+(.+)$`)
+)
+
+// prefVerb is how a matched verb reads in content and which predicate it
+// is.
+type prefVerb struct {
+	pred    string
+	en      string // third person, for "User …"
+	updates bool
+}
+
+var enPrefVerbs = map[string]prefVerb{
+	"like":              {PredLikes, "likes", false},
+	"love":              {PredLikes, "loves", false},
+	"enjoy":             {PredLikes, "enjoys", false},
+	"adore":             {PredLikes, "adores", false},
+	"prefer":            {PredPrefers, "prefers", false},
+	"hate":              {PredDislikes, "hates", false},
+	"dislike":           {PredDislikes, "dislikes", false},
+	"detest":            {PredDislikes, "detests", false},
+	"despise":           {PredDislikes, "despises", false},
+	"loathe":            {PredDislikes, "loathes", false},
+	"can't stand":       {PredDislikes, "can't stand", false},
+	"cannot stand":      {PredDislikes, "can't stand", false},
+	"can not stand":     {PredDislikes, "can't stand", false},
+	"don't like":        {PredDislikes, "doesn't like", false},
+	"do not like":       {PredDislikes, "doesn't like", false},
+	"don't really like": {PredDislikes, "doesn't really like", false},
+	"don't enjoy":       {PredDislikes, "doesn't enjoy", false},
+	"do not enjoy":      {PredDislikes, "doesn't enjoy", false},
+	"don't love":        {PredDislikes, "doesn't love", false},
+	"don't care for":    {PredDislikes, "doesn't care for", false},
+	"no longer like":    {PredDislikes, "no longer likes", true},
+}
+
+var zhPrefPreds = map[string]string{
+	"不太喜欢": PredDislikes, "不怎么喜欢": PredDislikes, "不喜欢": PredDislikes, "不爱": PredDislikes,
+	"不再喜欢": PredDislikes, "讨厌": PredDislikes, "厌恶": PredDislikes, "受不了": PredDislikes, "反感": PredDislikes,
+	"更喜欢": PredPrefers, "更偏好": PredPrefers, "更倾向于": PredPrefers, "偏好": PredPrefers, "偏爱": PredPrefers,
+	"倾向于": PredPrefers, "习惯于": PredPrefers, "习惯用": PredPrefers, "习惯": PredPrefers,
+	"喜欢": PredLikes, "热爱": PredLikes, "喜爱": PredLikes, "钟爱": PredLikes, "爱": PredLikes,
+}
+
+func (x *extractor) preference(c *clause) bool {
+	if strings.HasPrefix(c.text, "我") || strings.HasPrefix(c.text, "咱们") {
+		return x.zhPreference(c)
+	}
+	if m := reEnFavorite.FindStringSubmatchIndex(c.low); m != nil {
+		what, obj := trimEdges(c.text[m[2]:m[3]]), enObject(c.text[m[4]:m[5]])
+		if what != "" && obj != "" {
+			x.add(fact{pred: PredLikes, subject: "user", content: "User's favorite " + what + " is " + obj, conf: confStrong})
+			return true
+		}
+		return false
+	}
+	if m := reEnFan.FindStringSubmatchIndex(c.low); m != nil {
+		phrase := c.low[m[2]:m[3]]
+		obj := enObject(c.text[m[4]:m[5]])
+		if obj == "" {
+			return false
+		}
+		pred := PredLikes
+		if strings.HasPrefix(phrase, "not") {
+			pred = PredDislikes
+		}
+		x.add(fact{pred: pred, subject: "user", content: "User is " + phrase + " " + obj, conf: confClear})
+		return true
+	}
+	if m := reEnRather.FindStringSubmatchIndex(c.low); m != nil {
+		obj := enObject(c.text[m[6]:m[7]])
+		if obj == "" {
+			return false
+		}
+		verb := "would prefer"
+		if c.low[m[4]:m[5]] == "rather" {
+			verb = "would rather"
+		}
+		x.add(fact{pred: PredPrefers, subject: "user", content: enWho(c.low[m[2]:m[3]]) + " " + verb + " " + obj, conf: confWeak})
+		return true
+	}
+	m := reEnPref.FindStringSubmatchIndex(c.low)
+	if m == nil {
+		return false
+	}
+	who, verb := c.low[m[2]:m[3]], c.low[m[6]:m[7]]
+	pv := enPrefVerbs[verb]
+	if who == "we" && pv.pred != PredPrefers {
+		return false
+	}
+	obj := enObject(c.text[m[8]:m[9]])
+	if obj == "" || pv.pred == "" {
+		return false
+	}
+	conf := confStrong
+	if who == "we" {
+		conf = confWeak
+	}
+	x.add(fact{pred: pv.pred, subject: "user", content: enWho(who) + " " + pv.en + " " + obj, conf: conf, updates: pv.updates})
+	return true
+}
+
+func enWho(pronoun string) string {
+	if pronoun == "we" {
+		return "The team"
+	}
+	return "User"
+}
+
+func (x *extractor) zhPreference(c *clause) bool {
+	if m := reZhFavorite.FindStringSubmatch(c.text); m != nil {
+		what, obj := trimEdges(m[1]), zhObject(m[2])
+		if what != "" && obj != "" {
+			x.add(fact{pred: PredLikes, subject: "user", content: "用户最喜欢的" + what + "是" + obj, conf: confStrong})
+			return true
+		}
+		return false
+	}
+	m := reZhPref.FindStringSubmatch(c.text)
+	if m == nil {
+		return false
+	}
+	who, adverbs, verb := m[1], m[2], m[3]
+	pred := zhPrefPreds[verb]
+	if strings.Contains(adverbs, "更") && pred == PredLikes {
+		pred, verb = PredPrefers, "更"+verb
+	}
+	if who != "我" && pred != PredPrefers {
+		return false
+	}
+	obj := zhObject(m[4])
+	if obj == "" || pred == "" {
+		return false
+	}
+	subj, conf := "用户", confStrong
+	if who != "我" {
+		subj, conf = "团队", confWeak
+	}
+	x.add(fact{pred: pred, subject: "user", content: subj + verb + obj, conf: conf, updates: verb == "不再喜欢"})
+	return true
+}
+
+// zhObject cleans the object of a Chinese preference and rejects the ones
+// that are not a standing preference: a person ("我爱你"), "this" ("我喜欢这个"),
+// or the tail of another verb ("我爱上了…", "我习惯了").
+func zhObject(raw string) string {
+	o := trimParticles(raw)
+	o = strings.TrimPrefix(o, "的是")
+	for _, stop := range []string{"因为", "但是", "不过", "所以"} {
+		if i := strings.Index(o, stop); i > 0 {
+			o = o[:i]
+		}
+	}
+	o = trimParticles(o)
+	if o == "" || strings.ContainsAny(firstRune(o), "你您他她它这那上过着了死") {
+		return ""
+	}
+	return capRunes(o, maxObjectRunes)
+}
+
+// enObject cleans the object of an English preference: cut at a reason,
+// speaker words turned to third person, and rejected when it is about the
+// conversation rather than the user ("I like it", "I love your idea",
+// "I hate to say …").
+func enObject(raw string) string {
+	low := lowerASCII(raw)
+	o := trimEdges(cutAtAny(raw, low, enObjectEnds))
+	low = lowerASCII(o)
+	if o == "" || low == "to" || strings.HasSuffix(low, " to") {
+		return ""
+	}
+	for _, w := range enBadObjects {
+		if hasWordPrefix(low, w) {
+			return ""
+		}
+	}
+	words := strings.Fields(o)
+	for i, w := range words {
+		switch strings.ToLower(w) {
+		case "my":
+			words[i] = "their"
+		case "me":
+			words[i] = "them"
+		case "myself":
+			words[i] = "themselves"
+		case "i":
+			words[i] = "they"
+		}
+	}
+	return capRunes(strings.Join(words, " "), maxObjectRunes)
+}
+
+// enObjectEnds end the object of a preference: a reason, or a new clause
+// after a comma or dash ("I love the leaves, it looks so cozy").
+var enObjectEnds = []string{
+	" because ", " since ", " but ", " so that ", " as long as ", " unless ", " though", " btw", " lol",
+	", it", ", that", ", they", ", which", ", so ", ", and it", ", and they", ", but", ", especially",
+	" - ", " – ", " — ", "; ",
+}
+
+var enBadObjects = []string{
+	"it", "that", "this", "these", "those", "you", "your", "him", "her", "them", "how", "what", "when",
+	"the way", "the idea", "to say", "to think", "to admit", "to bother", "to ask", "to interrupt",
+	"here", "there", "so", "very", "too", "a lot", "such", "doing this", "doing that",
+}

@@ -1,0 +1,176 @@
+package ruleextract
+
+import (
+	"sort"
+	"strings"
+)
+
+// Tool triggers are found by plain string search rather than one large
+// regular expression: the alternation of every verb in two languages made
+// the tool pass the costliest thing in the package.
+
+// toolTrigger is a verb phrase that relates the speaker to a tool.
+type toolTrigger struct {
+	phrase string
+	class  int
+	to     bool // the phrase takes "to" within two words: "upgraded the backend to"
+	onlyOn bool // "on" counts only after a form of "be": "we're on Go 1.22"
+}
+
+var toolTriggers = []toolTrigger{
+	{phrase: "no longer use", class: stopTool}, {phrase: "no longer using", class: stopTool},
+	{phrase: "no longer uses", class: stopTool}, {phrase: "stopped using", class: stopTool},
+	{phrase: "不再使用", class: stopTool}, {phrase: "不再用", class: stopTool}, {phrase: "弃用了", class: stopTool},
+	{phrase: "停用了", class: stopTool},
+
+	{phrase: "upgraded", class: upgradeTool, to: true}, {phrase: "upgrading", class: upgradeTool, to: true},
+	{phrase: "updated", class: upgradeTool, to: true}, {phrase: "bumped", class: upgradeTool, to: true},
+	{phrase: "升级到", class: upgradeTool}, {phrase: "升级为", class: upgradeTool}, {phrase: "升级成", class: upgradeTool},
+	{phrase: "升到", class: upgradeTool}, {phrase: "更新到", class: upgradeTool},
+
+	{phrase: "downgraded", class: downgradeTool, to: true}, {phrase: "rolled back to", class: downgradeTool},
+	{phrase: "降级到", class: downgradeTool}, {phrase: "降到", class: downgradeTool}, {phrase: "回退到", class: downgradeTool},
+
+	{phrase: "switched", class: switchTool, to: true}, {phrase: "switching", class: switchTool, to: true},
+	{phrase: "moved", class: switchTool, to: true}, {phrase: "migrated", class: switchTool, to: true},
+	{phrase: "migrating", class: switchTool, to: true}, {phrase: "moving", class: switchTool, to: true},
+	{phrase: "changed to", class: switchTool}, {phrase: "改用", class: switchTool}, {phrase: "换用", class: switchTool},
+	{phrase: "换成", class: switchTool}, {phrase: "换到", class: switchTool}, {phrase: "切换到", class: switchTool},
+	{phrase: "切到", class: switchTool}, {phrase: "迁移到", class: switchTool}, {phrase: "迁到", class: switchTool},
+
+	{phrase: "use", class: useTool}, {phrase: "uses", class: useTool}, {phrase: "using", class: useTool},
+	{phrase: "used", class: useTool}, {phrase: "run", class: useTool}, {phrase: "runs", class: useTool},
+	{phrase: "running", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "adopted", class: useTool},
+	{phrase: "installed", class: useTool}, {phrase: "built with", class: useTool}, {phrase: "built on", class: useTool},
+	{phrase: "written in", class: useTool}, {phrase: "based on", class: useTool}, {phrase: "powered by", class: useTool},
+	{phrase: "depend on", class: useTool}, {phrase: "depends on", class: useTool}, {phrase: "on", class: useTool, onlyOn: true},
+	{phrase: "使用", class: useTool}, {phrase: "用的是", class: useTool}, {phrase: "用了", class: useTool},
+	{phrase: "采用", class: useTool}, {phrase: "基于", class: useTool}, {phrase: "是用", class: useTool},
+	{phrase: "在用", class: useTool}, {phrase: "跑在", class: useTool}, {phrase: "装了", class: useTool},
+	{phrase: "安装了", class: useTool},
+}
+
+var (
+	beForOn = []string{"'re", " are", " is", "'m", " am", " still", " now", "'s"}
+	// A bare 用 is a trigger only after one of these subjects, optionally
+	// with adverbs between: "我们现在都用 Go", "后端用 Rust".
+	zhUseSubjects = []string{"我们", "咱们", "项目", "团队", "公司", "后端", "前端", "服务端", "服务", "仓库", "代码", "我"}
+	zhUseAdverbs  = []string{"现在", "目前", "一直", "都", "主要", "还", "也", "正在", "在", "已经", "全", "统一", "决定", "开始", "改"}
+)
+
+type triggerMatch struct {
+	start, end, class int
+}
+
+// findTriggers returns up to four non-overlapping triggers in c, in order.
+func findTriggers(c *clause) []triggerMatch {
+	var found []triggerMatch
+	for _, t := range toolTriggers {
+		for i := 0; i < len(c.low); {
+			j := strings.Index(c.low[i:], t.phrase)
+			if j < 0 {
+				break
+			}
+			start := i + j
+			end := start + len(t.phrase)
+			i = end
+			if isASCIIAlnum(t.phrase[0]) && !wordAt(c.low, start, end) {
+				continue
+			}
+			if t.onlyOn && !hasSuffixAny(c.low[:start], beForOn) && !hasSuffixAny(strings.TrimRight(c.low[:start], " "), beForOn) {
+				continue
+			}
+			if t.to {
+				e, ok := toWithin(c.low, end)
+				if !ok {
+					continue
+				}
+				end = e
+			}
+			if strings.HasPrefix(c.low[end:], "了") {
+				end += len("了")
+			}
+			found = append(found, triggerMatch{start, end, t.class})
+		}
+	}
+	found = append(found, zhBareUse(c)...)
+	if len(found) == 0 {
+		return nil
+	}
+	sort.Slice(found, func(a, b int) bool {
+		if found[a].start != found[b].start {
+			return found[a].start < found[b].start
+		}
+		return found[a].end > found[b].end
+	})
+	out := found[:0]
+	lastEnd := -1
+	for _, m := range found {
+		if m.start < lastEnd {
+			continue
+		}
+		out = append(out, m)
+		lastEnd = m.end
+		if len(out) == 4 {
+			break
+		}
+	}
+	return out
+}
+
+// wordAt reports whether low[start:end] is a whole word.
+func wordAt(low string, start, end int) bool {
+	return (start == 0 || !isWordByte(low[start-1])) && (end == len(low) || !isWordByte(low[end]))
+}
+
+// toWithin finds " to " within two words after i and returns the offset
+// after it: "upgraded to", "upgraded the backend to".
+func toWithin(low string, i int) (int, bool) {
+	rest := low[i:]
+	for words := 0; words < 3; words++ {
+		rest = strings.TrimLeft(rest, " ")
+		if strings.HasPrefix(rest, "to ") || rest == "to" {
+			return len(low) - len(rest) + 2, true
+		}
+		sp := strings.IndexByte(rest, ' ')
+		if sp < 0 {
+			return 0, false
+		}
+		rest = rest[sp:]
+	}
+	return 0, false
+}
+
+// zhBareUse finds "<subject><adverbs>用" in Chinese text.
+func zhBareUse(c *clause) []triggerMatch {
+	var out []triggerMatch
+	for i := 0; i < len(c.text); {
+		j := strings.Index(c.text[i:], "用")
+		if j < 0 {
+			break
+		}
+		at := i + j
+		end := at + len("用")
+		i = end
+		if strings.HasPrefix(c.text[end:], "户") {
+			continue
+		}
+		head := c.text[:at]
+		for trimmed := true; trimmed; {
+			trimmed = false
+			for _, a := range zhUseAdverbs {
+				if strings.HasSuffix(head, a) {
+					head, trimmed = head[:len(head)-len(a)], true
+					break
+				}
+			}
+		}
+		for _, s := range zhUseSubjects {
+			if strings.HasSuffix(head, s) {
+				out = append(out, triggerMatch{len(head) - len(s), end, useTool})
+				break
+			}
+		}
+	}
+	return out
+}

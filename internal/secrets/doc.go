@@ -1,0 +1,40 @@
+// Package secrets masks API keys, tokens, passwords and private keys in text
+// before it reaches an LLM or a memory.
+//
+// Mask replaces each secret with a stable reference that never contains the
+// secret: keys with a well-known prefix keep the prefix and their last four
+// characters ("sk-…a1b2", "AKIA…MPLE", "ghp_…9xQz") so a memory can still say
+// which key was meant; everything else becomes "[secret:<kind>#<hash>]", the
+// kind and the first four hex digits of the secret's SHA-256 (16 bits: enough
+// to tell two secrets apart in one conversation, too few to confirm a
+// guess). The same secret always gets the same reference, in any process,
+// so masking is deterministic and replay stays exact.
+//
+// What it recognises: OpenAI and Anthropic keys, Stripe keys, AWS access key
+// ids, GitHub and Slack tokens, Google API keys, JWTs, Bearer and Basic
+// authorization values, PEM private key blocks, credentials in connection
+// strings (postgres://user:pass@host), and values assigned to password-,
+// token-, secret- or key-named fields in English and Chinese
+// (password=…, "api_key": "…", 密码是…, 口令：…, 密钥：…).
+//
+// What it deliberately does not mask: high-entropy strings with no prefix
+// and no key naming them. Git commit hashes, checksums, UUIDs and base64
+// blobs look exactly like secrets and are everywhere in an agent's
+// conversation; masking them would destroy the memory of which commit fixed
+// which bug. A bare random token pasted with no context therefore passes
+// through. Values that are code or placeholders rather than secrets
+// (password=None, token: ${{ secrets.TOKEN }}, apiKey = process.env.KEY,
+// password: string) are left alone too.
+//
+// Guarantees, checked by FuzzMask: Mask never panics; the masked text
+// contains none of the secrets it found outside their references; masking is
+// idempotent (Mask of masked text changes nothing), because references are
+// never themselves matched.
+//
+// Concurrency: a Masker holds no state; its zero value (and a nil *Masker)
+// is ready to use from many goroutines.
+//
+// Testing: a table per pattern in both languages, a table of ordinary text
+// (prose, code, commit hashes, URLs) that must come back unchanged, and the
+// fuzz target FuzzMask with its seed corpus in testdata/fuzz/FuzzMask.
+package secrets

@@ -1,0 +1,412 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
+)
+
+// candidate is what a memory-creating event proposes, whatever its type.
+type candidate struct {
+	id         string
+	tier       int
+	kind       string
+	category   string
+	subject    string
+	predicate  string
+	content    string
+	project    string
+	topic      string
+	importance float64
+	confidence float64
+	updates    bool
+	source     string // rules, llm, manual
+	session    string
+}
+
+const memoryColumns = `id, namespace, user_id, agent, tier, kind, category, project, topic, subject, predicate,
+	content, importance, confidence, status, supersedes, superseded_by, source, session_id, source_events,
+	created, updated, valid_to, last_accessed, access_count, snoozed_until`
+
+// storedMemory is a memory row as apply reads it.
+type storedMemory struct {
+	rowid int64
+	memory.Memory
+}
+
+func scanMemory(sc interface{ Scan(...any) error }) (storedMemory, error) {
+	var (
+		m                                   storedMemory
+		events                              string
+		created, updated, validTo, accessed int64
+		snoozed                             int64
+	)
+	err := sc.Scan(&m.rowid, &m.ID, &m.Namespace, &m.User, &m.Agent, &m.Tier, &m.Kind, &m.Category, &m.Project,
+		&m.Topic, &m.Subject, &m.Predicate, &m.Content, &m.Importance, &m.Confidence, &m.Status, &m.Supersedes,
+		&m.SupersededBy, &m.Source, &m.SessionID, &events, &created, &updated, &validTo, &accessed,
+		&m.AccessCount, &snoozed)
+	if err != nil {
+		return m, err
+	}
+	_ = json.Unmarshal([]byte(events), &m.SourceEvents)
+	m.Created, m.Updated = nsTime(created), nsTime(updated)
+	m.ValidTo, m.LastAccessed, m.SnoozedUntil = nsTime(validTo), nsTime(accessed), nsTime(snoozed)
+	return m, nil
+}
+
+func nsTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// putCandidate routes a candidate by confidence and applies it: a
+// near-duplicate of a current memory merges into it (keeping the higher
+// importance); a current value of a single-valued key is superseded;
+// anything else is a new memory. Every decision reads only the read model
+// and the event, so replay decides the same.
+func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
+	c.subject, c.predicate = memory.NormalizeKey(c.subject), memory.NormalizeKey(c.predicate)
+	status := memory.Route(c.confidence)
+	if status == memory.StatusRejected {
+		// Dropped, but recorded: the row explains why nothing was written.
+		if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
+			return err
+		}
+		return history(w, env, c.id, "dropped", "", fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending))
+	}
+	current, err := currentMemories(w, env.Scope, c.subject)
+	if err != nil {
+		return err
+	}
+	for _, m := range current {
+		if memory.Similarity(m.Content, c.content) > memory.MergeSimilarity {
+			return merge(w, env, m, c, status)
+		}
+	}
+	supersedes := ""
+	if status == memory.StatusActive {
+		if supersedes, err = supersede(w, env, current, c.id, c.predicate, c.updates); err != nil {
+			return err
+		}
+	}
+	if err := insertMemory(w, env, c, status, supersedes); err != nil {
+		return err
+	}
+	return history(w, env, c.id, "created", "", c.content)
+}
+
+// currentMemories are a subject's active and pending memories, oldest first.
+func currentMemories(w *wtx, scope memory.Scope, subject string) ([]storedMemory, error) {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND subject = ? AND status IN ('active', 'pending')
+		ORDER BY created, id`, scope.Namespace, scope.User, subject)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []storedMemory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// supersede retires the active memories with the same predicate when the
+// predicate holds one value, or when the extractor said the fact updates a
+// known one. It returns the id of the newest memory it retired.
+func supersede(w *wtx, env memory.Envelope, current []storedMemory, newID, predicate string, updates bool) (string, error) {
+	if !updates && !memory.SingleValued(predicate) {
+		return "", nil
+	}
+	last := ""
+	for _, m := range current {
+		if m.Status != memory.StatusActive || m.Predicate != predicate {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
+			valid_to = ?, updated = ? WHERE id = ?`, newID, env.Time.UnixNano(), env.Time.UnixNano(), m.ID); err != nil {
+			return "", err
+		}
+		if err := history(w, env, m.ID, "superseded", m.Content, "superseded by "+newID); err != nil {
+			return "", err
+		}
+		last = m.ID
+	}
+	return last, nil
+}
+
+// merge folds a near-duplicate candidate into m: the higher importance and
+// confidence win, the event joins its sources, and a pending memory that is
+// now stated with confidence becomes active.
+func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memory.Status) error {
+	newStatus := m.Status
+	if status == memory.StatusActive && m.Status == memory.StatusPending {
+		newStatus = memory.StatusActive
+	}
+	sources, _ := json.Marshal(append(m.SourceEvents, env.ID))
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = max(confidence, ?),
+		status = ?, source_events = ?, updated = ? WHERE id = ?`,
+		c.importance, c.confidence, newStatus, string(sources), env.Time.UnixNano(), m.ID); err != nil {
+		return err
+	}
+	return history(w, env, m.ID, "merged", "", c.content)
+}
+
+func insertMemory(w *wtx, env memory.Envelope, c candidate, status memory.Status, supersedes string) error {
+	if c.tier == 0 {
+		c.tier = 2
+	}
+	sources, _ := json.Marshal([]string{env.ID})
+	at := env.Time.UnixNano()
+	res, err := w.tx.ExecContext(w.ctx, `INSERT INTO memories (`+memoryColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, 0, 0, 0, 0)`,
+		c.id, env.Scope.Namespace, env.Scope.User, env.Agent, c.tier, c.kind, c.category, c.project, c.topic,
+		c.subject, c.predicate, c.content, c.importance, c.confidence, status, supersedes, c.source, c.session,
+		string(sources), at, at)
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return memory.Errorf(memory.EINVALID, "memory id %s already exists", c.id)
+		}
+		return err
+	}
+	if status == memory.StatusRejected {
+		return nil // not searchable
+	}
+	rowid, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	return indexMemory(w, rowid, env.Scope, c.subject, c.predicate, c.content)
+}
+
+func indexMemory(w *wtx, rowid int64, scope memory.Scope, subject, predicate, content string) error {
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)`,
+		rowid, scopeToken(scope), textseg.Index(subject+" "+predicate+"\n"+content))
+	return err
+}
+
+func history(w *wtx, env memory.Envelope, id, change, old, new string) error {
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history (memory_id, namespace, user_id, change, old, new, cause, time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, change, old, new, env.ID, env.Time.UnixNano())
+	return err
+}
+
+func fromCandidate(c events.Candidate) candidate {
+	return candidate{kind: c.Kind, category: c.Category, subject: c.Subject, predicate: c.Predicate,
+		content: c.Content, project: c.Project, topic: c.Topic, importance: c.Importance,
+		confidence: c.Confidence, updates: c.Updates}
+}
+
+func applyExtractionRequested(w *wtx, env memory.Envelope, d *events.ExtractionRequested) error {
+	idx := make([]int, len(d.Turns))
+	for i, t := range d.Turns {
+		idx[i] = t.TurnIndex
+	}
+	turns, _ := json.Marshal(idx)
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO extractions
+		(request_id, namespace, user_id, session_id, reason, turns, status, requested)
+		VALUES (?, ?, ?, ?, ?, ?, 'requested', ?) ON CONFLICT DO NOTHING`,
+		d.RequestID, env.Scope.Namespace, env.Scope.User, d.SessionID, d.Reason, string(turns), env.Time.UnixNano())
+	return err
+}
+
+func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted) error {
+	turns, _ := json.Marshal(d.Turns)
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO extractions
+		(request_id, namespace, user_id, session_id, reason, turns, status, extractor, model, calls,
+		 prompt_tokens, completion_tokens, requested, done)
+		VALUES (?, ?, ?, ?, '', ?, 'extracted', ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, request_id) DO UPDATE SET status = 'extracted',
+			extractor = CASE WHEN extractor = '' THEN excluded.extractor ELSE extractor || '+' || excluded.extractor END,
+			model = CASE WHEN excluded.model = '' THEN model ELSE excluded.model END,
+			calls = calls + excluded.calls, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+			completion_tokens = completion_tokens + excluded.completion_tokens, done = excluded.done`,
+		d.RequestID, env.Scope.Namespace, env.Scope.User, d.SessionID, string(turns), d.Extractor, d.Model,
+		d.Calls, d.Usage.PromptTokens, d.Usage.CompletionTokens, env.Time.UnixNano(), env.Time.UnixNano()); err != nil {
+		return err
+	}
+	if err := markExtracted(w, env.Scope, d.SessionID, d.Turns); err != nil {
+		return err
+	}
+	for i, c := range d.Candidates {
+		cand := fromCandidate(c)
+		cand.id, cand.source, cand.session = memory.MemoryID(env.Source, env.ID, i), d.Extractor, d.SessionID
+		if err := putCandidate(w, env, cand); err != nil {
+			return fmt.Errorf("candidates[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func markExtracted(w *wtx, scope memory.Scope, session string, turns []int) error {
+	for _, t := range turns {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE turns SET extracted = 1
+			WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index = ?`,
+			scope.Namespace, scope.User, session, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyExtractionFailed(w *wtx, env memory.Envelope, d *events.ExtractionFailed) error {
+	turns, _ := json.Marshal(d.Turns)
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO extractions
+		(request_id, namespace, user_id, session_id, reason, turns, status, failure, requested, done)
+		VALUES (?, ?, ?, ?, '', ?, 'failed', ?, ?, ?)
+		ON CONFLICT (namespace, user_id, request_id) DO UPDATE SET
+			status = CASE WHEN status = 'extracted' THEN status ELSE 'failed' END,
+			failure = excluded.failure, done = excluded.done`,
+		d.RequestID, env.Scope.Namespace, env.Scope.User, d.SessionID, string(turns), d.Reason,
+		env.Time.UnixNano(), env.Time.UnixNano())
+	return err
+}
+
+func applyMemoryAdded(w *wtx, env memory.Envelope, d *events.MemoryAdded) error {
+	id := d.MemoryID
+	if id == "" {
+		id = memory.MemoryID(env.Source, env.ID, 0)
+	}
+	return putCandidate(w, env, candidate{id: id, tier: d.Tier, kind: d.Kind, category: d.Category,
+		subject: d.Subject, predicate: d.Predicate, content: d.Content, project: d.Project, topic: d.Topic,
+		importance: d.Importance, confidence: d.Confidence, source: "manual", session: d.SessionID, updates: true})
+}
+
+// loadMemory reads one memory of scope, or an EINVALID error naming it.
+func loadMemory(w *wtx, scope memory.Scope, id string) (storedMemory, error) {
+	m, err := scanMemory(w.tx.QueryRowContext(w.ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, memory.Errorf(memory.EINVALID, "memory %s does not exist for this user", id)
+	}
+	return m, err
+}
+
+func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) error {
+	m, err := loadMemory(w, env.Scope, d.MemoryID)
+	if err != nil {
+		return err
+	}
+	old, _ := json.Marshal(m.Memory)
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	kind, category := string(m.Kind), string(m.Category)
+	set(&m.Content, d.Content)
+	set(&kind, d.Kind)
+	set(&category, d.Category)
+	set(&m.Subject, d.Subject)
+	set(&m.Predicate, d.Predicate)
+	set(&m.Project, d.Project)
+	set(&m.Topic, d.Topic)
+	if d.Importance != nil {
+		m.Importance = *d.Importance
+	}
+	if d.Confidence != nil {
+		m.Confidence = *d.Confidence
+	}
+	m.Subject, m.Predicate = memory.NormalizeKey(m.Subject), memory.NormalizeKey(m.Predicate)
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET content = ?, kind = ?, category = ?, subject = ?,
+		predicate = ?, project = ?, topic = ?, importance = ?, confidence = ?, updated = ? WHERE id = ?`,
+		m.Content, kind, category, m.Subject, m.Predicate, m.Project, m.Topic, m.Importance, m.Confidence,
+		env.Time.UnixNano(), m.ID); err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
+		return err
+	}
+	if err := indexMemory(w, m.rowid, env.Scope, m.Subject, m.Predicate, m.Content); err != nil {
+		return err
+	}
+	m.Kind, m.Category = memory.Kind(kind), memory.Category(category)
+	updated, _ := json.Marshal(m.Memory)
+	return history(w, env, m.ID, "updated", string(old), string(updated))
+}
+
+// applyMemoryDeleted removes a memory and its history: what a person
+// deletes is gone from the read model (the stream still holds the events;
+// erasing a user purges those too). One history row records the deletion,
+// without the content.
+func applyMemoryDeleted(w *wtx, env memory.Envelope, d *events.MemoryDeleted) error {
+	m, err := loadMemory(w, env.Scope, d.MemoryID)
+	if err != nil {
+		return err
+	}
+	for _, q := range []string{
+		`DELETE FROM memories_fts WHERE rowid = ?`,
+	} {
+		if _, err := w.tx.ExecContext(w.ctx, q, m.rowid); err != nil {
+			return err
+		}
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories WHERE id = ?`, m.ID); err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memory_history WHERE namespace = ? AND user_id = ? AND memory_id = ?`,
+		env.Scope.Namespace, env.Scope.User, m.ID); err != nil {
+		return err
+	}
+	return history(w, env, m.ID, "deleted", "", d.Reason)
+}
+
+// applyPending settles a pending memory: confirmed becomes active (and
+// supersedes like any new active memory), ignored is rejected, snoozed
+// stays pending but out of the queue until the time given.
+func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error {
+	m, err := loadMemory(w, env.Scope, d.MemoryID)
+	if err != nil {
+		return err
+	}
+	if m.Status != memory.StatusPending {
+		return memory.Errorf(memory.EINVALID, "memory %s is %s, not pending", m.ID, m.Status)
+	}
+	at := env.Time.UnixNano()
+	switch env.Type {
+	case events.TypePendingConfirmed:
+		current, err := currentMemories(w, env.Scope, m.Subject)
+		if err != nil {
+			return err
+		}
+		supersedes, err := supersede(w, env, current, m.ID, m.Predicate, false)
+		if err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'active', supersedes = ?,
+			snoozed_until = 0, updated = ? WHERE id = ?`, supersedes, at, m.ID); err != nil {
+			return err
+		}
+		return history(w, env, m.ID, "confirmed", "", "")
+	case events.TypePendingIgnored:
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE id = ?`, at, m.ID); err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
+			return err
+		}
+		return history(w, env, m.ID, "ignored", "", "")
+	default: // snoozed
+		until := int64(0)
+		if d.Until != nil {
+			until = d.Until.UnixNano()
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET snoozed_until = ?, updated = ? WHERE id = ?`, until, at, m.ID); err != nil {
+			return err
+		}
+		return history(w, env, m.ID, "snoozed", "", nsTime(until).Format(time.RFC3339))
+	}
+}

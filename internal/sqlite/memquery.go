@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/internal/memory"
+)
+
+var _ memory.MemoryReader = (*Store)(nil)
+
+// Memories lists a scope's memories, newest first, filtered by q.
+func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Memory, error) {
+	if err := q.Scope.Validate(); err != nil {
+		return nil, err
+	}
+	where := []string{"namespace = ?", "user_id = ?"}
+	args := []any{q.Scope.Namespace, q.Scope.User}
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	switch {
+	case !q.AsOf.IsZero():
+		at := q.AsOf.UnixNano()
+		where = append(where, "status IN ('active', 'superseded', 'archived')")
+		add("created <= ?", at)
+		add("(valid_to = 0 OR valid_to > ?)", at)
+	case q.Status == "all":
+	case q.Status == "":
+		add("status = ?", string(memory.StatusActive))
+	default:
+		add("status = ?", q.Status)
+	}
+	if q.Kind != "" {
+		add("kind = ?", string(q.Kind))
+	}
+	if q.Category != "" {
+		add("category = ?", string(q.Category))
+	}
+	if q.Project != "" {
+		add("project = ?", q.Project)
+	}
+	if q.Topic != "" {
+		add("topic = ?", q.Topic)
+	}
+	limit := q.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	args = append(args, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY updated DESC, id LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list memories: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.Memory{}
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list memories: %w", err)
+		}
+		out = append(out, m.Memory)
+	}
+	return out, rows.Err()
+}
+
+// Memory reads one memory of a scope; ENOTFOUND if the scope has none by
+// that id (another user's memory is not found, not forbidden).
+func (s *Store) Memory(ctx context.Context, scope memory.Scope, id string) (memory.Memory, error) {
+	m, err := scanMemory(s.r.QueryRowContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
+	if err != nil {
+		return memory.Memory{}, memory.Errorf(memory.ENOTFOUND, "no memory %s", id)
+	}
+	return m.Memory, nil
+}
+
+// Pending is the confirmation queue: pending memories not snoozed past now.
+func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) ([]memory.Memory, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND status = 'pending' AND snoozed_until <= ?
+		ORDER BY created, id LIMIT 200`, scope.Namespace, scope.User, now.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("pending: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.Memory{}
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m.Memory)
+	}
+	return out, rows.Err()
+}
+
+// History is a memory's changes, oldest first.
+func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]memory.Change, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, cause, time FROM memory_history
+		WHERE namespace = ? AND user_id = ? AND memory_id = ? ORDER BY id`, scope.Namespace, scope.User, id)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.Change{}
+	for rows.Next() {
+		var c memory.Change
+		var at int64
+		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &c.Cause, &at); err != nil {
+			return nil, err
+		}
+		c.Time = nsTime(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// searchMemories finds a scope's active memories matching match (a
+// textseg.Match expression), best first.
+func (s *Store) searchMemories(ctx context.Context, q memory.SearchQuery, match string) ([]memory.SearchResult, error) {
+	expr := `scope : "` + scopeToken(q.Scope) + `" AND body : (` + match + `)`
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT m.id, m.content, m.session_id, m.updated, bm25(memories_fts, 0.0, 1.0) AS rank
+		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
+		ORDER BY rank LIMIT ?`, expr, q.Scope.Namespace, q.Scope.User, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("search memories: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.SearchResult
+	for rows.Next() {
+		var r memory.SearchResult
+		var at int64
+		var rank float64
+		if err := rows.Scan(&r.ID, &r.Content, &r.SessionID, &at, &rank); err != nil {
+			return nil, err
+		}
+		r.Kind, r.Score, r.Time, r.TurnIndex = memory.ResultMemory, -rank, nsTime(at), -1
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func turn(seq uint64, user, session string, index int, content string) memory.Applied {
+	return memory.Applied{
+		Envelope: memory.Envelope{Seq: seq, Source: "test", ID: fmt.Sprintf("e%d", seq), Type: events.TypeTurnRecorded,
+			Scope: memory.Scope{Namespace: "ns", User: user}, Time: time.Unix(int64(seq), 0).UTC()},
+		Data: &events.TurnRecorded{SessionID: session, TurnIndex: index, Role: "user", Content: content},
+	}
+}
+
+func mustApply(t *testing.T, s *Store, batch ...memory.Applied) {
+	t.Helper()
+	for i, err := range s.Apply(t.Context(), batch) {
+		if err != nil {
+			t.Fatalf("apply %d: %v", i, err)
+		}
+	}
+}
+
+// Every table of the schema is in the checksum, so rebuild compares all of
+// it. A new table fails this test until it is added to checksummed.
+func TestChecksumCoversSchema(t *testing.T) {
+	s := openTest(t)
+	rows, err := s.r.QueryContext(t.Context(), `SELECT name FROM sqlite_schema
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := checksummed[name]; !ok {
+			t.Errorf("table %s is not in checksummed", name)
+		}
+	}
+}
+
+func TestApplyIsIdempotentAndOrdered(t *testing.T) {
+	s := openTest(t)
+	mustApply(t, s, turn(1, "u", "s", 0, "alpha"), turn(2, "u", "s", 1, "beta"))
+	before, seq, err := s.Checksum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq != 2 {
+		t.Fatalf("last seq %d, want 2", seq)
+	}
+	// Redelivered (same seq) and republished (same source+id, new seq).
+	again := turn(2, "u", "s", 1, "beta")
+	republished := turn(2, "u", "s", 1, "beta")
+	republished.Seq = 3
+	mustApply(t, s, again, republished)
+	after, _, err := s.Checksum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["turns"] != before["turns"] || after["applied"] != before["applied"] {
+		t.Fatalf("re-applying changed the read model: %v → %v", before, after)
+	}
+	if n, _ := s.CountTurns(t.Context(), memory.Scope{Namespace: "ns", User: "u"}); n != 2 {
+		t.Fatalf("turns = %d, want 2", n)
+	}
+}
+
+// One event that cannot be applied is reported alone; the rest of its
+// batch commits.
+func TestApplyIsolatesABadEvent(t *testing.T) {
+	s := openTest(t)
+	bad := turn(2, "u", "s", 1, "x")
+	bad.Data = "not an event"
+	errs := s.Apply(t.Context(), []memory.Applied{turn(1, "u", "s", 0, "first"), bad, turn(3, "u", "s", 2, "third")})
+	if errs == nil || errs[0] != nil || errs[1] == nil || errs[2] != nil {
+		t.Fatalf("errs = %v, want only the second to fail", errs)
+	}
+	if got := memory.ErrorCode(errs[1]); got != memory.EINVALID {
+		t.Fatalf("bad event's code %q, want %q", got, memory.EINVALID)
+	}
+	if n, _ := s.CountTurns(t.Context(), memory.Scope{Namespace: "ns", User: "u"}); n != 2 {
+		t.Fatalf("turns = %d, want 2", n)
+	}
+	if seq, _ := s.LastSeq(t.Context()); seq != 3 {
+		t.Fatalf("position %d, want 3", seq)
+	}
+}
+
+func TestSearchScopeAndSafety(t *testing.T) {
+	s := openTest(t)
+	mustApply(t, s,
+		turn(1, "a", "s", 0, "我在北京工作，用 c++ 写代码"),
+		turn(2, "b", "s", 0, "我在北京工作，用 c++ 写代码"),
+		turn(3, "a", "s", 1, `she said "quote" AND -minus content:x NEAR(y)`),
+	)
+	for _, q := range []string{"北京", "c++", `"quote`, "AND", "-minus", "content:x", "NEAR(y)", "*", ")", `""`} {
+		res, err := s.Search(t.Context(), memory.SearchQuery{Scope: memory.Scope{Namespace: "ns", User: "a"}, Text: q})
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		for _, r := range res {
+			if !strings.HasPrefix(r.ID, "t_") || r.ID == "t_2" {
+				t.Fatalf("search %q as user a returned %s (user b's turn is t_2)", q, r.ID)
+			}
+		}
+	}
+	res, _ := s.Search(t.Context(), memory.SearchQuery{Scope: memory.Scope{Namespace: "ns", User: "a"}, Text: "北京"})
+	if len(res) != 1 || res[0].ID != "t_1" {
+		t.Fatalf("北京 → %+v", res)
+	}
+}

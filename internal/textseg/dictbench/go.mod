@@ -1,0 +1,24 @@
+module github.com/engramhq/engram/internal/textseg/dictbench
+
+go 1.26.0
+
+require (
+	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.0.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/vcaesar/cedar v0.20.2 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	modernc.org/libc v1.77.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+)
+
+require (
+	github.com/engramhq/engram v0.0.0
+	github.com/go-ego/gse v0.80.3
+	modernc.org/sqlite v1.60.1
+)
+
+replace github.com/engramhq/engram => ../../..
