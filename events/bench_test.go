@@ -26,3 +26,13 @@ func BenchmarkDecodeStructured(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkDecodeExtractionRequested(b *testing.B) {
+	body := []byte(request(turnsUpTo(events.MaxExtractionTurns)...))
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := events.DecodeData(events.TypeExtractionRequested, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,15 +3,21 @@ package events
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
 // DecodeData strictly decodes and validates the data of a known event type
-// and returns *TurnRecorded, *ContextCompressing or *SessionEnded. An
-// unknown field, a repeated key, data after the JSON value, a wrong JSON
-// type or a broken rule is a *FieldError naming the field
-// ("data.turns[2].role"); an unknown event type is a *FieldError for "type".
+// (see Types) and returns a pointer to its data type: *TurnRecorded,
+// *ContextCompressing, *SessionEnded, *ExtractionRequested,
+// *MemoryExtracted, *ExtractionFailed, *MemoryAdded, *MemoryUpdated,
+// *MemoryDeleted, *PendingDecision (for all three pending.* types) or
+// *MemoryImportant. An unknown field, a repeated key, data after the JSON
+// value, a wrong JSON type or a broken rule is a *FieldError naming the
+// field ("data.turns[2].role"); an unknown event type is a *FieldError for
+// "type".
 func DecodeData(eventType string, data []byte) (any, error) {
 	if !knownType(eventType) {
 		return nil, unknownType(eventType)
@@ -23,24 +29,7 @@ func DecodeData(eventType string, data []byte) (any, error) {
 		return nil, err
 	}
 	r := newReader(data, "data")
-	var (
-		v   any
-		err error
-	)
-	switch eventType {
-	case TypeTurnRecorded:
-		var t TurnRecorded
-		t, err = decodeTurn(r, "data", false)
-		v = &t
-	case TypeContextCompressing:
-		var c ContextCompressing
-		c, err = decodeCompressing(r, "data")
-		v = &c
-	case TypeSessionEnded:
-		var s SessionEnded
-		s, err = decodeSessionEnded(r, "data")
-		v = &s
-	}
+	v, err := decodeData(r, eventType)
 	if err == nil {
 		err = r.end()
 	}
@@ -50,20 +39,52 @@ func DecodeData(eventType string, data []byte) (any, error) {
 	return v, nil
 }
 
-func knownType(t string) bool {
-	switch t {
-	case TypeTurnRecorded, TypeContextCompressing, TypeSessionEnded:
-		return true
+func decodeData(r *reader, eventType string) (any, error) {
+	const path = "data"
+	switch eventType {
+	case TypeTurnRecorded:
+		return decoded(decodeTurn(r, path, false))
+	case TypeContextCompressing:
+		return decoded(decodeCompressing(r, path))
+	case TypeSessionEnded:
+		return decoded(decodeSessionEnded(r, path))
+	case TypeExtractionRequested:
+		return decoded(decodeExtractionRequested(r, path))
+	case TypeMemoryExtracted:
+		return decoded(decodeMemoryExtracted(r, path))
+	case TypeExtractionFailed:
+		return decoded(decodeExtractionFailed(r, path))
+	case TypeMemoryAdded:
+		return decoded(decodeMemoryAdded(r, path))
+	case TypeMemoryUpdated:
+		return decoded(decodeMemoryUpdated(r, path))
+	case TypeMemoryDeleted:
+		return decoded(decodeMemoryDeleted(r, path))
+	case TypePendingConfirmed, TypePendingIgnored, TypePendingSnoozed:
+		return decoded(decodePendingDecision(r, path, eventType))
+	case TypeMemoryImportant:
+		return decoded(decodeMemoryImportant(r, path))
 	}
-	return false
+	return nil, unknownType(eventType)
 }
+
+// decoded hands back a pointer to what a decoder read, so that DecodeData
+// returns one pointer type per event type.
+func decoded[T any](v T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+func knownType(t string) bool { return slices.Contains(types, t) }
 
 func unknownType(t string) error {
 	if t == "" {
 		return fieldErr("type", "required")
 	}
-	return fieldErr("type", fmt.Sprintf("%s is not an engram event type (want %s, %s or %s)",
-		quote(t), TypeTurnRecorded, TypeContextCompressing, TypeSessionEnded))
+	return fieldErr("type", fmt.Sprintf("%s is not an engram event type (want one of %s)",
+		quote(t), strings.Join(types, ", ")))
 }
 
 func unknownField(path string) error { return fieldErr(path, "unknown field") }
@@ -121,13 +142,8 @@ func decodeTurn(r *reader, path string, inner bool) (TurnRecorded, error) {
 	if !hasIndex {
 		return t, fieldErr(join(path, "turn_index"), "required")
 	}
-	switch t.Role {
-	case RoleUser, RoleAssistant, RoleSystem, RoleTool:
-	case "":
-		return t, fieldErr(join(path, "role"), "required")
-	default:
-		return t, fieldErr(join(path, "role"), fmt.Sprintf("must be %s, %s, %s or %s, not %s",
-			RoleUser, RoleAssistant, RoleSystem, RoleTool, quote(t.Role)))
+	if err := checkRole(join(path, "role"), t.Role); err != nil {
+		return t, err
 	}
 	if t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 && len(t.Attachments) == 0 {
 		return t, fieldErr(join(path, "content"), "required: a turn needs content, tool_calls, tool_results or attachments")
@@ -303,15 +319,25 @@ func decodeSessionEnded(r *reader, path string) (SessionEnded, error) {
 	return s, nil
 }
 
+func checkRole(field, role string) error {
+	return oneOf(field, role, RoleUser, RoleAssistant, RoleSystem, RoleTool)
+}
+
 // checkID applies the identifier rules: at most MaxIDBytes of UTF-8 and no
 // control characters, which would break logs, subjects and terminals.
 // An empty optional identifier is absent.
 func checkID(field, s string, required bool) error {
+	return checkName(field, s, MaxIDBytes, required)
+}
+
+// checkName applies the identifier rules with another limit, for short
+// labels such as a memory's subject and predicate.
+func checkName(field, s string, limit int, required bool) error {
 	switch {
 	case s == "" && required:
 		return fieldErr(field, "required")
-	case len(s) > MaxIDBytes:
-		return fieldErr(field, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxIDBytes))
+	case len(s) > limit:
+		return fieldErr(field, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), limit))
 	case !utf8.ValidString(s):
 		return fieldErr(field, "is not valid UTF-8")
 	}

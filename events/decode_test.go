@@ -50,9 +50,19 @@ func TestDecodeData(t *testing.T) {
 				return
 			}
 			if got, want := reflect.TypeOf(v).String(), map[string]string{
-				events.TypeTurnRecorded:       "*events.TurnRecorded",
-				events.TypeContextCompressing: "*events.ContextCompressing",
-				events.TypeSessionEnded:       "*events.SessionEnded",
+				events.TypeTurnRecorded:        "*events.TurnRecorded",
+				events.TypeContextCompressing:  "*events.ContextCompressing",
+				events.TypeSessionEnded:        "*events.SessionEnded",
+				events.TypeExtractionRequested: "*events.ExtractionRequested",
+				events.TypeMemoryExtracted:     "*events.MemoryExtracted",
+				events.TypeExtractionFailed:    "*events.ExtractionFailed",
+				events.TypeMemoryAdded:         "*events.MemoryAdded",
+				events.TypeMemoryUpdated:       "*events.MemoryUpdated",
+				events.TypeMemoryDeleted:       "*events.MemoryDeleted",
+				events.TypePendingConfirmed:    "*events.PendingDecision",
+				events.TypePendingIgnored:      "*events.PendingDecision",
+				events.TypePendingSnoozed:      "*events.PendingDecision",
+				events.TypeMemoryImportant:     "*events.MemoryImportant",
 			}[s.eventType]; got != want {
 				t.Fatalf("DecodeData type=%s, want %s", got, want)
 			}
@@ -61,7 +71,7 @@ func TestDecodeData(t *testing.T) {
 }
 
 func TestDecodeDataUnknownType(t *testing.T) {
-	for _, typ := range []string{"", "turn.Recorded", "memory.added"} {
+	for _, typ := range []string{"", "turn.Recorded", "memory.archived", "memory.write"} {
 		_, err := events.DecodeData(typ, []byte(`{}`))
 		checkErr(t, err, "type")
 	}
@@ -167,8 +177,11 @@ func TestDecodeStructured(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if events.SessionID(data) == "" {
-				t.Fatalf("data=%#v, want decoded data with a session", data)
+			if data == nil {
+				t.Fatal("DecodeStructured returned no data")
+			}
+			if got := e.Subject(); got != "" && got != events.SessionID(data) {
+				t.Fatalf("subject %q accepted for data of session %q", got, events.SessionID(data))
 			}
 			if err := e.Validate(); err != nil {
 				t.Fatalf("sdk-go finds the event invalid: %v", err)

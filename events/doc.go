@@ -1,6 +1,14 @@
 // Package events is engram's public event contract: the Go types of the
-// data of every input event, their validation, and JSON Schemas (Schemas,
-// Schema) for agents written in other languages.
+// data of every event, input and derived, their validation, and JSON
+// Schemas (Schemas, Schema) for agents written in other languages.
+//
+// Input events (turn.recorded, context.compressing, session.ended) are
+// published by agents. Derived events are published by engram's workers
+// with NewDerived, which takes a deterministic id and time so that a
+// replay or a retried publish makes the same event; an operator or agent
+// may publish some of them too (a manual memory.added, an edit, a
+// decision on a pending memory). Types lists them all; Validate accepts
+// every one.
 //
 // Agents publish CloudEvents 1.0. The envelope is sdk-go's event.Event;
 // engram adds the extension attributes namespace (optional, "default" when
@@ -52,6 +60,56 @@
 //
 //	{"session_id": "s-42", "message_count": 12, "reason": "user_closed"}
 //
+// # Derived events
+//
+// The data of an extraction.requested event (self-contained: the
+// extractor needs no read model):
+//
+//	{
+//	  "request_id": "r-7",
+//	  "session_id": "s-42",
+//	  "reason": "compressing",
+//	  "turns": [
+//	    {"turn_index": 0, "role": "user", "content": "我叫小明，我喜欢喝茶", "time": "2025-06-01T09:30:00Z"},
+//	    {"turn_index": 1, "role": "assistant", "content": "记住了。", "time": "2025-06-01T09:30:04Z", "project": "support"}
+//	  ],
+//	  "summary": "The user introduced themselves."
+//	}
+//
+// memory.extracted, its result:
+//
+//	{
+//	  "request_id": "r-7", "session_id": "s-42", "extractor": "llm", "model": "qwen3-8b",
+//	  "usage": {"prompt_tokens": 812, "completion_tokens": 95}, "calls": 1, "turns": [0, 1],
+//	  "candidates": [{"kind": "identity", "category": "identity", "subject": "user", "predicate": "name",
+//	    "content": "名字是小明", "importance": 0.9, "confidence": 0.95, "updates": true}]
+//	}
+//
+// extraction.failed, when a request runs out of tries:
+//
+//	{"request_id": "r-7", "session_id": "s-42", "reason": "llm: 503 Service Unavailable", "attempts": 5, "turns": [0, 1]}
+//
+// memory.added (tier and confidence may be left out: 2 and 1):
+//
+//	{"kind": "rule", "category": "decision", "subject": "team", "predicate": "rule",
+//	  "content": "Run go vet before every commit.", "importance": 0.8, "project": "engram"}
+//
+// memory.updated (only the fields to change) and memory.deleted:
+//
+//	{"memory_id": "m-19", "content": "prefers green tea", "importance": 0.7}
+//	{"memory_id": "m-19", "reason": "the user asked"}
+//
+// pending.confirmed and pending.ignored, and pending.snoozed:
+//
+//	{"memory_id": "m-20"}
+//	{"memory_id": "m-20", "until": "2025-06-08T09:30:00+08:00"}
+//
+// memory.write.important:
+//
+//	{"memory_id": "m-21", "kind": "identity", "category": "identity", "subject": "user",
+//	  "predicate": "name", "content": "名字是小明", "importance": 0.9,
+//	  "session_id": "s-42", "cause_event_id": "extracted-r-7"}
+//
 // # Rules
 //
 // Envelope (Validate, DecodeStructured):
@@ -61,7 +119,7 @@
 //   - source is a URI reference of at most 1024 bytes with no spaces or
 //     control characters, in canonical form: exactly as Go's net/url prints
 //     it, because sdk-go stores it parsed and (id, source) is the dedup key.
-//   - type is turn.recorded, context.compressing or session.ended.
+//   - type is one of Types.
 //   - datacontenttype is absent or application/json (lower case,
 //     parameters allowed). Not application/<x>+json: sdk-go would encode
 //     such data as a JSON string when the event is passed on. dataschema,
@@ -70,15 +128,21 @@
 //   - data is a JSON object. data_base64 is refused: the data of every
 //     engram event is JSON, and one form keeps the contract and the schema
 //     simple.
-//   - subject, when present, equals data.session_id.
+//   - subject, when present, equals data.session_id: the subject carries
+//     the session and nothing else. So data without a session takes no
+//     subject: memory.updated, memory.deleted, pending.*, and a
+//     memory.added or memory.write.important that names no session.
 //   - In structured mode every attribute is a JSON string (a numeric id is
 //     an error, not a coerced value), no key appears twice, the whole event
 //     is valid UTF-8 with no \u escape of half a surrogate pair, and it fits
 //     the size limit (DefaultMaxEventBytes unless told otherwise).
 //
 // Identifiers (ids, subject, namespace, user, agent, session_id, channel,
-// project, tool call id and name, tool_call_id): at most MaxIDBytes (256)
-// bytes of valid UTF-8, no control characters (Unicode Cc).
+// project, topic, model, tool call id and name, tool_call_id, request_id,
+// memory_id, cause_event_id): at most MaxIDBytes (256) bytes of valid
+// UTF-8, no control characters (Unicode Cc). A memory's subject and
+// predicate follow the same rules within MaxMemorySubjectBytes and
+// MaxPredicateBytes.
 //
 // Data (DecodeData): no unknown fields, no repeated keys, nothing after the
 // JSON value, every value of its JSON type. Integers may be written 3, 3.0
@@ -94,22 +158,50 @@
 //     the event's.
 //   - session.ended: session_id required; message_count required, 0 to
 //     MaxCount.
+//   - extraction.requested: request_id, session_id, reason (quiet,
+//     token_cap, compressing, session_ended, sweep, manual, redrive) and
+//     1 to MaxExtractionTurns turns required, in ascending turn_index order
+//     with no index twice. A turn has turn_index, role and time (RFC 3339,
+//     as the envelope's) and no session_id or attachments; its content may
+//     be empty.
+//   - memory.extracted: request_id, session_id, extractor (rules, llm),
+//     usage (both counts), calls, turns and candidates all required. turns
+//     and extraction.failed's turns: 1 to MaxExtractionTurns indices,
+//     ascending, each once. candidates: 0 to MaxCandidates.
+//   - A candidate, memory.added and memory.write.important: kind (fact,
+//     preference, rule, skill, error, context, identity), category
+//     (identity, config, credential, decision, solution, event,
+//     conversation, temp, debug), subject, predicate and content
+//     (at most MaxMemoryContentBytes) required and not empty; importance
+//     and confidence are numbers from 0 to 1, compared exactly as written.
+//     A candidate needs both; memory.added needs importance (tier is 1 or
+//     2); memory.write.important needs importance, memory_id and
+//     cause_event_id, and has no confidence.
+//   - extraction.failed: reason required, at most MaxReasonBytes; attempts
+//     required, 0 to MaxCount.
+//   - memory.updated: memory_id and at least one field to change. Content,
+//     kind, category, subject and predicate follow the rules above; project
+//     and topic may be "" to clear them; null is refused.
+//   - memory.deleted: memory_id required; reason at most MaxReasonBytes.
+//   - pending.*: memory_id required; until (RFC 3339) required for
+//     pending.snoozed and refused for the other two.
 //
 // Every error is a *FieldError naming what is wrong, e.g.
 // "data.turns[2].role: must be user, assistant, system or tool, not \"bot\"".
 //
 // The JSON Schemas say the same, except where a schema cannot: they count
 // characters where engram counts bytes, cannot compare subject or a turn's
-// session_id with data.session_id, cannot see repeated keys, broken
-// surrogates or a non-canonical URI, and do not check the calendar.
+// session_id with data.session_id, cannot check that turns are in order,
+// cannot see repeated keys, broken surrogates or a non-canonical URI, and
+// do not check the calendar or refuse the zero time.
 //
 // # What this package must never do
 //
 // Import anything but the standard library and sdk-go's event package: it
 // is what agents import. Accept an event it cannot represent exactly, or
-// change a value on the way in (beyond the two documented defaults: an
-// inner turn's session_id and an attachment's direction). Change the
-// meaning of a field: add new ones instead.
+// change a value on the way in (beyond the documented defaults: an inner
+// turn's session_id, an attachment's direction, and memory.added's tier
+// and confidence). Change the meaning of a field: add new ones instead.
 //
 // # Concurrency
 //

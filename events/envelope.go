@@ -12,8 +12,9 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 )
 
-// These patterns are copied into schema/cloudevent.json; the agreement
-// test keeps the two from drifting. They are written to mean the same in
+// These patterns are copied into schema/cloudevent.json (and rfc3339 into
+// the time of schema/extraction.requested.json); the agreement test keeps
+// them from drifting. They are written to mean the same in
 // Go's RE2 and in the ECMA-262 dialect other JSON Schema validators use.
 var (
 	// application/json, lower case, with optional parameters. Not
@@ -32,12 +33,13 @@ var (
 //
 // An event is valid when: specversion is 1.0; id, subject, namespace, user
 // and agent follow the identifier rules (see the package doc); user is
-// present; source is a URI reference in canonical form; type is one of the
-// input types; datacontenttype is absent or application/json; dataschema,
-// when present, is an absolute URI; no extension other than namespace,
-// user, agent, traceparent and tracestate is present; data is a JSON object
-// (not data_base64) that DecodeData accepts; and subject, when present,
-// equals the data's session_id.
+// present; source is a URI reference in canonical form; type is one of
+// Types, input or derived; datacontenttype is absent or application/json;
+// dataschema, when present, is an absolute URI; no extension other than
+// namespace, user, agent, traceparent and tracestate is present; data is a
+// JSON object (not data_base64) that DecodeData accepts; and subject, when
+// present, equals the data's session_id, so data without one takes no
+// subject.
 func Validate(e event.Event) (any, error) {
 	if e.Context == nil {
 		return nil, fieldErr("specversion", "required")
@@ -82,7 +84,7 @@ func Validate(e event.Event) (any, error) {
 		}
 	}
 	if ctx.Time != nil && ctx.Time.IsZero() {
-		return nil, zeroTime()
+		return nil, zeroTime("time")
 	}
 	if err := checkExtensions(ctx.Extensions); err != nil {
 		return nil, err
@@ -94,11 +96,27 @@ func Validate(e event.Event) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ctx.Subject != nil && *ctx.Subject != SessionID(data) {
-		return nil, fieldErr("subject", fmt.Sprintf("is %s but data.session_id is %s; the subject carries the session",
-			quote(*ctx.Subject), quote(SessionID(data))))
+	if ctx.Subject != nil {
+		if err := checkSubject(*ctx.Subject, SessionID(data)); err != nil {
+			return nil, err
+		}
 	}
 	return data, nil
+}
+
+// checkSubject holds the subject to the session and nothing else, so that
+// a consumer that selects a session by subject gets its events and only
+// them: data without a session takes no subject.
+func checkSubject(subject, session string) error {
+	switch {
+	case subject == session:
+		return nil
+	case session == "":
+		return fieldErr("subject", fmt.Sprintf("is %s but the data names no session; the subject carries the session, so leave it out",
+			quote(subject)))
+	}
+	return fieldErr("subject", fmt.Sprintf("is %s but data.session_id is %s; the subject carries the session",
+		quote(subject), quote(session)))
 }
 
 // Namespace returns the event's namespace extension, or DefaultNamespace.
@@ -196,8 +214,11 @@ func noBase64() error {
 	return fieldErr("data_base64", `is not accepted: send the data as a JSON object in "data"`)
 }
 
-func zeroTime() error {
-	return fieldErr("time", "must not be the zero time 0001-01-01T00:00:00Z (leave time out instead)")
+func zeroTime(field string) error {
+	if field != "time" {
+		return fieldErr(field, "must not be the zero time 0001-01-01T00:00:00Z")
+	}
+	return fieldErr(field, "must not be the zero time 0001-01-01T00:00:00Z (leave time out instead)")
 }
 
 // checkURI accepts a URI reference only in the form it will be stored in:
@@ -307,7 +328,7 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 		}
 	}
 	if s, ok := attrs["time"]; ok {
-		t, err := parseTime(s)
+		t, err := parseTime("time", s)
 		if err != nil {
 			return event.Event{}, nil, err
 		}
@@ -338,16 +359,18 @@ func isAttribute(name string) bool {
 	return isExtension(name)
 }
 
-func parseTime(s string) (time.Time, error) {
+// parseTime reads an RFC 3339 time for field: the envelope's time or a
+// time in the data.
+func parseTime(field, s string) (time.Time, error) {
 	if !rfc3339.MatchString(s) {
-		return time.Time{}, fieldErr("time", fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
+		return time.Time{}, fieldErr(field, fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fieldErr("time", fmt.Sprintf("is not a valid time: %s", quote(s)))
+		return time.Time{}, fieldErr(field, fmt.Sprintf("is not a valid time: %s", quote(s)))
 	}
 	if t.IsZero() {
-		return time.Time{}, zeroTime()
+		return time.Time{}, zeroTime(field)
 	}
 	return t, nil
 }

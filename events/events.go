@@ -30,7 +30,8 @@ const (
 	// given a limit ≤ 0.
 	DefaultMaxEventBytes = 1 << 20
 	// MaxIDBytes bounds every identifier: event id, subject, namespace,
-	// user, agent, session id, channel, project, tool call ids and names.
+	// user, agent, session id, channel, project, topic, model, tool call
+	// ids and names, request, memory and cause event ids.
 	MaxIDBytes = 256
 	// MaxURIBytes bounds source and dataschema.
 	MaxURIBytes = 1024
@@ -119,7 +120,9 @@ type SessionEnded struct {
 }
 
 // SessionID returns the session of decoded data (any data type of this
-// package, by value or pointer), or "" for anything else.
+// package, by value or pointer), or "" for data without one:
+// MemoryUpdated, MemoryDeleted, PendingDecision, a MemoryAdded or
+// MemoryImportant that names no session, and anything else.
 func SessionID(data any) string {
 	switch d := data.(type) {
 	case TurnRecorded:
@@ -127,6 +130,16 @@ func SessionID(data any) string {
 	case ContextCompressing:
 		return d.SessionID
 	case SessionEnded:
+		return d.SessionID
+	case ExtractionRequested:
+		return d.SessionID
+	case MemoryExtracted:
+		return d.SessionID
+	case ExtractionFailed:
+		return d.SessionID
+	case MemoryAdded:
+		return d.SessionID
+	case MemoryImportant:
 		return d.SessionID
 	case *TurnRecorded:
 		if d != nil {
@@ -137,6 +150,26 @@ func SessionID(data any) string {
 			return d.SessionID
 		}
 	case *SessionEnded:
+		if d != nil {
+			return d.SessionID
+		}
+	case *ExtractionRequested:
+		if d != nil {
+			return d.SessionID
+		}
+	case *MemoryExtracted:
+		if d != nil {
+			return d.SessionID
+		}
+	case *ExtractionFailed:
+		if d != nil {
+			return d.SessionID
+		}
+	case *MemoryAdded:
+		if d != nil {
+			return d.SessionID
+		}
+	case *MemoryImportant:
 		if d != nil {
 			return d.SessionID
 		}

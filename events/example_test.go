@@ -3,6 +3,7 @@ package events_test
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/engramhq/engram/events"
 )
@@ -55,4 +56,67 @@ func ExampleNew() {
 	//   "user": "alice"
 	// }
 	// new turn.recorded event: data.role: must be user, assistant, system or tool, not "bot"
+}
+
+func ExampleNewDerived() {
+	// The extractor's result for a request: its id and time come from the
+	// request, so a retried publish or a replay makes the same event and
+	// the stream keeps one.
+	requestID := "r-7"
+	requested := time.Date(2025, 6, 1, 9, 33, 0, 0, time.UTC)
+	e, err := events.NewDerived("urn:engram:extractor", events.TypeMemoryExtracted, "extracted-"+requestID,
+		"acme", "alice", requested, events.MemoryExtracted{
+			RequestID: requestID,
+			SessionID: "s-42",
+			Extractor: events.ExtractorRules,
+			Turns:     []int{0, 1},
+			Candidates: []events.Candidate{{
+				Kind: events.KindPreference, Category: events.CategoryConfig,
+				Subject: "user", Predicate: "prefers", Content: "prefers tea",
+				Importance: 0.6, Confidence: 0.7,
+			}},
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := json.MarshalIndent(e, "", "  ")
+	fmt.Println(string(b))
+	// Output:
+	// {
+	//   "specversion": "1.0",
+	//   "id": "extracted-r-7",
+	//   "source": "urn:engram:extractor",
+	//   "type": "memory.extracted",
+	//   "subject": "s-42",
+	//   "datacontenttype": "application/json",
+	//   "time": "2025-06-01T09:33:00Z",
+	//   "data": {
+	//     "request_id": "r-7",
+	//     "session_id": "s-42",
+	//     "extractor": "rules",
+	//     "usage": {
+	//       "prompt_tokens": 0,
+	//       "completion_tokens": 0
+	//     },
+	//     "calls": 0,
+	//     "turns": [
+	//       0,
+	//       1
+	//     ],
+	//     "candidates": [
+	//       {
+	//         "kind": "preference",
+	//         "category": "config",
+	//         "subject": "user",
+	//         "predicate": "prefers",
+	//         "content": "prefers tea",
+	//         "importance": 0.6,
+	//         "confidence": 0.7
+	//       }
+	//     ]
+	//   },
+	//   "namespace": "acme",
+	//   "user": "alice"
+	// }
 }

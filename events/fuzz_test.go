@@ -2,7 +2,11 @@ package events_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/engramhq/engram/events"
@@ -39,4 +43,37 @@ func FuzzDecodeStructured(f *testing.F) {
 			t.Fatalf("round trip changed the data: %+v != %+v", data, data2)
 		}
 	})
+}
+
+// The seed corpus says by name what it holds: valid_* seeds must decode
+// and invalid_* seeds must not, or the fuzzer starts from the wrong place.
+func TestFuzzSeeds(t *testing.T) {
+	files, err := filepath.Glob("testdata/fuzz/FuzzDecodeStructured/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, arg, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+			lit, ok := strings.CutPrefix(arg, "[]byte(")
+			if header != "go test fuzz v1" || !ok {
+				t.Fatalf("not a one-argument seed file: %q", b)
+			}
+			body, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = events.DecodeStructured([]byte(body), 64<<10)
+			switch base := filepath.Base(name); {
+			case strings.HasPrefix(base, "valid_") && err != nil:
+				t.Fatalf("valid seed refused: %v", err)
+			case strings.HasPrefix(base, "invalid_") && err == nil:
+				t.Fatal("invalid seed accepted")
+			}
+		})
+	}
 }

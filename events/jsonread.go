@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -146,6 +147,37 @@ func (r *reader) integer(path string, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
+// fraction reads a number from 0 to 1. The bounds are checked on the
+// literal, exactly, as JSON Schema does: 1.0000000000000000001 is over 1
+// even though it rounds to 1 as a float64.
+func (r *reader) fraction(path string) (float64, error) {
+	tok, err := r.token(path)
+	if err != nil {
+		return 0, err
+	}
+	num, ok := tok.(json.Number)
+	if !ok {
+		return 0, mustBe(r.field(path), "a number", tok)
+	}
+	if !inUnitInterval(string(num)) {
+		return 0, fieldErr(r.field(path), "must be a number from 0 to 1, not "+quote(string(num)))
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil { // only a range error, which inUnitInterval rules out
+		return 0, fieldErr(r.field(path), "must be a number from 0 to 1, not "+quote(string(num)))
+	}
+	return f, nil
+}
+
+// timestamp reads an RFC 3339 time, as the envelope's time attribute.
+func (r *reader) timestamp(path string) (time.Time, error) {
+	s, err := r.str(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return parseTime(r.field(path), s)
+}
+
 // raw reads any value and returns its JSON text unchanged.
 func (r *reader) raw(path string) (json.RawMessage, error) {
 	var m json.RawMessage
@@ -253,6 +285,47 @@ func intValue(lit string) (n int64, isInt, fits bool) {
 		return 0, true, false
 	}
 	return n, true, true
+}
+
+// inUnitInterval reports whether a JSON number literal is from 0 to 1,
+// exactly, working on the digits as intValue does.
+func inUnitInterval(lit string) bool {
+	neg := strings.HasPrefix(lit, "-")
+	lit = strings.TrimPrefix(lit, "-")
+	mant, exp := lit, 0
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		mant = lit[:i]
+		e, err := strconv.Atoi(lit[i+1:])
+		// Past ±2^40 the sign of the exponent alone decides, and the sums
+		// below cannot overflow.
+		switch {
+		case err != nil && strings.HasPrefix(lit[i+1:], "-"), e < -1<<40:
+			e = -1 << 40
+		case err != nil, e > 1<<40:
+			e = 1 << 40
+		}
+		exp = e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return true // zero, or minus zero
+	}
+	if neg {
+		return false
+	}
+	exp -= len(frac)
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed)
+	// The number is trimmed × 10^exp; its leading digit is worth
+	// 10^(exp+len(trimmed)-1).
+	switch lead := exp + len(trimmed) - 1; {
+	case lead < 0:
+		return true
+	case lead == 0:
+		return trimmed == "1"
+	}
+	return false
 }
 
 // checkText finds what encoding/json would silently repair: bytes that are

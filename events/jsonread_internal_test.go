@@ -60,3 +60,39 @@ func TestCheckText(t *testing.T) {
 		}
 	}
 }
+
+func TestInUnitInterval(t *testing.T) {
+	for _, c := range []struct {
+		lit string
+		in  bool
+	}{
+		{"0", true},
+		{"-0", true},
+		{"-0.0e7", true},
+		{"0.5", true},
+		{"5e-1", true},
+		{"1", true},
+		{"1.0", true},
+		{"1.000", true},
+		{"0.1e1", true},
+		{"10e-1", true},
+		{"100E-2", true},
+		{"1e-400", true},
+		{"7e-99999999999999999999", true},
+		{"0.99999999999999999999", true},
+		{"1.0000000000000000001", false},
+		{"1.5", false},
+		{"2", false},
+		{"10e-2", true},
+		{"11e-1", false},
+		{"1e1", false},
+		{"1e99999999999999999999", false},
+		{"-1e-9", false},
+		{"-0.5", false},
+		{"-1", false},
+	} {
+		if got := inUnitInterval(c.lit); got != c.in {
+			t.Errorf("inUnitInterval(%q)=%v, want %v", c.lit, got, c.in)
+		}
+	}
+}

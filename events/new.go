@@ -11,10 +11,33 @@ import (
 
 // New builds a valid event for a Go agent: a random UUID id, the given
 // source, type, namespace (DefaultNamespace when empty) and user, data
-// marshalled as application/json, subject set to the data's session, and
-// time now. It returns Validate's error if the result is not valid. Set
-// the agent with e.SetExtension(ExtAgent, name).
+// marshalled as application/json, subject set to the data's session (none
+// when the data has none), and time now. It returns Validate's error if
+// the result is not valid. Set the agent with e.SetExtension(ExtAgent, name).
 func New(source, eventType, namespace, user string, data any) (event.Event, error) {
+	return build(source, eventType, newID(), namespace, user, time.Now(), data)
+}
+
+// NewDerived is New with the id and time chosen by the caller, for
+// engram's workers. A worker derives both from what caused the event (the
+// id from the cause's source and id, the time from the cause's time), so
+// that a replay or a retried publish makes the same event, which the
+// stream then drops as a duplicate, and so that time-dependent rules see
+// the same time on every replay. The time must be one RFC 3339 can carry:
+// not the zero time, and in the years 0000 to 9999.
+func NewDerived(source, eventType string, id string, namespace, user string, t time.Time, data any) (event.Event, error) {
+	if t.IsZero() {
+		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, fieldErr("time", "required"))
+	}
+	// The envelope's time goes on the wire as RFC 3339 in UTC; a time that
+	// would not parse back is refused here, not by the consumer.
+	if _, err := parseTime("time", t.UTC().Format(time.RFC3339Nano)); err != nil {
+		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, err)
+	}
+	return build(source, eventType, id, namespace, user, t, data)
+}
+
+func build(source, eventType, id, namespace, user string, t time.Time, data any) (event.Event, error) {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return event.Event{}, fmt.Errorf("new %s event: marshal data: %w", eventType, err)
@@ -23,11 +46,11 @@ func New(source, eventType, namespace, user string, data any) (event.Event, erro
 		namespace = DefaultNamespace
 	}
 	contentType := event.ApplicationJSON
-	ctx := &event.EventContextV1{ID: newID(), Type: eventType, DataContentType: &contentType}
+	ctx := &event.EventContextV1{ID: id, Type: eventType, DataContentType: &contentType}
 	if err := ctx.SetSource(source); err != nil {
 		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, fieldErr("source", err.Error()))
 	}
-	if err := ctx.SetTime(time.Now().UTC()); err != nil {
+	if err := ctx.SetTime(t.UTC()); err != nil {
 		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, fieldErr("time", err.Error()))
 	}
 	for name, value := range map[string]string{ExtNamespace: namespace, ExtUser: user} {
@@ -40,8 +63,9 @@ func New(source, eventType, namespace, user string, data any) (event.Event, erro
 	if err != nil {
 		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, err)
 	}
-	session := SessionID(decoded)
-	ctx.Subject = &session
+	if session := SessionID(decoded); session != "" {
+		ctx.Subject = &session
+	}
 	return e, nil
 }
 

@@ -3,6 +3,7 @@ package events_test
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/engramhq/engram/events"
@@ -29,7 +30,14 @@ const (
 	calendar      = "the schema's pattern does not check the calendar"
 )
 
-var dataSamples = []sample{
+// dataSamples and eventSamples hold the input types' samples here and the
+// derived types' in samples_derived_test.go.
+var (
+	dataSamples  = slices.Concat(inputDataSamples, derivedDataSamples)
+	eventSamples = slices.Concat(inputEventSamples, derivedEventSamples)
+)
+
+var inputDataSamples = []sample{
 	// turn.recorded, valid
 	{name: "user turn", eventType: events.TypeTurnRecorded,
 		body: `{"session_id":"s1","turn_index":0,"role":"user","content":"hello"}`},
@@ -216,7 +224,7 @@ type m = map[string]any
 
 const drop = "<drop>"
 
-var eventSamples = []sample{
+var inputEventSamples = []sample{
 	{name: "full", body: with(nil)},
 	{name: "minimal", body: with(m{"subject": drop, "time": drop, "datacontenttype": drop, "namespace": drop, "agent": drop})},
 	{name: "traced", body: with(m{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "congo=t61rcWkgMzE"})},

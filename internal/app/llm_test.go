@@ -154,3 +154,39 @@ func countDLQ(t *testing.T, s jetstream.Stream) uint64 {
 	}
 	return info.State.Msgs
 }
+
+// Secrets in turns are masked before they reach the LLM and before they
+// are stored in a memory.
+func TestSecretsNeverReachTheLLMOrAMemory(t *testing.T) {
+	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3iJk6l"
+	srv := llmtest.New(t)
+	srv.Reply(func(req llmtest.ChatRequest) string {
+		// A model that repeats what it saw into a memory.
+		return fmt.Sprintf(`{"facts":[{"subject":"openai","predicate":"api_key","content":%q,"kind":"fact","category":"credential","importance":0.9,"confidence":0.95}]}`,
+			req.Prompt()[strings.Index(req.Prompt(), "sk-"):][:40])
+	})
+	cfg := testConfig(t, t.TempDir())
+	cfg.LLM.BaseURL, cfg.LLM.Model = srv.Config().BaseURL, srv.Config().Model
+	a := startApp(t, cfg, RoleAll)
+	mustAccept(t, postBatch(t, a,
+		turnEvent("k-0", "sam", "s1", 0, "user", "我的 OpenAI key 是 "+key+"，密码是 hunter2hunter2"),
+		endEvent("k-e", "sam", "s1", 1)))
+	waitSettled(t, a)
+	if srv.Calls() == 0 {
+		t.Fatal("the LLM was never called")
+	}
+	for _, r := range srv.Requests() {
+		if p := r.Prompt(); strings.Contains(p, key) || strings.Contains(p, "hunter2hunter2") {
+			t.Fatalf("a secret reached the LLM: %q", p)
+		}
+	}
+	mems := listMemories(t, a, "sam", "&status=all")
+	if len(mems) == 0 {
+		t.Fatal("no memory written")
+	}
+	for _, m := range mems {
+		if strings.Contains(m.Content, key) || strings.Contains(m.Content, "hunter2hunter2") {
+			t.Fatalf("a secret was stored in memory %q", m.Content)
+		}
+	}
+}

@@ -30,12 +30,13 @@ var leaves = map[string][]string{
 	"internal/llm":         {},
 	"internal/secrets":     {},
 	"internal/ruleextract": {"internal/memory"},
+	"internal/llmextract":  {"internal/memory", "internal/llm", "internal/ruleextract"},
 }
 
 // workers are the packages that do engram's work; they depend on the
 // domain and small interfaces, never on the packages that wrap outside
 // dependencies, nor on each other.
-var workers = []string{"internal/projector"}
+var workers = []string{"internal/projector", "internal/extraction"}
 
 var wrappers = []string{"internal/stream", "internal/sqlite", "internal/httpapi", "internal/natsapi", "internal/app", "internal/cli"}
 

@@ -30,9 +30,22 @@ type Engram struct {
 	hc   *http.Client
 }
 
+// Config is engram's configuration, for StartWith's callers.
+type Config = config.Config
+
 // Start opens an engram with every role, in-process NATS, default
 // durability unless sync says otherwise.
 func Start(ctx context.Context, sync string) (*Engram, error) {
+	return StartWith(ctx, func(c *Config) {
+		if sync != "" {
+			c.NATS.Sync = sync
+		}
+	})
+}
+
+// StartWith opens an engram in a temp dir with the changes set makes to
+// the default config.
+func StartWith(ctx context.Context, set func(*Config)) (*Engram, error) {
 	dir, err := os.MkdirTemp("", "engram-bench-")
 	if err != nil {
 		return nil, err
@@ -41,9 +54,7 @@ func Start(ctx context.Context, sync string) (*Engram, error) {
 	cfg.DataDir = dir
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = ""
-	if sync != "" {
-		cfg.NATS.Sync = sync
-	}
+	set(&cfg)
 	a := app.New(cfg, app.RoleAll, zap.NewNop())
 	if err := a.Open(ctx); err != nil {
 		return nil, err

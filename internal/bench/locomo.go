@@ -16,7 +16,10 @@ import (
 // becomes session "session-N", speaker A is the user and B the assistant,
 // and each session's date is its turns' event time. Images are kept as
 // attachments with their caption as the description.
-func LoadLoCoMo(ctx context.Context, e *Engram, ds *locomo.Dataset) error {
+//
+// With endSessions, each session is closed by a session.ended event, as an
+// agent would, which is what hands its turns to extraction.
+func LoadLoCoMo(ctx context.Context, e *Engram, ds *locomo.Dataset, endSessions bool) error {
 	var top uint64
 	for _, conv := range ds.Conversations {
 		var raws []json.RawMessage
@@ -33,6 +36,16 @@ func LoadLoCoMo(ctx context.Context, e *Engram, ds *locomo.Dataset) error {
 				raw, err := json.Marshal(map[string]any{"specversion": "1.0", "id": conv.ID + "/" + t.DiaID,
 					"source": "locomo", "type": events.TypeTurnRecorded, "namespace": "locomo", "user": conv.ID,
 					"time": s.Time.Add(timeOffset(t.Index)).Format("2006-01-02T15:04:05Z07:00"), "subject": d.SessionID, "data": d})
+				if err != nil {
+					return err
+				}
+				raws = append(raws, raw)
+			}
+			if endSessions {
+				d := events.SessionEnded{SessionID: fmt.Sprintf("session-%d", s.N), MessageCount: len(s.Turns), Reason: "done"}
+				raw, err := json.Marshal(map[string]any{"specversion": "1.0", "id": fmt.Sprintf("%s/end-%d", conv.ID, s.N),
+					"source": "locomo", "type": events.TypeSessionEnded, "namespace": "locomo", "user": conv.ID,
+					"time": s.Time.Add(timeOffset(len(s.Turns))).Format("2006-01-02T15:04:05Z07:00"), "subject": d.SessionID, "data": d})
 				if err != nil {
 					return err
 				}

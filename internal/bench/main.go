@@ -18,7 +18,7 @@ import (
 // figures README.md reports.
 func Main(args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
-	only := fs.String("only", "ingest,ack,search,locomo", "comma-separated: ingest, ack, search, locomo")
+	only := fs.String("only", "ingest,ack,search,locomo,llm", "comma-separated: ingest, ack, search, locomo, llm")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
 	acks := fs.Int("acks", 2000, "single events for the ack latency run")
 	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
@@ -84,7 +84,7 @@ func Main(args []string, out io.Writer) int {
 				return 1
 			}
 			t0 := time.Now()
-			if err := LoadLoCoMo(ctx, e, ds); err != nil {
+			if err := LoadLoCoMo(ctx, e, ds, false); err != nil {
 				logf("locomo load: %v", err)
 				return 1
 			}
@@ -98,6 +98,23 @@ func Main(args []string, out io.Writer) int {
 				return 1
 			}
 		}
+	}
+	if run["llm"] {
+		ds, err := locomo.Load(*locomoPath)
+		if err != nil {
+			logf("llm: %v (set -locomo or LOCOMO=)", err)
+			return 1
+		}
+		c, err := ExtractionCost(ctx, ds)
+		if err != nil {
+			logf("llm: %v", err)
+			return 1
+		}
+		const mem0Prompt = 9000 // Mem0 OSS 3.3.1: one call of about 9,000 prompt tokens per turn
+		logf("llm extraction, %d LoCoMo turns (sessions ended as an agent would): %d calls, %d prompt + %d completion tokens",
+			c.Turns, c.Calls, c.Prompt, c.Completion)
+		logf("llm extraction per 1,000 turns: %.1f calls, %.0f prompt + %.0f completion tokens (Mem0: 1,000 calls, ~9,000,000 prompt tokens) → %.0f× fewer tokens",
+			c.CallsPerK, c.PromptPerK, c.CompPer, mem0Prompt*1000/(c.PromptPerK+c.CompPer))
 	}
 	if run["search"] {
 		steps := []int{100000}

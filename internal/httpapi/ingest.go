@@ -23,6 +23,14 @@ const (
 	ctBatch      = "application/cloudevents-batch+json"
 )
 
+// agentTypes are the event types agents may send to /v1/events. The
+// other derived types are engram's own conclusions; the memory endpoints
+// publish the manual ones.
+var agentTypes = map[string]bool{
+	events.TypeTurnRecorded: true, events.TypeContextCompressing: true, events.TypeSessionEnded: true,
+	events.TypeMemoryAdded: true,
+}
+
 // maxBatchBody bounds a batch request whatever the per-event limits say.
 const maxBatchBody = 64 << 20
 
@@ -56,6 +64,10 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	bad := 0
 	for i, e := range evs {
 		resp.Results[i] = eventResult{Index: i, ID: e.ID(), Status: "ok"}
+		if errs[i] == nil && !agentTypes[e.Type()] {
+			errs[i] = memory.Errorf(memory.EINVALID, "type: %q is published by engram's workers, not accepted at /v1/events "+
+				"(agents send turn.recorded, context.compressing, session.ended and memory.added)", e.Type())
+		}
 		if errs[i] == nil {
 			errs[i] = checkNamespace(r.Context(), events.Namespace(e))
 		}

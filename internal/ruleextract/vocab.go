@@ -35,14 +35,7 @@ const (
 // replaces the older memory. The others (likes, dislikes, prefers, rule,
 // note, decision) are sets: a new one adds to them, and only a near-duplicate
 // or a contradiction should supersede.
-func SingleValued(predicate string) bool {
-	switch predicate {
-	case PredName, PredNickname, PredLocation, PredHometown, PredEmployer, PredOccupation,
-		PredAge, PredUses, PredVersion, PredPath:
-		return true
-	}
-	return false
-}
+func SingleValued(predicate string) bool { return memory.SingleValued(predicate) }
 
 // spec is how a predicate is stored: its kind, its decay category and its
 // importance (seed 001 §6.4: identity 1.0, technical decision 0.8, ordinary

@@ -1,0 +1,171 @@
+package extraction
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap"
+)
+
+type recorder struct {
+	mu  sync.Mutex
+	got []*events.ExtractionRequested
+}
+
+func (r *recorder) emit(_ context.Context, evs ...memory.Outgoing) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range evs {
+		r.got = append(r.got, e.Data.(*events.ExtractionRequested))
+	}
+	return nil
+}
+
+func (r *recorder) requests() []*events.ExtractionRequested {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*events.ExtractionRequested(nil), r.got...)
+}
+
+var scope = memory.Scope{Namespace: "default", User: "u"}
+
+func turn(session string, index int, content string) memory.Applied {
+	return memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeTurnRecorded, Time: time.Now()},
+		Data: &events.TurnRecorded{SessionID: session, TurnIndex: index, Role: "user", Content: content}}
+}
+
+func handle(t *testing.T, b *Batcher, evs ...memory.Applied) {
+	t.Helper()
+	for _, err := range b.Handle(t.Context(), evs) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// start runs the batcher's loop inside the bubble until the test ends.
+func start(t *testing.T, cfg Config, source memory.TurnSource) (*Batcher, *recorder) {
+	r := &recorder{}
+	b := NewBatcher(cfg, r.emit, zap.NewNop())
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(ctx, source) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return b, r
+}
+
+func TestQuietGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := start(t, DefaultConfig(), nil)
+		handle(t, b, turn("s1", 0, "我叫李雷"), turn("s1", 1, "I like tea"))
+		time.Sleep(2 * time.Minute)
+		handle(t, b, turn("s1", 2, "one more"))
+		time.Sleep(2*time.Minute + 50*time.Second)
+		synctest.Wait()
+		if n := len(r.requests()); n != 0 {
+			t.Fatalf("requested after 2m50s of quiet, want none before 3m")
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		got := r.requests()
+		if len(got) != 1 || got[0].Reason != ReasonQuiet || len(got[0].Turns) != 3 {
+			t.Fatalf("requests = %+v, want one quiet request of 3 turns", got)
+		}
+		for i, tt := range got[0].Turns {
+			if tt.TurnIndex != i {
+				t.Fatalf("turns out of order: %+v", got[0].Turns)
+			}
+		}
+	})
+}
+
+func TestTokenCapCompressionAndEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		b, r := start(t, cfg, nil)
+		long := strings.Repeat("长", cfg.TokenCap/2)
+		handle(t, b, turn("s1", 0, long))
+		if n := len(r.requests()); n != 0 {
+			t.Fatalf("requested below the token cap")
+		}
+		handle(t, b, turn("s1", 1, long))
+		if got := r.requests(); len(got) != 1 || got[0].Reason != ReasonTokenCap || len(got[0].Turns) != 2 {
+			t.Fatalf("at the token cap: %+v", got)
+		}
+		// Compression: at once, with the turns leaving the window and what
+		// was waiting; a turn already requested is not asked for again.
+		handle(t, b, turn("s1", 2, "waiting"))
+		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeContextCompressing, Time: time.Now()},
+			Data: &events.ContextCompressing{SessionID: "s1", Summary: "they talked", Turns: []events.TurnRecorded{
+				{TurnIndex: 1, Role: "user", Content: long}, {TurnIndex: 3, Role: "assistant", Content: "unseen"}}}})
+		got := r.requests()
+		if len(got) != 2 || got[1].Reason != ReasonCompressing || got[1].Summary != "they talked" {
+			t.Fatalf("after compression: %+v", got)
+		}
+		if idx := indices(got[1].Turns); len(idx) != 2 || idx[0] != 2 || idx[1] != 3 {
+			t.Fatalf("compression request covers %v, want [2 3]", idx)
+		}
+		handle(t, b, turn("s2", 0, "hello"), memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeSessionEnded},
+			Data: &events.SessionEnded{SessionID: "s2", MessageCount: 1}})
+		if got := r.requests(); len(got) != 3 || got[2].Reason != ReasonEnded || got[2].SessionID != "s2" {
+			t.Fatalf("after session end: %+v", got)
+		}
+	})
+}
+
+func TestLongBatchesAreSplit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.MaxTurns = 10
+		b, r := start(t, cfg, nil)
+		for i := range 25 {
+			handle(t, b, turn("s1", i, "x"))
+		}
+		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope}, Data: &events.SessionEnded{SessionID: "s1"}})
+		got := r.requests()
+		if len(got) != 3 || len(got[0].Turns) != 10 || len(got[2].Turns) != 5 || got[0].RequestID == got[1].RequestID {
+			t.Fatalf("split = %d requests", len(got))
+		}
+	})
+}
+
+type fakeSource []memory.Turn
+
+func (f fakeSource) Unextracted(context.Context, time.Time, int) ([]memory.Turn, error) { return f, nil }
+
+// After a restart the batcher picks up turns the read model still has as
+// unextracted; the daily sweep at 03:00 requests whatever is left.
+func TestRecoveryAndSweep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.QuietGap = 24 * time.Hour // only the sweep will fire
+		src := fakeSource{{Scope: scope, SessionID: "old", TurnIndex: 4, Role: "user", Content: "left over", Time: time.Now()}}
+		_, r := start(t, cfg, src)
+		untilSweep := time.Until(nextAt(time.Now(), cfg.SweepAt))
+		time.Sleep(untilSweep - time.Minute)
+		synctest.Wait()
+		if n := len(r.requests()); n != 0 {
+			t.Fatalf("requested before the sweep")
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		got := r.requests()
+		if len(got) != 1 || got[0].Reason != ReasonSweep || got[0].Turns[0].TurnIndex != 4 {
+			t.Fatalf("sweep = %+v", got)
+		}
+	})
+}
+
+func TestRequestIDIsStable(t *testing.T) {
+	a := []events.ExtractionTurn{{TurnIndex: 1}, {TurnIndex: 2}}
+	if RequestID(scope, "s", a) != RequestID(scope, "s", a) || RequestID(scope, "s", a) == RequestID(scope, "s", a[:1]) ||
+		RequestID(scope, "s", a) == RequestID(memory.Scope{Namespace: "default", User: "v"}, "s", a) {
+		t.Fatal("request ids must be a function of scope, session and turns")
+	}
+}
