@@ -137,7 +137,9 @@ func TestLongBatchesAreSplit(t *testing.T) {
 
 type fakeSource []memory.Turn
 
-func (f fakeSource) Unextracted(context.Context, time.Time, int) ([]memory.Turn, error) { return f, nil }
+func (f fakeSource) Unextracted(context.Context, time.Time, int) ([]memory.Turn, error) {
+	return f, nil
+}
 
 // After a restart the batcher picks up turns the read model still has as
 // unextracted; the daily sweep at 03:00 requests whatever is left.
