@@ -13,8 +13,10 @@ import (
 // (see Types) and returns a pointer to its data type: *TurnRecorded,
 // *ContextCompressing, *SessionEnded, *ExtractionRequested,
 // *MemoryExtracted, *ExtractionFailed, *MemoryAdded, *MemoryUpdated,
-// *MemoryDeleted, *PendingDecision (for all three pending.* types) or
-// *MemoryImportant. An unknown field, a repeated key, data after the JSON
+// *MemoryDeleted, *PendingDecision (for all three pending.* types),
+// *MemoryImportant, *Episode, *Scratchpad, *ProfileRefreshed,
+// *DailySummary, *MemoriesMerged, *MemoriesArchived, *MemoriesAccessed,
+// *RetrievalDegraded or *UserForgotten. An unknown field, a repeated key, data after the JSON
 // value, a wrong JSON type or a broken rule is a *FieldError naming the
 // field ("data.turns[2].role"); an unknown event type is a *FieldError for
 // "type".
@@ -64,6 +66,24 @@ func decodeData(r *reader, eventType string) (any, error) {
 		return decoded(decodePendingDecision(r, path, eventType))
 	case TypeMemoryImportant:
 		return decoded(decodeMemoryImportant(r, path))
+	case TypeEpisodeBuilt:
+		return decoded(decodeEpisode(r, path))
+	case TypeScratchpadUpdated:
+		return decoded(decodeScratchpad(r, path))
+	case TypeProfileRefreshed:
+		return decoded(decodeProfileRefreshed(r, path))
+	case TypeDailySummarized:
+		return decoded(decodeDailySummary(r, path))
+	case TypeMemoriesMerged:
+		return decoded(decodeMemoriesMerged(r, path))
+	case TypeMemoriesArchived:
+		return decoded(decodeMemoriesArchived(r, path))
+	case TypeMemoriesAccessed:
+		return decoded(decodeMemoriesAccessed(r, path))
+	case TypeRetrievalDegraded:
+		return decoded(decodeRetrievalDegraded(r, path))
+	case TypeUserForgotten:
+		return decoded(decodeUserForgotten(r, path))
 	}
 	return nil, unknownType(eventType)
 }
@@ -128,6 +148,8 @@ func decodeTurn(r *reader, path string, inner bool) (TurnRecorded, error) {
 			t.Channel, err = r.str(p)
 		case "project":
 			t.Project, err = r.str(p)
+		case "speaker":
+			t.Speaker, err = r.str(p)
 		default:
 			err = unknownField(p)
 		}
@@ -149,6 +171,9 @@ func decodeTurn(r *reader, path string, inner bool) (TurnRecorded, error) {
 		return t, fieldErr(join(path, "content"), "required: a turn needs content, tool_calls, tool_results or attachments")
 	}
 	if err := checkID(join(path, "channel"), t.Channel, false); err != nil {
+		return t, err
+	}
+	if err := checkID(join(path, "speaker"), t.Speaker, false); err != nil {
 		return t, err
 	}
 	return t, checkID(join(path, "project"), t.Project, false)

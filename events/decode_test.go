@@ -63,6 +63,15 @@ func TestDecodeData(t *testing.T) {
 				events.TypePendingIgnored:      "*events.PendingDecision",
 				events.TypePendingSnoozed:      "*events.PendingDecision",
 				events.TypeMemoryImportant:     "*events.MemoryImportant",
+				events.TypeEpisodeBuilt:        "*events.Episode",
+				events.TypeScratchpadUpdated:   "*events.Scratchpad",
+				events.TypeProfileRefreshed:    "*events.ProfileRefreshed",
+				events.TypeDailySummarized:     "*events.DailySummary",
+				events.TypeMemoriesMerged:      "*events.MemoriesMerged",
+				events.TypeMemoriesArchived:    "*events.MemoriesArchived",
+				events.TypeMemoriesAccessed:    "*events.MemoriesAccessed",
+				events.TypeRetrievalDegraded:   "*events.RetrievalDegraded",
+				events.TypeUserForgotten:       "*events.UserForgotten",
 			}[s.eventType]; got != want {
 				t.Fatalf("DecodeData type=%s, want %s", got, want)
 			}

@@ -29,6 +29,9 @@ var types = []string{
 	TypeMemoryAdded, TypeMemoryUpdated, TypeMemoryDeleted,
 	TypePendingConfirmed, TypePendingIgnored, TypePendingSnoozed,
 	TypeMemoryImportant,
+	TypeEpisodeBuilt, TypeScratchpadUpdated, TypeProfileRefreshed, TypeDailySummarized,
+	TypeMemoriesMerged, TypeMemoriesArchived, TypeMemoriesAccessed,
+	TypeRetrievalDegraded, TypeUserForgotten,
 }
 
 // Types returns every event type Validate accepts: the input types, then

@@ -202,10 +202,15 @@ func decodeUsage(r *reader, path string) (Usage, error) {
 // MaxExtractionTurns of them, ascending, each once, so that two results
 // for the same turns compare equal.
 func decodeTurnIndexes(r *reader, path string) ([]int, error) {
+	return decodeIndexes(r, path, MaxExtractionTurns)
+}
+
+// decodeIndexes reads 1 to limit turn indices, ascending, each once.
+func decodeIndexes(r *reader, path string, limit int) ([]int, error) {
 	var out []int
 	err := r.array(path, func(i int, p string) error {
-		if i == MaxExtractionTurns {
-			return tooMany(path, MaxExtractionTurns, "turn indices")
+		if i == limit {
+			return tooMany(path, limit, "turn indices")
 		}
 		n, err := r.integer(p, 0, MaxCount)
 		if err != nil {

@@ -110,6 +110,55 @@
 //	  "predicate": "name", "content": "名字是小明", "importance": 0.9,
 //	  "session_id": "s-42", "cause_event_id": "extracted-r-7"}
 //
+// # Consolidation and retrieval events
+//
+// Published by the consolidator and the retriever; none but episode.built
+// names a session, so only it may take a subject.
+//
+// episode.built (goal and the lists may be left out; an action needs a
+// tool or a decision):
+//
+//	{
+//	  "id": "ep-s-42-0", "session_id": "s-42",
+//	  "summary": "用户让构建通过：改了 Makefile，测试全部通过。", "goal": "让构建通过",
+//	  "outcome": "completed", "started": "2025-06-01T09:30:00Z", "ended": "2025-06-01T09:45:00Z",
+//	  "actions": [
+//	    {"tool": "shell", "params": "go test ./...", "result": "2 failures", "success": false, "error": "exit 1", "turn": 3},
+//	    {"decision": "switch to the Makefile's test target", "success": true, "turn": 4}
+//	  ],
+//	  "entities": ["Makefile", "engram"], "tools": ["shell"], "linked_memories": ["m-21"],
+//	  "importance": 0.6, "source": "session_end", "turns": [0, 1, 2, 3, 4, 5]
+//	}
+//
+// scratchpad.updated (the whole scratchpad; episode_id only and always
+// when written from an episode):
+//
+//	{"content": "## 当前项目\n- engram: migration", "active_projects": ["engram"],
+//	  "current_focus": "migration", "open_questions": ["多语言向量模型?"], "next_steps": ["write tests"],
+//	  "source": "episode", "episode_id": "ep-s-42-0"}
+//
+// profile.refreshed (the whole core profile, possibly empty):
+//
+//	{"memory_ids": ["m-1", "m-7", "m-21"], "demoted": ["m-3"]}
+//
+// daily.summarized:
+//
+//	{"date": "2025-06-01", "channel": "telegram", "summary": "讨论了迁移方案。", "raw_tokens": 1830, "source": "compression"}
+//
+// memories.merged (content only when an LLM rewrote the kept memory):
+//
+//	{"into": "m-7", "merged": ["m-8", "m-12"], "importance": 0.9, "content": "prefers green tea, no sugar", "cluster_id": "c-2025w22-3"}
+//
+// memories.archived and memories.accessed:
+//
+//	{"memory_ids": ["m-30", "m-31"], "reason": "decay"}
+//	{"accesses": [{"memory_id": "m-7", "count": 3, "last": "2025-06-01T09:31:00Z"}]}
+//
+// retrieval.degraded and user.forgotten:
+//
+//	{"from": "vectors", "to": "fts", "reason": "embedding endpoint: 503 Service Unavailable"}
+//	{"reason": "erasure request #42"}
+//
 // # Rules
 //
 // Envelope (Validate, DecodeStructured):
@@ -131,7 +180,8 @@
 //   - subject, when present, equals data.session_id: the subject carries
 //     the session and nothing else. So data without a session takes no
 //     subject: memory.updated, memory.deleted, pending.*, and a
-//     memory.added or memory.write.important that names no session.
+//     memory.added or memory.write.important that names no session, and
+//     every consolidation and retrieval event but episode.built.
 //   - In structured mode every attribute is a JSON string (a numeric id is
 //     an error, not a coerced value), no key appears twice, the whole event
 //     is valid UTF-8 with no \u escape of half a surrogate pair, and it fits
@@ -139,7 +189,8 @@
 //
 // Identifiers (ids, subject, namespace, user, agent, session_id, channel,
 // project, topic, model, tool call id and name, tool_call_id, request_id,
-// memory_id, cause_event_id): at most MaxIDBytes (256) bytes of valid
+// memory_id, cause_event_id, an episode's id, tools, entities and linked
+// memories, episode_id, into, cluster_id): at most MaxIDBytes (256) bytes of valid
 // UTF-8, no control characters (Unicode Cc). A memory's subject and
 // predicate follow the same rules within MaxMemorySubjectBytes and
 // MaxPredicateBytes.
@@ -185,6 +236,41 @@
 //   - memory.deleted: memory_id required; reason at most MaxReasonBytes.
 //   - pending.*: memory_id required; until (RFC 3339) required for
 //     pending.snoozed and refused for the other two.
+//   - Lists of identifiers (an episode's entities, tools and
+//     linked_memories, a scratchpad's active_projects, and the memory ids
+//     of profile.refreshed, memories.merged and memories.archived) hold
+//     no empty string and no value twice.
+//   - episode.built: id, session_id, summary (at most
+//     MaxEpisodeSummaryBytes), outcome (completed, partial, failed,
+//     abandoned, ongoing), started and ended (RFC 3339; ended not before
+//     started), importance, source (session_end, compression, sweep) and
+//     turns (1 to MaxEpisodeTurns indices, ascending, each once)
+//     required. goal at most MaxNoteBytes. At most MaxEpisodeActions
+//     actions and linked memories, MaxEpisodeEntities entities and tools.
+//     An action needs turn and a tool or a decision; params, result,
+//     error and decision are at most MaxNoteBytes.
+//   - scratchpad.updated: content required (may be empty; at most
+//     MaxScratchpadBytes) and source (episode, person); episode_id
+//     required for episode and refused for person. current_focus and each
+//     open question and next step (not empty) at most MaxNoteBytes; at
+//     most MaxScratchpadItems in each list.
+//   - profile.refreshed: memory_ids required (0 to MaxProfileMemories);
+//     demoted at most MaxProfileMemories, none also in memory_ids.
+//   - daily.summarized: date (YYYY-MM-DD, a real date), channel, summary
+//     (at most MaxDailySummaryBytes), raw_tokens (0 to MaxCount) and
+//     source (compression, migration) required.
+//   - memories.merged: into, merged (1 to MaxMemoryBatch, not into),
+//     importance and cluster_id required; content, when present, not
+//     empty and at most MaxMemoryContentBytes.
+//   - memories.archived: memory_ids (1 to MaxMemoryBatch) and reason
+//     (decay, expired, cap, manual) required.
+//   - memories.accessed: 1 to MaxMemoryBatch accesses, each with
+//     memory_id, count (1 to MaxCount) and last (RFC 3339); no memory
+//     twice.
+//   - retrieval.degraded: from (vectors, fts), to (fts, recent) below
+//     from in the chain vectors → fts → recent, and reason (at most
+//     MaxReasonBytes) required.
+//   - user.forgotten: reason optional, at most MaxReasonBytes.
 //
 // Every error is a *FieldError naming what is wrong, e.g.
 // "data.turns[2].role: must be user, assistant, system or tool, not \"bot\"".
@@ -192,8 +278,11 @@
 // The JSON Schemas say the same, except where a schema cannot: they count
 // characters where engram counts bytes, cannot compare subject or a turn's
 // session_id with data.session_id, cannot check that turns are in order,
-// cannot see repeated keys, broken surrogates or a non-canonical URI, and
-// do not check the calendar or refuse the zero time.
+// cannot compare two values (an episode's start and end, a merge's into
+// and merged, a profile's kept and demoted memories, the memory ids of
+// two accesses), cannot see repeated keys, broken surrogates or a
+// non-canonical URI, and do not check the calendar or refuse the zero
+// time.
 //
 // # What this package must never do
 //

@@ -71,6 +71,9 @@ type TurnRecorded struct {
 	Attachments []Attachment `json:"attachments,omitempty"`
 	Channel     string       `json:"channel,omitempty"`
 	Project     string       `json:"project,omitempty"`
+	// Speaker is who said it, by name, when the conversation has more than
+	// one person (a group chat) or the agent knows the user's name.
+	Speaker string `json:"speaker,omitempty"`
 }
 
 // ToolCall is a tool the assistant asked to run.
@@ -122,7 +125,8 @@ type SessionEnded struct {
 // SessionID returns the session of decoded data (any data type of this
 // package, by value or pointer), or "" for data without one:
 // MemoryUpdated, MemoryDeleted, PendingDecision, a MemoryAdded or
-// MemoryImportant that names no session, and anything else.
+// MemoryImportant that names no session, every consolidation and
+// retrieval type but Episode, and anything else.
 func SessionID(data any) string {
 	switch d := data.(type) {
 	case TurnRecorded:
@@ -140,6 +144,8 @@ func SessionID(data any) string {
 	case MemoryAdded:
 		return d.SessionID
 	case MemoryImportant:
+		return d.SessionID
+	case Episode:
 		return d.SessionID
 	case *TurnRecorded:
 		if d != nil {
@@ -170,6 +176,10 @@ func SessionID(data any) string {
 			return d.SessionID
 		}
 	case *MemoryImportant:
+		if d != nil {
+			return d.SessionID
+		}
+	case *Episode:
 		if d != nil {
 			return d.SessionID
 		}

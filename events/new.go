@@ -47,6 +47,11 @@ func build(source, eventType, id, namespace, user string, t time.Time, data any)
 	}
 	contentType := event.ApplicationJSON
 	ctx := &event.EventContextV1{ID: id, Type: eventType, DataContentType: &contentType}
+	// sdk-go stores the source parsed, so "a b" would quietly become
+	// "a%20b": check it as DecodeStructured does, before it is changed.
+	if err := checkURI("source", source, false); err != nil {
+		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, err)
+	}
 	if err := ctx.SetSource(source); err != nil {
 		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, fieldErr("source", err.Error()))
 	}

@@ -30,11 +30,12 @@ const (
 	calendar      = "the schema's pattern does not check the calendar"
 )
 
-// dataSamples and eventSamples hold the input types' samples here and the
-// derived types' in samples_derived_test.go.
+// dataSamples and eventSamples hold the input types' samples here, the
+// derived types' in samples_derived_test.go and the consolidation and
+// retrieval types' in samples_consolidation_test.go.
 var (
-	dataSamples  = slices.Concat(inputDataSamples, derivedDataSamples)
-	eventSamples = slices.Concat(inputEventSamples, derivedEventSamples)
+	dataSamples  = slices.Concat(inputDataSamples, derivedDataSamples, consolidationDataSamples)
+	eventSamples = slices.Concat(inputEventSamples, derivedEventSamples, consolidationEventSamples)
 )
 
 var inputDataSamples = []sample{
@@ -53,7 +54,7 @@ var inputDataSamples = []sample{
 		"tool_results":[{"tool_call_id":"c0","content":"none","is_error":true}],
 		"attachments":[{"name":"policy.pdf","mime":"application/pdf","size":48213,"path":"/tmp/p.pdf",
 		"url":"https://files.example.com/policy.pdf","direction":"outbound","description":"the policy","transcription":"…"}],
-		"channel":"web","project":"support"}`},
+		"channel":"web","project":"support","speaker":"Caroline"}`},
 	{name: "system role in Chinese", eventType: events.TypeTurnRecorded,
 		body: `{"session_id":"会话一","turn_index":0,"role":"system","content":"你记得我上次说的吗？\n好的"}`},
 	{name: "integer written as 3.0", eventType: events.TypeTurnRecorded,
@@ -74,6 +75,8 @@ var inputDataSamples = []sample{
 		body: `{"turn_index":0,"role":"user","content":"x"}`, field: "data.session_id"},
 	{name: "empty session", eventType: events.TypeTurnRecorded,
 		body: `{"session_id":"","turn_index":0,"role":"user","content":"x"}`, field: "data.session_id"},
+	{name: "speaker too long", eventType: events.TypeTurnRecorded,
+		body: `{"session_id":"s","turn_index":0,"role":"user","content":"x","speaker":"` + strings.Repeat("n", 257) + `"}`, field: "data.speaker"},
 	{name: "session id of 257 bytes", eventType: events.TypeTurnRecorded,
 		body: `{"session_id":"` + strings.Repeat("s", 257) + `","turn_index":0,"role":"user","content":"x"}`, field: "data.session_id"},
 	{name: "session id of 200 characters, 400 bytes", eventType: events.TypeTurnRecorded,

@@ -16,21 +16,27 @@ const module = "github.com/engramhq/engram"
 var owners = map[string][]string{
 	"github.com/nats-io/":            {"internal/stream", "internal/natsapi", "internal/app"},
 	"modernc.org/sqlite":             {"internal/sqlite"},
-	"github.com/cloudevents/sdk-go":  {"events", "internal/stream", "internal/httpapi", "internal/app"},
-	"go.yaml.in/yaml":                {"internal/config"},
+	"github.com/cloudevents/sdk-go":  {"events", "internal/stream", "internal/httpapi", "internal/app", "internal/migrate"},
+	"go.yaml.in/yaml":                {"internal/config", "internal/rules"},
 	"github.com/schollz/progressbar": {"internal/app"},
 }
 
 // leaf packages may import nothing of ours (events: the public contract;
 // memory: the domain) and no outside library beyond their allowance.
 var leaves = map[string][]string{
-	"internal/memory":      {},
-	"events":               {"github.com/cloudevents/sdk-go/v2/event"},
-	"internal/textseg":     {},
-	"internal/llm":         {},
-	"internal/secrets":     {},
-	"internal/ruleextract": {"internal/memory"},
-	"internal/llmextract":  {"internal/memory", "internal/llm", "internal/ruleextract"},
+	"internal/memory":       {},
+	"events":                {"github.com/cloudevents/sdk-go/v2/event"},
+	"internal/textseg":      {},
+	"internal/llm":          {},
+	"internal/secrets":      {},
+	"internal/ruleextract":  {"internal/memory"},
+	"internal/llmextract":   {"internal/memory", "internal/llm", "internal/ruleextract"},
+	"internal/prefilter":    {},
+	"internal/contextblock": {"internal/memory"},
+	"internal/maintain":     {"internal/memory"},
+	"internal/cards":        {"internal/memory", "internal/maintain"},
+	"internal/dedupe":       {"internal/memory", "internal/llm"},
+	"internal/vector":       {},
 }
 
 // workers are the packages that do engram's work; they depend on the

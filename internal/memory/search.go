@@ -57,3 +57,24 @@ type SearchResult struct {
 type Searcher interface {
 	Search(ctx context.Context, q SearchQuery) ([]SearchResult, error)
 }
+
+// TurnHit is a turn found by a recall path, with its raw BM25 (higher is
+// better; 0 when it was not found by text, e.g. a neighbour).
+type TurnHit struct {
+	ID          int64  // read-model row id
+	Key         string // the id results carry ("t_<row id>")
+	SessionID   string
+	TurnIndex   int
+	Role        string
+	Speaker     string
+	Content     string
+	Attachments string
+	Time        time.Time
+	BM25        float64
+}
+
+// TurnKey names a turn within a scope.
+type TurnKey struct {
+	SessionID string
+	TurnIndex int
+}

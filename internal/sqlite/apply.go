@@ -34,10 +34,10 @@ var writeSQL = map[string]string{
 	"turnID": `SELECT id FROM turns
 		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index = ?`,
 	"turnInsert": `INSERT INTO turns
-		(namespace, user_id, agent, session_id, turn_index, role, content, tool_calls, tool_results,
+		(namespace, user_id, agent, session_id, turn_index, role, speaker, content, tool_calls, tool_results,
 		 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	"turnUpdate": `UPDATE turns SET agent = ?, role = ?, content = ?, tool_calls = ?,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"turnUpdate": `UPDATE turns SET agent = ?, role = ?, speaker = ?, content = ?, tool_calls = ?,
 		tool_results = ?, attachments = ?, has_tool_calls = ?, channel = ?, project = ?, time = ?,
 		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ? WHERE id = ?`,
 	"ftsDelete": `DELETE FROM turns_fts WHERE rowid = ?`,
@@ -217,7 +217,7 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 	err = w.queryRow("turnID", ns, user, t.SessionID, t.TurnIndex).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		res, err := w.exec("turnInsert", ns, user, env.Agent, t.SessionID, t.TurnIndex, t.Role, t.Content, toolCalls, toolResults,
+		res, err := w.exec("turnInsert", ns, user, env.Agent, t.SessionID, t.TurnIndex, t.Role, t.Speaker, t.Content, toolCalls, toolResults,
 			attachments, len(t.ToolCalls) > 0, t.Channel, t.Project, env.Time.UnixNano(), tokens,
 			env.Source, env.ID, env.Seq)
 		if err != nil {
@@ -234,7 +234,7 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 	case !replace:
 		return nil
 	default:
-		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
+		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Speaker, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
 			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {
 			return err
 		}
@@ -257,6 +257,11 @@ func touchSession(w *wtx, env memory.Envelope, session string) error {
 // and transcriptions (seed 000 §4.4: "that picture of the cat").
 func turnText(t *events.TurnRecorded) string {
 	var b strings.Builder
+	if t.Speaker != "" {
+		// Who said it is searchable: "what did Caroline say about …".
+		b.WriteString(t.Speaker)
+		b.WriteString(": ")
+	}
 	b.WriteString(t.Content)
 	for _, c := range t.ToolCalls {
 		b.WriteString("\n")

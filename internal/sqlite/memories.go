@@ -282,7 +282,7 @@ func applyMemoryAdded(w *wtx, env memory.Envelope, d *events.MemoryAdded) error 
 	}
 	return putCandidate(w, env, candidate{id: id, tier: d.Tier, kind: d.Kind, category: d.Category,
 		subject: d.Subject, predicate: d.Predicate, content: d.Content, project: d.Project, topic: d.Topic,
-		importance: d.Importance, confidence: d.Confidence, source: "manual", session: d.SessionID, updates: true})
+		importance: d.Importance, confidence: d.Confidence, source: "manual", session: d.SessionID})
 }
 
 // loadMemory reads one memory of scope, or an EINVALID error naming it.

@@ -35,6 +35,7 @@ CREATE TABLE turns (
 	session_id     TEXT NOT NULL,
 	turn_index     INTEGER NOT NULL,
 	role           TEXT NOT NULL,
+	speaker        TEXT NOT NULL DEFAULT '',
 	content        TEXT NOT NULL,
 	tool_calls     TEXT NOT NULL DEFAULT '',
 	tool_results   TEXT NOT NULL DEFAULT '',

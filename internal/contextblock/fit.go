@@ -1,0 +1,229 @@
+package contextblock
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// Item kinds.
+const (
+	KindProfile    = "profile"
+	KindScratchpad = "scratchpad"
+	KindMemory     = "memory"
+	KindEpisode    = "episode"
+	KindTurn       = "turn"
+	KindAttachment = "attachment"
+)
+
+// Item is one piece of stored text offered for the prompt.
+type Item struct {
+	ID      string
+	Kind    string // KindProfile, KindScratchpad, …
+	Content string
+	// Provenance says where the text came from, e.g. "memory m_ab12 ·
+	// preference · 2026-03-01 · from session s-42"; Render prints it after
+	// the quote (Kind and ID when it is empty).
+	Provenance string
+	Score      float64 // higher is more relevant; orders trimming of long-term items and attachments
+	Tokens     int     // set by Fit: what the item's rendered line costs
+}
+
+// Blocks are the items of a context block by section, in the order Render
+// prints them. Turns are oldest first; the other sections are in the
+// order the caller wants them shown.
+type Blocks struct {
+	Profile, Scratchpad, Memories, Episodes, Turns, Attachments []Item
+}
+
+// Len is the number of items in b.
+func (b Blocks) Len() int {
+	return len(b.Profile) + len(b.Scratchpad) + len(b.Memories) + len(b.Episodes) + len(b.Turns) + len(b.Attachments)
+}
+
+// Counter counts tokens the way the caller's model family does.
+type Counter interface {
+	Count(string) int
+}
+
+// CounterFunc adapts a function to Counter.
+type CounterFunc func(string) int
+
+// Count calls f.
+func (f CounterFunc) Count(s string) int { return f(s) }
+
+// Estimate counts with memory.EstimateTokens, for callers with no
+// tokenizer of their own.
+type Estimate struct{}
+
+// Count estimates s's tokens.
+func (Estimate) Count(s string) int { return memory.EstimateTokens(s) }
+
+// Report says what Fit kept and dropped.
+type Report struct {
+	Profile, Recent, LongTerm int // tokens kept in each tier
+	Total                     int // their sum
+	Limit                     int // Budget.Limit(): what Fit could fill
+	// ProfileOver is how far the profile card alone exceeds Budget.Profile.
+	// The card is never trimmed, so the excess is taken from the other
+	// tiers (long-term first) and, past Limit, shows in Over.
+	ProfileOver int
+	Over        int      // tokens beyond Limit; only an oversized profile card causes it
+	Dropped     []string // IDs of the items left out, in the order they were dropped
+	Trimmed     bool     // anything was dropped
+}
+
+// Fit trims b to budget, counting each item's rendered line with c (nil
+// means Estimate). It returns the items kept, in their original order and
+// with Tokens set, and a Report.
+//
+// The profile card (Profile and Scratchpad) always goes in whole. When
+// everything fits in Budget.Limit(), nothing is dropped, whatever the
+// shares say: a tier may use what another leaves unused. When it does not
+// fit, items are dropped in this order until it does:
+//
+//  1. long-term (Memories and Episodes together), lowest Score first,
+//     while long-term holds more than its share;
+//  2. recent, while it holds more than its share: Attachments lowest
+//     Score first, then Turns oldest first;
+//  3. long-term again, below its share, then recent below its share: this
+//     is how an oversized profile card, or shares adding up to more than
+//     the limit, is paid for.
+//
+// So each tier keeps its share when the others overflow theirs, and seed
+// 004 §5's order holds: long-term evidence is cut first, then recent
+// conversation, never the profile card. Because items are whole, a drop
+// can free more than needed; dropped memories, episodes and attachments
+// that fit in what is left are then put back, highest Score first. Turns
+// are not put back, so the conversation stays one unbroken recent window.
+// Ties in Score drop the later item first.
+func Fit(b Blocks, budget Budget, c Counter) (Blocks, Report) {
+	if c == nil {
+		c = Estimate{}
+	}
+	out := Blocks{
+		Profile:     count(b.Profile, c),
+		Scratchpad:  count(b.Scratchpad, c),
+		Memories:    count(b.Memories, c),
+		Episodes:    count(b.Episodes, c),
+		Turns:       count(b.Turns, c),
+		Attachments: count(b.Attachments, c),
+	}
+	profile := sum(out.Profile) + sum(out.Scratchpad)
+	recent := sum(out.Turns) + sum(out.Attachments)
+	long := sum(out.Memories) + sum(out.Episodes)
+	limit := budget.Limit()
+
+	longQ := byScore(out.Memories, out.Episodes)
+	recentQ := append(byScore(out.Attachments), oldestFirst(out.Turns)...)
+	dropped := map[*Item]bool{}
+	var order []*Item
+	over := func() int { return profile + recent + long - limit }
+	drop := func(q *[]*Item, tier *int, floor int) {
+		for over() > 0 && *tier > floor && len(*q) > 0 {
+			it := (*q)[0]
+			*q = (*q)[1:]
+			if it.Tokens == 0 {
+				continue
+			}
+			dropped[it] = true
+			order = append(order, it)
+			*tier -= it.Tokens
+		}
+	}
+	drop(&longQ, &long, budget.LongTerm)
+	drop(&recentQ, &recent, budget.Recent)
+	drop(&longQ, &long, 0)
+	drop(&recentQ, &recent, 0)
+
+	// Put back what fits in the room a large drop left, recent first as
+	// it outranks long-term; turns stay out.
+	for _, tier := range []struct {
+		items []*Item
+		total *int
+	}{{byScore(out.Attachments), &recent}, {byScore(out.Memories, out.Episodes), &long}} {
+		for i := len(tier.items) - 1; i >= 0; i-- {
+			it := tier.items[i]
+			if dropped[it] && it.Tokens <= -over() {
+				delete(dropped, it)
+				*tier.total += it.Tokens
+			}
+		}
+	}
+
+	r := Report{
+		Profile:     profile,
+		Recent:      recent,
+		LongTerm:    long,
+		Total:       profile + recent + long,
+		Limit:       limit,
+		ProfileOver: max(0, profile-budget.Profile),
+		Over:        max(0, over()),
+	}
+	for _, it := range order {
+		if dropped[it] {
+			r.Dropped = append(r.Dropped, it.ID)
+		}
+	}
+	r.Trimmed = len(r.Dropped) > 0
+	if r.Trimmed {
+		out.Memories = keep(out.Memories, dropped)
+		out.Episodes = keep(out.Episodes, dropped)
+		out.Turns = keep(out.Turns, dropped)
+		out.Attachments = keep(out.Attachments, dropped)
+	}
+	return out, r
+}
+
+// count copies items with Tokens set to the cost of their rendered line.
+func count(items []Item, c Counter) []Item {
+	if len(items) == 0 {
+		return nil
+	}
+	out := slices.Clone(items)
+	for i := range out {
+		out[i].Tokens = max(0, c.Count(line(out[i])))
+	}
+	return out
+}
+
+func sum(items []Item) int {
+	n := 0
+	for _, it := range items {
+		n += it.Tokens
+	}
+	return n
+}
+
+// byScore lists the items of blocks lowest Score first; among equal
+// scores the later item (in blocks order) comes first, so it drops first.
+func byScore(blocks ...[]Item) []*Item {
+	var q []*Item
+	for _, items := range blocks {
+		for i := range items {
+			q = append(q, &items[i])
+		}
+	}
+	slices.Reverse(q)
+	slices.SortStableFunc(q, func(a, b *Item) int { return cmp.Compare(a.Score, b.Score) })
+	return q
+}
+
+func oldestFirst(items []Item) []*Item {
+	q := make([]*Item, len(items))
+	for i := range items {
+		q[i] = &items[i]
+	}
+	return q
+}
+
+func keep(items []Item, dropped map[*Item]bool) []Item {
+	var out []Item
+	for i := range items {
+		if !dropped[&items[i]] {
+			out = append(out, items[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/locomo"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
+)
+
+// loadLoCoMo puts every LoCoMo conversation into a read model, one user
+// per conversation, as engram's ingest would store them.
+func loadLoCoMo(tb testing.TB, speakers bool) (*locomo.Dataset, *sqlite.Store) {
+	tb.Helper()
+	path := os.Getenv("LOCOMO")
+	if path == "" {
+		path = "../../../shared/data/locomo/locomo10.json"
+	}
+	ds, err := locomo.Load(path)
+	if err != nil {
+		tb.Skipf("LoCoMo data not available: %v", err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "locomo.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	seq := uint64(0)
+	for _, conv := range ds.Conversations {
+		var batch []memory.Applied
+		for _, s := range conv.Sessions {
+			for _, t := range s.Turns {
+				role := "user"
+				if t.Speaker == conv.SpeakerB {
+					role = "assistant"
+				}
+				d := &events.TurnRecorded{SessionID: fmt.Sprintf("session-%d", s.N), TurnIndex: t.Index, Role: role, Content: t.Text}
+				if speakers {
+					d.Speaker = t.Speaker
+				}
+				if t.BlipCaption != "" {
+					d.Attachments = []events.Attachment{{Name: "image.jpg", Description: t.BlipCaption}}
+				}
+				seq++
+				batch = append(batch, memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "locomo", ID: conv.ID + "/" + t.DiaID,
+					Type: events.TypeTurnRecorded, Scope: memory.Scope{Namespace: "locomo", User: conv.ID},
+					Time: s.Time.Add(time.Duration(t.Index) * time.Second)}, Data: d})
+			}
+		}
+		for _, err := range st.Apply(context.Background(), batch) {
+			if err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	return ds, st
+}
+
+func diaIDs(conv *locomo.Conversation, turns []ScoredTurn) []string {
+	var ids []string
+	for _, t := range turns {
+		n := 0
+		fmt.Sscanf(t.SessionID, "session-%d", &n)
+		for _, s := range conv.Sessions {
+			if s.N == n && t.TurnIndex < len(s.Turns) {
+				ids = append(ids, s.Turns[t.TurnIndex].DiaID)
+			}
+		}
+	}
+	return ids
+}
+
+// TestLoCoMoExperiment prints recall for ranking variants. It is a tool for
+// tuning, run with ENGRAM_LOCOMO_EXPERIMENT=1; make bench-locomo measures
+// the shipped default through the API.
+func TestLoCoMoExperiment(t *testing.T) {
+	if os.Getenv("ENGRAM_LOCOMO_EXPERIMENT") == "" {
+		t.Skip("set ENGRAM_LOCOMO_EXPERIMENT=1")
+	}
+	ds, st := loadLoCoMo(t, false)
+	_, sp := loadLoCoMo(t, true)
+	variants := map[string]TurnOptions{
+		"SPK default":   DefaultTurnOptions(),
+		"noSPK default": DefaultTurnOptions(),
+	}
+	for name, opt := range variants {
+		st := st
+		if name[:3] == "SPK" || false {
+			st = sp
+		}
+		rep, err := locomo.Evaluate(t.Context(), ds, func(ctx context.Context, conv *locomo.Conversation, q locomo.QA) ([]string, error) {
+			turns, err := RankTurns(ctx, st, memory.Scope{Namespace: "locomo", User: conv.ID}, q.Question, opt)
+			return diaIDs(conv, turns), err
+		}, locomo.DefaultKs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Overall.Recall
+		t.Logf("%-20s R@5 %.3f R@10 %.3f R@25 %.3f R@50 %.3f", name, r[5], r[10], r[25], r[50])
+		for _, c := range rep.Categories[:0] {
+			t.Logf("    %-14s n=%3d R@5 %.3f R@10 %.3f", locomo.CategoryName(c.Category), c.Questions, c.Recall[5], c.Recall[10])
+		}
+	}
+}

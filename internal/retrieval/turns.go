@@ -1,0 +1,174 @@
+package retrieval
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
+)
+
+// TurnStore is what turn recall needs from a read model.
+type TurnStore interface {
+	RecallTurns(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.TurnHit, error)
+	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius int) ([]memory.TurnHit, error)
+}
+
+// TurnOptions tunes raw-turn recall.
+type TurnOptions struct {
+	// Candidates is how many turns BM25 returns before reranking.
+	Candidates int
+	// Radius is how far neighbour expansion reaches (0: none).
+	Radius int
+	// Next and Prev weigh what a turn passes to the turn after and before
+	// it: an answer follows its question.
+	Next, Prev float64
+	// Session weighs a boost for turns in the sessions where the query
+	// matched best: a question is usually about one conversation.
+	Session float64
+	// Window weighs how many of the query's terms a turn's window (the turn
+	// and its neighbours) covers: an answer is often split across turns.
+	Window float64
+}
+
+// DefaultTurnOptions are tuned on LoCoMo (ENGRAM_LOCOMO_EXPERIMENT=1 go
+// test ./internal/retrieval prints the variants; make bench-locomo
+// measures the default through /v1/context).
+func DefaultTurnOptions() TurnOptions {
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.7, Prev: 0.3, Session: 0.3, Window: 1}
+}
+
+// ScoredTurn is a recalled turn with its signals.
+type ScoredTurn struct {
+	memory.TurnHit
+	Text     float64 // BM25 scaled by the best hit's, in [0, 1]
+	Neighbor float64 // what its neighbours passed on
+	Score    float64
+}
+
+// RankTurns recalls a scope's turns for query: BM25 over the segmented
+// text, then neighbour expansion — a turn next to a strong hit inherits
+// part of its score, because in conversation the answer is often the turn
+// after the one that shares the question's words.
+func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, query string, opt TurnOptions) ([]ScoredTurn, error) {
+	hits, err := st.RecallTurns(ctx, scope, textseg.Match(query), opt.Candidates)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	top := hits[0].BM25
+	byKey := map[memory.TurnKey]*ScoredTurn{}
+	var order []memory.TurnKey
+	add := func(h memory.TurnHit) *ScoredTurn {
+		k := memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}
+		if st, ok := byKey[k]; ok {
+			return st
+		}
+		st := &ScoredTurn{TurnHit: h}
+		byKey[k] = st
+		order = append(order, k)
+		return st
+	}
+	keys := make([]memory.TurnKey, 0, len(hits))
+	for _, h := range hits {
+		s := add(h)
+		if top > 0 {
+			s.Text = h.BM25 / top
+		}
+		keys = append(keys, memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex})
+	}
+	if opt.Radius > 0 {
+		around, err := st.TurnsAround(ctx, scope, keys, opt.Radius)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range around {
+			add(h)
+		}
+		for _, k := range keys {
+			src := byKey[k]
+			for d := 1; d <= opt.Radius; d++ {
+				decay := 1 / float64(d)
+				if n, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
+					n.Neighbor = max(n.Neighbor, opt.Next*decay*src.Text)
+				}
+				if p, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex - d}]; ok {
+					p.Neighbor = max(p.Neighbor, opt.Prev*decay*src.Text)
+				}
+			}
+		}
+	}
+	sessions := map[string]float64{}
+	if opt.Session > 0 {
+		for _, k := range keys {
+			sessions[k.SessionID] += byKey[k].Text
+		}
+		best := 0.0
+		for _, v := range sessions {
+			best = max(best, v)
+		}
+		for id, v := range sessions {
+			sessions[id] = v / best
+		}
+	}
+	var terms []string
+	if opt.Window > 0 {
+		terms = textseg.Terms(query)
+	}
+	out := make([]ScoredTurn, 0, len(order))
+	for _, k := range order {
+		s := byKey[k]
+		s.Score = s.Text + s.Neighbor + opt.Session*sessions[k.SessionID]
+		if len(terms) > 0 {
+			var window strings.Builder
+			for d := -1; d <= 1; d++ {
+				if n, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
+					window.WriteString(n.Speaker)
+					window.WriteByte(' ')
+					window.WriteString(n.Content)
+					window.WriteByte(' ')
+					window.WriteString(n.Attachments)
+					window.WriteByte(' ')
+				}
+			}
+			s.Score += opt.Window * coverage(terms, window.String())
+		}
+		out = append(out, *s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// coverage is the fraction of terms found in text, a term matching a word
+// it starts (so "research" finds "researched": a stem, cheaply).
+func coverage(terms []string, text string) float64 {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	found := 0
+	for _, t := range terms {
+		stem := t
+		if len(stem) > 5 {
+			stem = stem[:len(stem)-2]
+		}
+		if strings.IndexFunc(t, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
+			if strings.Contains(text, t) {
+				found++
+			}
+			continue
+		}
+		for _, w := range words {
+			if strings.HasPrefix(w, stem) {
+				found++
+				break
+			}
+		}
+	}
+	return float64(found) / float64(len(terms))
+}
