@@ -105,6 +105,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if a.Roles&RoleConsolidator != 0 {
+		if err := a.openConsolidation(ctx, runCtx); err != nil {
+			return err
+		}
+	}
 	if a.Config.HTTP.Addr != "" && a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		if err := a.openHTTP(); err != nil {
 			return err

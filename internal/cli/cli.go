@@ -57,6 +57,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
+		if code, ok := consolidationCommand(args[0], args[1:], stdout, stderr); ok {
+			return code
+		}
 		fmt.Fprintf(stderr, "engram: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}

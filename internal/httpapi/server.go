@@ -76,6 +76,7 @@ func (s *Server) Handler() http.Handler {
 			mux.HandleFunc("POST /v1/pending/{id}/{action}", s.auth(s.decidePending))
 		}
 	}
+	s.consolidationRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 	})

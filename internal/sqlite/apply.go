@@ -190,6 +190,9 @@ func applyOne(w *wtx, a memory.Applied) error {
 	case *events.MemoryImportant:
 		return nil // an announcement for rules and subscribers; nothing to keep
 	default:
+		if ok, err := applyConsolidation(w, a); ok {
+			return err
+		}
 		return memory.Errorf(memory.EINVALID, "event type %q has no projection", a.Type)
 	}
 }
