@@ -16,8 +16,10 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/projector"
+	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/tokens"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
@@ -54,6 +56,7 @@ type App struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	store    *sqlite.Store
+	engine   *retrieval.Engine
 	services []micro.Service
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -94,7 +97,21 @@ func (a *App) Open(ctx context.Context) (err error) {
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
 		}
-		svc, err := natsapi.Serve(a.nc, a.store, Version, a.Log.Named("natsapi"))
+		a.engine = retrieval.NewEngine(a.store)
+		a.engine.Tokens = func(model string) retrieval.Counter {
+			if model == "" {
+				model = a.Config.ContextModel
+			}
+			return tokens.For(model)
+		}
+		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: 2 * time.Second, Log: a.Log.Named("access")}
+		a.engine.Recorder = access
+		a.wg.Go(func() {
+			if err := access.Run(runCtx); err != nil {
+				a.Log.Warn("access log stopped", zap.Error(err))
+			}
+		})
+		svc, err := natsapi.Serve(a.nc, a.store, a.engine, Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)
 		}
@@ -217,7 +234,8 @@ func (a *App) openHTTP() error {
 		srv.Publisher = publisher{stream.NewPublisher(a.js)}
 	}
 	if a.Roles&RoleRetriever != 0 {
-		srv.Searcher, srv.Memories = a.store, a.store
+		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
+		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.waitProjected
 	}
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)

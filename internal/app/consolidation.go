@@ -1,7 +1,334 @@
 package app
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/consolidation"
+	"github.com/engramhq/engram/internal/dedupe"
+	"github.com/engramhq/engram/internal/episode"
+	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/llm"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/rules"
+	"github.com/engramhq/engram/internal/secrets"
+	"github.com/engramhq/engram/internal/sqlite"
+	"github.com/engramhq/engram/internal/stream"
+	defaultrules "github.com/engramhq/engram/rules"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"go.uber.org/zap"
+)
+
+var _ consolidation.Store = (*sqlite.Store)(nil)
+var _ httpapi.ConsolidationStore = (*sqlite.Store)(nil)
+
+// Subjects of the consolidator's operator service (nats micro
+// "engram-consolidator"): run a job now, list and decide the firings of
+// mode: confirm rules. They are for operators: grant them accordingly.
+const (
+	JobSubject     = "engram.v1.consolidator.run"
+	PendingSubject = "engram.v1.consolidator.pending"
+	ApproveSubject = "engram.v1.consolidator.approve"
+	DismissSubject = "engram.v1.consolidator.dismiss"
+)
+
+// JobRequest asks the consolidator to run a job now.
+type JobRequest struct {
+	Job string    `json:"job"`
+	At  time.Time `json:"at,omitzero"` // the firing time the job runs as; now when zero
+}
+
+// JobReply says which rules ran.
+type JobReply struct {
+	Ran []string `json:"ran"`
+}
+
+// consolidatorService is the consolidator's operator service; it is kept
+// with the App's services, which is how the App finds its consolidator.
+type consolidatorService struct {
+	micro.Service
+	c *consolidation.Consolidator
+}
 
 // openConsolidation starts the consolidator: episodes and scratchpad on
-// the rules' events, and the scheduled jobs.
-func (a *App) openConsolidation(ctx, runCtx context.Context) error { return nil }
+// the rules' events, and the scheduled jobs. The rules come from
+// Consolidate.RulesDir, reloaded when they change; with no such directory,
+// the defaults built into engram are in force.
+func (a *App) openConsolidation(ctx, runCtx context.Context) error {
+	log := a.Log.Named("consolidator")
+	current, err := a.openRules(runCtx, log)
+	if err != nil {
+		return err
+	}
+	var store consolidation.Store
+	if a.store != nil {
+		store = a.store
+	} else {
+		log.Warn("no read model in this process: session episodes, the scratchpad, the scheduled jobs and the cards are skipped; compression episodes still run")
+	}
+	c := consolidation.New(a.emitter(consolidation.Source), store, current, log)
+	c.CardsDir = a.Config.CardsPath()
+	c.Head = a.streamHead
+	if a.Config.Extract.MaskSecrets {
+		c.Mask = &secrets.Masker{}
+	}
+	if a.Config.LLM.BaseURL != "" {
+		client, err := llm.New(llm.Config{BaseURL: a.Config.LLM.BaseURL, Model: a.Config.LLM.Model,
+			APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature},
+			&http.Client{})
+		if err != nil {
+			return fmt.Errorf("llm: %w", err)
+		}
+		c.Episodes = &episode.Builder{Client: client}
+		c.Rewriter = dedupe.Rewriter{Client: client}
+	}
+	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+		Stream:         stream.MemoryStream,
+		Durable:        "consolidator",
+		FilterSubjects: consolidatorSubjects(current(), log),
+		// An episode or scratchpad written by the model, plus the wait for
+		// the read model, before JetStream would redeliver.
+		AckWait:       2*a.Config.LLM.Timeout + consolidation.DefaultCatchUp,
+		Batch:         64,
+		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+	}, log)
+	if err != nil {
+		return err
+	}
+	a.wg.Go(func() {
+		err := cons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
+			errs := make([]error, len(msgs))
+			for i, m := range msgs {
+				errs[i] = fate(c.Handle(ctx, m.Applied()))
+			}
+			return errs
+		})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("consolidator consumer stopped", zap.Error(err))
+		}
+	})
+	a.wg.Go(func() {
+		if err := c.Run(runCtx, time.Time{}); err != nil {
+			log.Error("consolidator schedule stopped", zap.Error(err))
+		}
+	})
+	svc, err := serveConsolidator(a.nc, c, runCtx, log)
+	if err != nil {
+		return fmt.Errorf("consolidator service: %w", err)
+	}
+	a.services = append(a.services, svc)
+	return nil
+}
+
+// openRules loads the rules: the directory, watched for changes, or the
+// built-in defaults when it does not exist. A directory whose rules do not
+// load is an error at start (there is no last good set to keep running);
+// after that, a change that breaks them is reported with its line numbers
+// and the last good rules keep running.
+func (a *App) openRules(runCtx context.Context, log *zap.Logger) (func() *rules.Set, error) {
+	dir := a.Config.Consolidate.RulesDir
+	if info, err := os.Stat(dir); dir == "" || err != nil || !info.IsDir() {
+		set, err := rules.LoadFS(defaultrules.FS, events.Types())
+		if err != nil {
+			return nil, fmt.Errorf("built-in rules: %w", err)
+		}
+		log.Info("no rules directory; the built-in rules are in force", zap.String("rules_dir", dir), zap.Int("rules", len(set.Rules)))
+		return func() *rules.Set { return set }, nil
+	}
+	w, err := rules.NewWatcher(dir, events.Types(), a.Config.Consolidate.RulesPoll, nil, log)
+	if err != nil {
+		return nil, fmt.Errorf("rules %s:\n%w", dir, err)
+	}
+	a.wg.Go(func() { _ = w.Run(runCtx) })
+	return w.Current, nil
+}
+
+// consolidatorSubjects is what the consolidator consumes: every event type
+// but turn.recorded, the bulk of the stream, which it reads only when a
+// rule in force at start is on it. A rule on turn.recorded added by a
+// later reload takes effect at the next start (it is logged then).
+func consolidatorSubjects(set *rules.Set, log *zap.Logger) []string {
+	var out []string
+	for _, t := range events.Types() {
+		if t == events.TypeTurnRecorded {
+			needed := false
+			for i := range set.Rules {
+				needed = needed || set.Rules[i].Triggers(t)
+			}
+			if !needed {
+				continue
+			}
+			log.Info("a rule is on turn.recorded: the consolidator reads every turn")
+		}
+		out = append(out, stream.SubjectPrefix+".*.*."+t)
+	}
+	return out
+}
+
+// streamHead is the MEMORY stream's last sequence.
+func (a *App) streamHead(ctx context.Context) (uint64, error) {
+	s, err := a.js.Stream(ctx, stream.MemoryStream)
+	if err != nil {
+		return 0, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.LastSeq, nil
+}
+
+// consolidator is this process's consolidator, or nil.
+func (a *App) consolidator() *consolidation.Consolidator {
+	for _, s := range a.services {
+		if cs, ok := s.(*consolidatorService); ok {
+			return cs.c
+		}
+	}
+	return nil
+}
+
+// RunJob runs a consolidation job now in this process: a scheduled rule
+// by name, or every scheduled rule of a rule file ("daily", "weekly"), as
+// if its schedule had fallen due at at (now when zero).
+func (a *App) RunJob(ctx context.Context, name string, at time.Time) ([]string, error) {
+	c := a.consolidator()
+	if c == nil {
+		return nil, errors.New("this process runs no consolidator")
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return c.RunJob(ctx, name, at)
+}
+
+// ConsolidationAPI is what the HTTP API serves of consolidation: the read
+// model, and the consolidator's confirm queue when this process runs one.
+// Set it as httpapi.Server.Consolidation.
+func (a *App) ConsolidationAPI() httpapi.ConsolidationStore {
+	if a.store == nil {
+		return nil
+	}
+	if c := a.consolidator(); c != nil {
+		return consolidationAPI{Store: a.store, c: c}
+	}
+	return a.store
+}
+
+// consolidationAPI joins the read model and the consolidator's queue.
+type consolidationAPI struct {
+	*sqlite.Store
+	c *consolidation.Consolidator
+}
+
+var _ httpapi.RuleQueue = consolidationAPI{}
+
+func (x consolidationAPI) PendingFirings(scope *memory.Scope) []consolidation.Pending {
+	return x.c.PendingFirings(scope)
+}
+
+func (x consolidationAPI) Approve(ctx context.Context, id string, scope *memory.Scope) error {
+	return x.c.Approve(ctx, id, scope)
+}
+
+func (x consolidationAPI) Dismiss(id string, scope *memory.Scope) error {
+	return x.c.Dismiss(id, scope)
+}
+
+// serveConsolidator starts the operator service. A job runs on the
+// service's goroutine until it ends or engram stops.
+func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx context.Context, log *zap.Logger) (micro.Service, error) {
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        "engram-consolidator",
+		Version:     Version,
+		Description: "engram consolidation: run jobs, decide confirm-mode rule firings",
+	})
+	if err != nil {
+		return nil, err
+	}
+	reply := func(req micro.Request, v any, err error) {
+		if err != nil {
+			code := memory.ErrorCode(err)
+			body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": memory.ErrorMessage(err)}})
+			_ = req.Error(code, memory.ErrorMessage(err), body)
+			return
+		}
+		_ = req.RespondJSON(v)
+	}
+	endpoints := map[string]micro.HandlerFunc{
+		JobSubject: func(req micro.Request) {
+			var jr JobRequest
+			if err := json.Unmarshal(req.Data(), &jr); err != nil || jr.Job == "" {
+				reply(req, nil, memory.Errorf(memory.EINVALID, "want {\"job\": NAME, \"at\": RFC 3339 time (optional)}"))
+				return
+			}
+			if jr.At.IsZero() {
+				jr.At = time.Now()
+			}
+			log.Info("job requested", zap.String("job", jr.Job), zap.Time("at", jr.At))
+			ran, err := c.RunJob(runCtx, jr.Job, jr.At)
+			reply(req, JobReply{Ran: ran}, err)
+		},
+		PendingSubject: func(req micro.Request) {
+			reply(req, map[string]any{"pending": c.PendingFirings(nil)}, nil)
+		},
+		ApproveSubject: func(req micro.Request) {
+			var body struct{ ID string }
+			_ = json.Unmarshal(req.Data(), &body)
+			reply(req, map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, nil))
+		},
+		DismissSubject: func(req micro.Request) {
+			var body struct{ ID string }
+			_ = json.Unmarshal(req.Data(), &body)
+			reply(req, map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, nil))
+		},
+	}
+	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
+	for subject, h := range endpoints {
+		if err := svc.AddEndpoint(names[subject], h, micro.WithEndpointSubject(subject)); err != nil {
+			_ = svc.Stop()
+			return nil, err
+		}
+	}
+	return &consolidatorService{Service: svc, c: c}, nil
+}
+
+// RequestJob asks a running engram's consolidator to run a job now, over
+// NATS: cfg.NATS.URL, or the embedded server's listen address.
+func RequestJob(ctx context.Context, cfg config.Config, req JobRequest) (JobReply, error) {
+	url := cfg.NATS.URL
+	if url == "" {
+		if cfg.NATS.Listen == "" {
+			return JobReply{}, errors.New("no NATS to reach engram: set ENGRAM_NATS_URL (the embedded server is in-process only)")
+		}
+		url = "nats://" + cfg.NATS.Listen
+	}
+	nc, err := stream.Connect(stream.ConnConfig{URL: url, Name: "engram-cli", Creds: cfg.NATS.Creds, NKey: cfg.NATS.NKey,
+		Token: cfg.NATS.Token, User: cfg.NATS.User, Pass: cfg.NATS.Password,
+		TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey})
+	if err != nil {
+		return JobReply{}, err
+	}
+	defer nc.Close()
+	body, _ := json.Marshal(req)
+	msg, err := nc.RequestWithContext(ctx, JobSubject, body)
+	if err != nil {
+		return JobReply{}, fmt.Errorf("ask the consolidator (is engram running with a consolidator?): %w", err)
+	}
+	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
+		return JobReply{}, memory.Errorf(code, "%s", msg.Header.Get(micro.ErrorHeader))
+	}
+	var out JobReply
+	if err := json.Unmarshal(msg.Data, &out); err != nil {
+		return out, fmt.Errorf("consolidator reply: %w", err)
+	}
+	return out, nil
+}

@@ -15,6 +15,7 @@ const module = "github.com/engramhq/engram"
 // and the request-reply services).
 var owners = map[string][]string{
 	"github.com/nats-io/":            {"internal/stream", "internal/natsapi", "internal/app"},
+	"github.com/tiktoken-go/":        {"internal/tokens"},
 	"modernc.org/sqlite":             {"internal/sqlite"},
 	"github.com/cloudevents/sdk-go":  {"events", "internal/stream", "internal/httpapi", "internal/app", "internal/migrate"},
 	"go.yaml.in/yaml":                {"internal/config", "internal/rules"},
@@ -42,7 +43,7 @@ var leaves = map[string][]string{
 // workers are the packages that do engram's work; they depend on the
 // domain and small interfaces, never on the packages that wrap outside
 // dependencies, nor on each other.
-var workers = []string{"internal/projector", "internal/extraction"}
+var workers = []string{"internal/projector", "internal/extraction", "internal/retrieval", "internal/consolidation"}
 
 var wrappers = []string{"internal/stream", "internal/sqlite", "internal/httpapi", "internal/natsapi", "internal/app", "internal/cli"}
 

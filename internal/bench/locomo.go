@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -29,7 +32,8 @@ func LoadLoCoMo(ctx context.Context, e *Engram, ds *locomo.Dataset, endSessions 
 				if t.Speaker == conv.SpeakerB {
 					role = "assistant"
 				}
-				d := events.TurnRecorded{SessionID: fmt.Sprintf("session-%d", s.N), TurnIndex: t.Index, Role: role, Content: t.Text}
+				d := events.TurnRecorded{SessionID: fmt.Sprintf("session-%d", s.N), TurnIndex: t.Index, Role: role,
+					Content: t.Text, Speaker: t.Speaker}
 				if t.BlipCaption != "" {
 					d.Attachments = []events.Attachment{{Name: "image.jpg", Mime: "image/jpeg", Description: t.BlipCaption}}
 				}
@@ -62,6 +66,55 @@ func LoadLoCoMo(ctx context.Context, e *Engram, ds *locomo.Dataset, endSessions 
 		}
 	}
 	return e.WaitProjected(ctx, top)
+}
+
+// LoCoMoContext answers a question with /v1/context, as an agent asks
+// before its next turn (no LLM, no embeddings), and reads the raw-turn
+// evidence block in order.
+func LoCoMoContext(e *Engram) locomo.Retriever {
+	return func(ctx context.Context, conv *locomo.Conversation, q locomo.QA) ([]string, error) {
+		body, _ := json.Marshal(map[string]any{"namespace": "locomo", "user": conv.ID, "query": q.Question,
+			"force": true, "turn_limit": 50, "budget_tokens": 200000})
+		req, err := http.NewRequestWithContext(ctx, "POST", e.base+"/v1/context", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := e.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Blocks struct {
+				Turns []struct {
+					SessionID string `json:"session_id"`
+					TurnIndex *int   `json:"turn_index"`
+				} `json:"turns"`
+			} `json:"blocks"`
+		}
+		if resp.StatusCode != 200 {
+			raw, _ := io.ReadAll(resp.Body)
+			return nil, fmt.Errorf("context: %d %s", resp.StatusCode, raw)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, t := range out.Blocks.Turns {
+			n := 0
+			if t.TurnIndex == nil {
+				continue
+			}
+			if _, err := fmt.Sscanf(strings.TrimPrefix(t.SessionID, "session-"), "%d", &n); err != nil {
+				continue
+			}
+			if turn, ok := turnAt(conv, n, *t.TurnIndex); ok {
+				ids = append(ids, turn.DiaID)
+			}
+		}
+		return ids, nil
+	}
 }
 
 // LoCoMoSearch answers a question with /v1/search (turns only, top 50).

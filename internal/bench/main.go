@@ -8,9 +8,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/locomo"
 )
 
@@ -18,7 +20,9 @@ import (
 // figures README.md reports.
 func Main(args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
-	only := fs.String("only", "ingest,ack,search,locomo,llm", "comma-separated: ingest, ack, search, locomo, llm")
+	only := fs.String("only", "ingest,ack,search,locomo,llm,context,dedupe", "comma-separated: ingest, ack, search, locomo, llm, context, dedupe")
+	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
+	ctxUsers := fs.String("context-users", "1000,1", "users sharing the namespace in the /v1/context runs (1 = one user holds everything)")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
 	acks := fs.Int("acks", 2000, "single events for the ack latency run")
 	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
@@ -88,12 +92,12 @@ func Main(args []string, out io.Writer) int {
 				logf("locomo load: %v", err)
 				return 1
 			}
-			rep, err := locomo.Evaluate(ctx, ds, LoCoMoSearch(e), locomo.DefaultKs)
+			rep, err := locomo.Evaluate(ctx, ds, LoCoMoContext(e), locomo.DefaultKs)
 			if err != nil {
 				logf("locomo: %v", err)
 				return 1
 			}
-			logf("locomo: %d turns loaded and %d questions asked through /v1/search in %s", ds.Stats.Turns, ds.Stats.Questions, time.Since(t0).Round(time.Millisecond))
+			logf("locomo: %d turns loaded and %d questions asked through /v1/context (no LLM, no embeddings) in %s", ds.Stats.Turns, ds.Stats.Questions, time.Since(t0).Round(time.Millisecond))
 			if err := rep.Write(out); err != nil {
 				return 1
 			}
@@ -115,6 +119,30 @@ func Main(args []string, out io.Writer) int {
 			c.Turns, c.Calls, c.Prompt, c.Completion)
 		logf("llm extraction per 1,000 turns: %.1f calls, %.0f prompt + %.0f completion tokens (Mem0: 1,000 calls, ~9,000,000 prompt tokens) → %.0f× fewer tokens",
 			c.CallsPerK, c.PromptPerK, c.CompPer, mem0Prompt*1000/(c.PromptPerK+c.CompPer))
+	}
+	if run["context"] {
+		for _, u := range strings.Split(*ctxUsers, ",") {
+			users, err := strconv.Atoi(strings.TrimSpace(u))
+			if err != nil || users < 1 {
+				logf("context-users: %q is not a positive number", u)
+				return 2
+			}
+			p, err := ContextScale(ctx, *ctxMemories, *scale, users, *queries, func(s string) { logf("context scale: %s", s) })
+			if err != nil {
+				logf("context: %v", err)
+				return 1
+			}
+			logf("/v1/context latency, %d memories and %d turns in one namespace shared by %d users (the queried user holds %d turns), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
+				p.Memories, p.Turns, p.Users, p.Turns/p.Users, p.Latency.N, p.Latency.P50, p.Latency.P95, p.Latency.P99)
+		}
+	}
+	if run["dedupe"] {
+		rep, err := dedupe.Measure(10000)
+		if err != nil {
+			logf("dedupe: %v", err)
+			return 1
+		}
+		logf("dedupe of 10,000 near-duplicate memories:\n%s", rep.String())
 	}
 	if run["search"] {
 		steps := []int{100000}

@@ -30,13 +30,18 @@ type Config struct {
 	Log     Log    `yaml:"log"`
 	// LLM is the memory model, configured apart from any model the agent
 	// uses (seed 001 §9). An empty base URL means no LLM: rules extract.
-	LLM     LLM     `yaml:"llm"`
-	Extract Extract `yaml:"extract"`
+	LLM LLM `yaml:"llm"`
+	// ContextModel is the model family /v1/context counts tokens for when
+	// a request names none.
+	ContextModel string  `yaml:"context_model"`
+	Extract      Extract `yaml:"extract"`
 	// Instance names this process's read model consumer; retrievers that
 	// run apart need different names.
 	Instance string `yaml:"instance"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// Consolidate configures the consolidator's rules and cards.
+	Consolidate Consolidate `yaml:"consolidate"`
 }
 
 // HTTP configures the HTTP API.
@@ -89,6 +94,19 @@ type Extract struct {
 	MaskSecrets bool          `yaml:"mask_secrets"`
 }
 
+// Consolidate configures the consolidator. The schedules themselves
+// (daily 03:00, weekly Monday 04:00) are in the rule files.
+type Consolidate struct {
+	// RulesDir holds the rule files (*.yaml), reloaded when they change.
+	// When it does not exist, the defaults built into engram are in force.
+	RulesDir string `yaml:"rules_dir"`
+	// RulesPoll is how often RulesDir is checked for changes.
+	RulesPoll time.Duration `yaml:"rules_poll"`
+	// CardsDir is where MEMORY.md and USER.md are written, one directory
+	// per namespace and user; empty means <data_dir>/cards.
+	CardsDir string `yaml:"cards_dir"`
+}
+
 // Log configures logging.
 type Log struct {
 	Level  string `yaml:"level"`  // debug, info, warn, error
@@ -116,6 +134,7 @@ func Default() Config {
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
 			MaskSecrets: true},
 		ShutdownTimeout: 15 * time.Second,
+		Consolidate:     Consolidate{RulesDir: "rules", RulesPoll: 2 * time.Second},
 	}
 }
 
@@ -164,6 +183,7 @@ var Env = []struct{ Name, Key string }{
 	{"ENGRAM_LOG_FORMAT", "log.format"},
 	{"ENGRAM_SHUTDOWN_TIMEOUT", "shutdown_timeout"},
 	{"ENGRAM_INSTANCE", "instance"},
+	{"ENGRAM_CONTEXT_MODEL", "context_model"},
 	{"ENGRAM_LLM_BASE_URL", "llm.base_url"},
 	{"ENGRAM_LLM_MODEL", "llm.model"},
 	{"ENGRAM_LLM_API_KEY", "llm.api_key"},
@@ -173,6 +193,9 @@ var Env = []struct{ Name, Key string }{
 	{"ENGRAM_EXTRACT_SWEEP_AT", "extract.sweep_at"},
 	{"ENGRAM_EXTRACT_MAX_ATTEMPTS", "extract.max_attempts"},
 	{"ENGRAM_MASK_SECRETS", "extract.mask_secrets"},
+	{"ENGRAM_RULES_DIR", "consolidate.rules_dir"},
+	{"ENGRAM_RULES_POLL", "consolidate.rules_poll"},
+	{"ENGRAM_CARDS_DIR", "consolidate.cards_dir"},
 }
 
 // ApplyEnv overrides keys from ENGRAM_* variables. A variable that is set
@@ -200,6 +223,8 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_LLM_MODEL":        &c.LLM.Model,
 		"ENGRAM_LLM_API_KEY":      &c.LLM.APIKey,
 		"ENGRAM_EXTRACT_SWEEP_AT": &c.Extract.SweepAt,
+		"ENGRAM_RULES_DIR":        &c.Consolidate.RulesDir,
+		"ENGRAM_CARDS_DIR":        &c.Consolidate.CardsDir,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {
@@ -227,6 +252,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_SHUTDOWN_TIMEOUT":      &c.ShutdownTimeout,
 		"ENGRAM_LLM_TIMEOUT":           &c.LLM.Timeout,
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
+		"ENGRAM_RULES_POLL":            &c.Consolidate.RulesPoll,
 	}
 	for name, p := range durs {
 		if v, ok := getenv(name); ok {
@@ -342,6 +368,9 @@ func (c Config) Validate() error {
 	if c.Extract.MaxAttempts < 1 || c.Extract.MaxAttempts > 20 {
 		return fmt.Errorf("extract.max_attempts: %d is outside 1..20", c.Extract.MaxAttempts)
 	}
+	if c.Consolidate.RulesPoll <= 0 {
+		return errors.New("consolidate.rules_poll: must be positive")
+	}
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")
 	}
@@ -362,6 +391,14 @@ func IsLoopback(host string) bool {
 
 // Paths under DataDir.
 func (c Config) ReadModelPath() string { return filepath.Join(c.DataDir, "engram.db") }
+
+// CardsPath is where the cards are written.
+func (c Config) CardsPath() string {
+	if c.Consolidate.CardsDir != "" {
+		return c.Consolidate.CardsDir
+	}
+	return filepath.Join(c.DataDir, "cards")
+}
 
 // JetStreamDir is the embedded server's store.
 func (c Config) JetStreamDir() string { return filepath.Join(c.DataDir, "nats") }

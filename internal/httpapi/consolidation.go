@@ -1,7 +1,241 @@
 package httpapi
 
-import "net/http"
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/consolidation"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// ConsolidationStore reads what the consolidator wrote; the read model
+// (*sqlite.Store) is one.
+type ConsolidationStore interface {
+	Episodes(ctx context.Context, scope memory.Scope, session string, limit int) ([]memory.Episode, error)
+	SearchEpisodes(ctx context.Context, scope memory.Scope, text string, limit int) ([]memory.Episode, error)
+	Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
+	CoreMemories(ctx context.Context, scope memory.Scope) ([]memory.Memory, error)
+	ActiveMemories(ctx context.Context, scope memory.Scope) ([]memory.Memory, error)
+}
+
+// RuleQueue is the consolidator's queue of mode: confirm firings
+// (*consolidation.Consolidator). When the Server's Consolidation also
+// implements it, the pending endpoints are served.
+type RuleQueue interface {
+	PendingFirings(scope *memory.Scope) []consolidation.Pending
+	Approve(ctx context.Context, id string, scope *memory.Scope) error
+	Dismiss(id string, scope *memory.Scope) error
+}
 
 // consolidationRoutes adds the consolidation read/write endpoints
-// (episodes, scratchpad, profile).
-func (s *Server) consolidationRoutes(mux *http.ServeMux) {}
+// (episodes, scratchpad, profile, the rules' confirm queue). With no
+// Consolidation set, the read model behind Memories serves them when it
+// can.
+func (s *Server) consolidationRoutes(mux *http.ServeMux) {
+	store := s.Consolidation
+	if store == nil {
+		store, _ = s.Memories.(ConsolidationStore)
+	}
+	if store == nil {
+		return
+	}
+	c := consolidationAPI{Server: s, store: store}
+	mux.HandleFunc("GET /v1/episodes", s.auth(c.episodes))
+	mux.HandleFunc("GET /v1/scratchpad", s.auth(c.scratchpad))
+	mux.HandleFunc("GET /v1/profile", s.auth(c.profile))
+	if s.Publisher != nil {
+		mux.HandleFunc("PUT /v1/scratchpad", s.auth(c.putScratchpad))
+	}
+	if q, ok := store.(RuleQueue); ok {
+		c.queue = q
+		mux.HandleFunc("GET /v1/consolidation/pending", s.auth(c.pending))
+		mux.HandleFunc("POST /v1/consolidation/pending/{id}/{action}", s.auth(c.decide))
+	}
+}
+
+type consolidationAPI struct {
+	*Server
+	store ConsolidationStore
+	queue RuleQueue
+}
+
+// episodes: GET /v1/episodes?namespace=&user=&session=&q=&limit= — newest
+// first, or best first for a query.
+func (c consolidationAPI) episodes(w http.ResponseWriter, r *http.Request) {
+	scope, err := scopeOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	v := r.URL.Query()
+	limit := 100
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, memory.Errorf(memory.EINVALID, "limit: %q is not a number from 1 to 1000", l))
+			return
+		}
+		limit = n
+	}
+	var eps []memory.Episode
+	if q := v.Get("q"); q != "" {
+		eps, err = c.store.SearchEpisodes(r.Context(), scope, q, limit)
+	} else {
+		eps, err = c.store.Episodes(r.Context(), scope, v.Get("session"), limit)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"episodes": eps})
+}
+
+// scratchpad: GET /v1/scratchpad?namespace=&user= — empty content when the
+// user has none yet.
+func (c consolidationAPI) scratchpad(w http.ResponseWriter, r *http.Request) {
+	scope, err := scopeOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	p, err := c.store.Scratchpad(r.Context(), scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scratchpad": p})
+}
+
+type scratchpadBody struct {
+	Content        *string  `json:"content"`
+	ActiveProjects []string `json:"active_projects"`
+	CurrentFocus   string   `json:"current_focus"`
+	OpenQuestions  []string `json:"open_questions"`
+	NextSteps      []string `json:"next_steps"`
+}
+
+// putScratchpad: PUT /v1/scratchpad?namespace=&user= — a person's
+// scratchpad, published as scratchpad.updated (source person). It replaces
+// the whole scratchpad; the consolidator keeps its text at the top of every
+// later update. An Idempotency-Key header makes a retry safe.
+func (c consolidationAPI) putScratchpad(w http.ResponseWriter, r *http.Request) {
+	scope, err := scopeOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	raw, err := readBody(r, int64(c.MaxEventBytes))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var body scratchpadBody
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		writeError(w, memory.Errorf(memory.EINVALID, "body: %v", err))
+		return
+	}
+	if body.Content == nil {
+		writeError(w, memory.Errorf(memory.EINVALID, "content: required (\"\" clears the scratchpad)"))
+		return
+	}
+	data := &events.Scratchpad{Content: *body.Content, ActiveProjects: body.ActiveProjects, CurrentFocus: body.CurrentFocus,
+		OpenQuestions: body.OpenQuestions, NextSteps: body.NextSteps, Source: events.SourcePerson}
+	c.publish(w, r, events.TypeScratchpadUpdated, idempotentID(r, "scratchpad"), scope, data)
+}
+
+// publish publishes one event for a person and answers 202; with
+// ?wait=true once the read model has applied it.
+func (c consolidationAPI) publish(w http.ResponseWriter, r *http.Request, typ, id string, scope memory.Scope, data any) {
+	e, err := events.NewDerived(apiSource, typ, id, scope.Namespace, scope.User, c.Now().UTC(), data)
+	if err != nil {
+		writeError(w, memory.Errorf(memory.EINVALID, "%v", err))
+		return
+	}
+	res := c.Publisher.Publish(r.Context(), []event.Event{e})[0]
+	if res.Err != nil {
+		writeError(w, memory.Errorf(memory.EUNAVAILABLE, "not stored; send again"))
+		return
+	}
+	if r.URL.Query().Get("wait") == "true" && c.Projected != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := c.Projected(ctx, res.Seq); err != nil {
+			writeError(w, memory.Errorf(memory.EUNAVAILABLE, "stored, but not yet applied: %v", err))
+			return
+		}
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"event_id": id, "seq": res.Seq, "duplicate": res.Duplicate})
+}
+
+// profile: GET /v1/profile?namespace=&user= — the core profile (tier 1)
+// and the two cards, rendered from the read model now, as the consolidator
+// renders the card files.
+func (c consolidationAPI) profile(w http.ResponseWriter, r *http.Request) {
+	scope, err := scopeOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	core, err := c.store.CoreMemories(r.Context(), scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	mems, err := c.store.ActiveMemories(r.Context(), scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	pad, err := c.store.Scratchpad(r.Context(), scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	memMD, userMD := consolidation.Cards(mems, &pad, c.Now(), 0, 0)
+	writeJSON(w, http.StatusOK, map[string]any{"core": core, "memory_md": memMD, "user_md": userMD})
+}
+
+// pending: GET /v1/consolidation/pending?namespace=&user= — the user's
+// rule firings waiting for confirmation. The queue is in the consolidator's
+// memory: a restart forgets it.
+func (c consolidationAPI) pending(w http.ResponseWriter, r *http.Request) {
+	scope, err := scopeOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pending": c.queue.PendingFirings(&scope)})
+}
+
+// decide: POST /v1/consolidation/pending/{id}/{approve|dismiss}?namespace=&user=
+// — approve runs the firing's actions now; dismiss drops it.
+func (c consolidationAPI) decide(w http.ResponseWriter, r *http.Request) {
+	scope, err := scopeOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	id := r.PathValue("id")
+	switch r.PathValue("action") {
+	case "approve":
+		err = c.queue.Approve(r.Context(), id, &scope)
+	case "dismiss":
+		err = c.queue.Dismiss(id, &scope)
+	default:
+		writeError(w, memory.Errorf(memory.ENOTFOUND, "no action %q: approve or dismiss", r.PathValue("action")))
+		return
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "done": r.PathValue("action")})
+}

@@ -31,6 +31,7 @@ type Server struct {
 	Publisher Publisher
 	Searcher  memory.Searcher
 	Memories  Memories
+	Context   ContextEngine
 	// Projected waits until the read model has applied a stream sequence
 	// (for ?wait=true); nil when this process keeps no read model.
 	Projected func(ctx context.Context, seq uint64) error
@@ -44,6 +45,11 @@ type Server struct {
 	Log            *zap.Logger
 	// Now stamps events that arrive without a time.
 	Now func() time.Time
+
+	// Consolidation serves episodes, the scratchpad and the profile (and
+	// the rules' confirm queue when it is also a RuleQueue); nil falls
+	// back to Memories when the read model behind it can.
+	Consolidation ConsolidationStore
 }
 
 // Handler returns the API's routes.
@@ -64,6 +70,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.Searcher != nil {
 		mux.HandleFunc("GET /v1/search", s.auth(s.search))
+	}
+	if s.Context != nil {
+		mux.HandleFunc("POST /v1/context", s.auth(s.contextBlock))
 	}
 	if s.Memories != nil {
 		mux.HandleFunc("GET /v1/memories", s.auth(s.listMemories))

@@ -81,6 +81,9 @@ type MemoryQuery struct {
 	Topic    string
 	// Status filters; empty means active. "all" means every status.
 	Status string
+	// Profile limits the list to the core profile card: tier 1 and
+	// identity memories.
+	Profile bool
 	// AsOf, when set, returns what was current at that time: memories
 	// created by then and not yet superseded (status is ignored).
 	AsOf  time.Time

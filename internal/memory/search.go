@@ -78,3 +78,9 @@ type TurnKey struct {
 	SessionID string
 	TurnIndex int
 }
+
+// MemoryHit is a memory found by text, with its raw BM25 (higher is better).
+type MemoryHit struct {
+	Memory
+	BM25 float64
+}

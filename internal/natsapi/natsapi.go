@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -45,8 +46,19 @@ type ErrorBody struct {
 	} `json:"error"`
 }
 
-// Serve starts the retriever service on nc.
-func Serve(nc *nats.Conn, searcher memory.Searcher, version string, log *zap.Logger) (micro.Service, error) {
+// ContextSubject is where a namespace's context requests go.
+func ContextSubject(namespace string) string {
+	return SubjectPrefix + "." + stream.EncodeToken(namespace) + ".context"
+}
+
+// ContextEngine answers context requests.
+type ContextEngine interface {
+	Context(ctx context.Context, req retrieval.Request) (*retrieval.Response, error)
+}
+
+// Serve starts the retriever service on nc: search and, when engine is not
+// nil, context.
+func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, version string, log *zap.Logger) (micro.Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "engram-retriever",
 		Version:     version,
@@ -76,7 +88,63 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, version string, log *zap.Log
 		svc.Stop()
 		return nil, err
 	}
+	if engine != nil {
+		ch := micro.HandlerFunc(func(req micro.Request) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := contextReq(ctx, engine, req.Subject(), req.Data())
+			if err != nil {
+				respondError(req, err, log)
+				return
+			}
+			_ = req.RespondJSON(res)
+		})
+		if err := svc.AddEndpoint("context", ch, micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
+			svc.Stop()
+			return nil, err
+		}
+	}
 	return svc, nil
+}
+
+func respondError(req micro.Request, err error, log *zap.Logger) {
+	code := memory.ErrorCode(err)
+	if code == memory.EINTERNAL {
+		log.Error("request failed", zap.Error(err))
+	}
+	var body ErrorBody
+	body.Error.Code, body.Error.Message = code, memory.ErrorMessage(err)
+	b, _ := json.Marshal(body)
+	_ = req.Error(code, body.Error.Message, b)
+}
+
+func contextReq(ctx context.Context, e ContextEngine, subject string, data []byte) (*retrieval.Response, error) {
+	ns, err := subjectNamespace(subject, "context")
+	if err != nil {
+		return nil, err
+	}
+	var req retrieval.Request
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, memory.Errorf(memory.EINVALID, "request body: %v", err)
+	}
+	if req.Namespace != "" && req.Namespace != ns {
+		return nil, memory.Errorf(memory.EINVALID, "namespace %q in the body does not match the subject's %q", req.Namespace, ns)
+	}
+	req.Namespace = ns
+	return e.Context(ctx, req)
+}
+
+// subjectNamespace reads the namespace token of engram.v1.<ns>.<op>.
+func subjectNamespace(subject, op string) (string, error) {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 4 || parts[3] != op {
+		return "", memory.Errorf(memory.EINVALID, "subject %q is not %s.<namespace>.%s", subject, SubjectPrefix, op)
+	}
+	ns, err := stream.DecodeToken(parts[2])
+	if err != nil {
+		return "", memory.Errorf(memory.EINVALID, "subject namespace: %v", err)
+	}
+	return ns, nil
 }
 
 func search(ctx context.Context, s memory.Searcher, subject string, data []byte) ([]memory.SearchResult, error) {

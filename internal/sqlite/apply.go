@@ -189,6 +189,16 @@ func applyOne(w *wtx, a memory.Applied) error {
 		return applyPending(w, a.Envelope, d)
 	case *events.MemoryImportant:
 		return nil // an announcement for rules and subscribers; nothing to keep
+	case *events.MemoriesAccessed:
+		for _, acc := range d.Accesses {
+			// A memory deleted since it was read is simply not there.
+			if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET access_count = access_count + ?,
+				last_accessed = max(last_accessed, ?) WHERE namespace = ? AND user_id = ? AND id = ?`,
+				acc.Count, acc.Last.UnixNano(), a.Scope.Namespace, a.Scope.User, acc.MemoryID); err != nil {
+				return err
+			}
+		}
+		return nil
 	default:
 		if ok, err := applyConsolidation(w, a); ok {
 			return err

@@ -20,6 +20,11 @@ var checksummed = map[string]string{
 	"memories":       "id",
 	"memory_history": "id",
 	"extractions":    "namespace, user_id, request_id",
+	// Consolidation (migration 3).
+	"episodes":        "rid",
+	"scratchpad":      "namespace, user_id",
+	"daily_summaries": "namespace, user_id, date, channel",
+	"profile":         "namespace, user_id, memory_id",
 }
 
 // TableSums is the checksum of each table.

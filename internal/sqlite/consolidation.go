@@ -1,10 +1,256 @@
 package sqlite
 
-import "github.com/engramhq/engram/internal/memory"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
+)
 
 // applyConsolidation applies the consolidation event types (episodes,
-// scratchpad, profile, daily summaries, merges, archives, accesses); it
-// reports whether it knew the event's type.
+// scratchpad, profile, daily summaries, merges, archives, a user's
+// erasure); it reports whether it knew the event's type.
+//
+// Like every apply, it reads only the read model and the event, and takes
+// every time from the event, so a rebuild decides exactly as the live
+// projector did. A merge or archive that names a memory the user no longer
+// has (deleted since the consolidator planned it) skips that memory rather
+// than failing: the plan was right when made, and refusing it would only
+// park a harmless event among the dead letters.
 func applyConsolidation(w *wtx, a memory.Applied) (handled bool, err error) {
+	switch d := a.Data.(type) {
+	case *events.Episode:
+		return true, applyEpisode(w, a.Envelope, d)
+	case *events.Scratchpad:
+		return true, applyScratchpad(w, a.Envelope, d)
+	case *events.ProfileRefreshed:
+		return true, applyProfile(w, a.Envelope, d)
+	case *events.DailySummary:
+		return true, applyDailySummary(w, a.Envelope, d)
+	case *events.MemoriesMerged:
+		return true, applyMerged(w, a.Envelope, d)
+	case *events.MemoriesArchived:
+		return true, applyArchived(w, a.Envelope, d)
+	case *events.UserForgotten:
+		return true, forgetUser(w, a.Scope)
+	case *events.RetrievalDegraded:
+		return true, nil // an announcement for operators; nothing to keep
+	}
 	return false, nil
+}
+
+func jsonList[T any](v []T) string {
+	if v == nil {
+		return "[]"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// episodeText is what an episode is found by.
+func episodeText(d *events.Episode) string {
+	parts := []string{d.Goal, d.Summary, strings.Join(d.Entities, " "), strings.Join(d.Tools, " ")}
+	for _, a := range d.Actions {
+		parts = append(parts, a.Decision, a.Params)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// applyEpisode stores an episode. The same episode built again (a later
+// build of the same turns) replaces the first. The turns it covers point
+// to it, except that a compression episode does not take turns from the
+// session's own episode: the complete story wins over a part of it.
+func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
+	ns, user := env.Scope.Namespace, env.Scope.User
+	var rid int64
+	err := w.tx.QueryRowContext(w.ctx, `INSERT INTO episodes (namespace, user_id, id, session_id, summary, goal, outcome,
+		started, ended, actions, entities, tools, linked_memories, importance, source, turns, built, event_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, id) DO UPDATE SET session_id = excluded.session_id,
+			summary = excluded.summary, goal = excluded.goal, outcome = excluded.outcome, started = excluded.started,
+			ended = excluded.ended, actions = excluded.actions, entities = excluded.entities, tools = excluded.tools,
+			linked_memories = excluded.linked_memories, importance = excluded.importance, source = excluded.source,
+			turns = excluded.turns, built = excluded.built, event_id = excluded.event_id
+		RETURNING rid`,
+		ns, user, d.ID, d.SessionID, d.Summary, d.Goal, d.Outcome, d.Started.UnixNano(), d.Ended.UnixNano(),
+		jsonList(d.Actions), jsonList(d.Entities), jsonList(d.Tools), jsonList(d.LinkedMemories), d.Importance,
+		d.Source, jsonList(d.Turns), env.Time.UnixNano(), env.ID).Scan(&rid)
+	if err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM episodes_fts WHERE rowid = ?`, rid); err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO episodes_fts (rowid, scope, body) VALUES (?, ?, ?)`,
+		rid, scopeToken(env.Scope), textseg.Index(episodeText(d))); err != nil {
+		return err
+	}
+	cond := ""
+	if d.Source == events.SourceCompression {
+		cond = ` AND episode_id = ''`
+	}
+	_, err = w.tx.ExecContext(w.ctx, `UPDATE turns SET episode_id = ?
+		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index IN (SELECT value FROM json_each(?))`+cond,
+		d.ID, ns, user, d.SessionID, jsonList(d.Turns))
+	return err
+}
+
+func applyScratchpad(w *wtx, env memory.Envelope, d *events.Scratchpad) error {
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO scratchpad (namespace, user_id, content, active_projects,
+		current_focus, open_questions, next_steps, source, episode_id, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id) DO UPDATE SET content = excluded.content,
+			active_projects = excluded.active_projects, current_focus = excluded.current_focus,
+			open_questions = excluded.open_questions, next_steps = excluded.next_steps, source = excluded.source,
+			episode_id = excluded.episode_id, updated = excluded.updated`,
+		env.Scope.Namespace, env.Scope.User, d.Content, jsonList(d.ActiveProjects), d.CurrentFocus,
+		jsonList(d.OpenQuestions), jsonList(d.NextSteps), d.Source, d.EpisodeID, env.Time.UnixNano())
+	return err
+}
+
+// applyProfile makes the listed memories the core profile (tier 1), in
+// order, and returns the demoted ones to knowledge (tier 2). Memories the
+// user no longer has are left out.
+func applyProfile(w *wtx, env memory.Envelope, d *events.ProfileRefreshed) error {
+	ns, user := env.Scope.Namespace, env.Scope.User
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM profile WHERE namespace = ? AND user_id = ?`, ns, user); err != nil {
+		return err
+	}
+	for _, id := range d.Demoted {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET tier = 2 WHERE namespace = ? AND user_id = ? AND id = ?`,
+			ns, user, id); err != nil {
+			return err
+		}
+	}
+	for i, id := range d.MemoryIDs {
+		res, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET tier = 1 WHERE namespace = ? AND user_id = ? AND id = ?`,
+			ns, user, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO profile (namespace, user_id, memory_id, rank, refreshed)
+			VALUES (?, ?, ?, ?, ?)`, ns, user, id, i, env.Time.UnixNano()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyDailySummary keeps one entry per day and channel. An entry written
+// by compression is compressed (its day is in tier 2); a later migration
+// of the same day does not undo that.
+func applyDailySummary(w *wtx, env memory.Envelope, d *events.DailySummary) error {
+	compressed := d.Source == events.SourceCompression
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO daily_summaries (namespace, user_id, date, channel, summary,
+		raw_tokens, source, compressed, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, date, channel) DO UPDATE SET summary = excluded.summary,
+			raw_tokens = excluded.raw_tokens, source = excluded.source,
+			compressed = max(compressed, excluded.compressed), updated = excluded.updated`,
+		env.Scope.Namespace, env.Scope.User, d.Date, d.Channel, d.Summary, d.RawTokens, d.Source, compressed,
+		env.Time.UnixNano())
+	return err
+}
+
+// applyMerged folds the merged memories into the kept one: each becomes
+// superseded by it (kept as history, found through status and as_of), and
+// the kept one takes the merge's importance and, when a model rewrote it,
+// its content. A merge whose kept memory is gone or no longer current is
+// skipped whole.
+func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
+	into, err := loadMemory(w, env.Scope, d.Into)
+	if err != nil || into.Status != memory.StatusActive {
+		return nil
+	}
+	at := env.Time.UnixNano()
+	folded := 0
+	for _, id := range d.Merged {
+		m, err := loadMemory(w, env.Scope, id)
+		if err != nil || (m.Status != memory.StatusActive && m.Status != memory.StatusPending) {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
+			valid_to = ?, updated = ? WHERE id = ?`, into.ID, at, at, m.ID); err != nil {
+			return err
+		}
+		if err := history(w, env, m.ID, "merged", m.Content, "merged into "+into.ID); err != nil {
+			return err
+		}
+		folded++
+	}
+	if folded == 0 {
+		return nil
+	}
+	content := into.Content
+	if d.Content != "" {
+		content = d.Content
+	}
+	sources, _ := json.Marshal(append(into.SourceEvents, env.ID))
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET content = ?, importance = ?, source_events = ?, updated = ?
+		WHERE id = ?`, content, d.Importance, string(sources), at, into.ID); err != nil {
+		return err
+	}
+	if content != into.Content {
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, into.rowid); err != nil {
+			return err
+		}
+		if err := indexMemory(w, into.rowid, env.Scope, into.Subject, into.Predicate, content); err != nil {
+			return err
+		}
+	}
+	return history(w, env, into.ID, "merged", into.Content, fmt.Sprintf("absorbed %d (cluster %s): %s", folded, d.ClusterID, content))
+}
+
+// applyArchived archives current memories: kept with their history, no
+// longer retrieved.
+func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) error {
+	at := env.Time.UnixNano()
+	for _, id := range d.MemoryIDs {
+		res, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'archived', valid_to = ?, updated = ?
+			WHERE namespace = ? AND user_id = ? AND id = ? AND status IN ('active', 'pending')`,
+			at, at, env.Scope.Namespace, env.Scope.User, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue
+		}
+		if err := history(w, env, id, "archived", "", d.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetUser erases everything the read model holds of a user: turns,
+// sessions, memories and their history, extractions, episodes, the
+// scratchpad, daily summaries and the profile, with their indexes. Only the
+// applied ids stay: they hold no content, and they keep a replay of the
+// user's old events from coming back.
+func forgetUser(w *wtx, scope memory.Scope) error {
+	ns, user := scope.Namespace, scope.User
+	for _, q := range []string{
+		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`,
+		`DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`,
+		`DELETE FROM episodes_fts WHERE rowid IN (SELECT rid FROM episodes WHERE namespace = ? AND user_id = ?)`,
+		`DELETE FROM turns WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM sessions WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM memories WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM memory_history WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM extractions WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM episodes WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM scratchpad WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM daily_summaries WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM profile WHERE namespace = ? AND user_id = ?`,
+	} {
+		if _, err := w.tx.ExecContext(w.ctx, q, ns, user); err != nil {
+			return err
+		}
+	}
+	return nil
 }

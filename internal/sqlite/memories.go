@@ -42,16 +42,22 @@ type storedMemory struct {
 }
 
 func scanMemory(sc interface{ Scan(...any) error }) (storedMemory, error) {
+	return scanMemoryWith(sc)
+}
+
+// scanMemoryWith scans a memory row followed by extra columns.
+func scanMemoryWith(sc interface{ Scan(...any) error }, extra ...any) (storedMemory, error) {
 	var (
 		m                                   storedMemory
 		events                              string
 		created, updated, validTo, accessed int64
 		snoozed                             int64
 	)
-	err := sc.Scan(&m.rowid, &m.ID, &m.Namespace, &m.User, &m.Agent, &m.Tier, &m.Kind, &m.Category, &m.Project,
+	dst := append([]any{&m.rowid, &m.ID, &m.Namespace, &m.User, &m.Agent, &m.Tier, &m.Kind, &m.Category, &m.Project,
 		&m.Topic, &m.Subject, &m.Predicate, &m.Content, &m.Importance, &m.Confidence, &m.Status, &m.Supersedes,
 		&m.SupersededBy, &m.Source, &m.SessionID, &events, &created, &updated, &validTo, &accessed,
-		&m.AccessCount, &snoozed)
+		&m.AccessCount, &snoozed}, extra...)
+	err := sc.Scan(dst...)
 	if err != nil {
 		return m, err
 	}
@@ -83,14 +89,24 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		}
 		return history(w, env, c.id, "dropped", "", fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending))
 	}
-	current, err := currentMemories(w, env.Scope, c.subject)
+	// Near-duplicates are looked for among the memories the index finds
+	// for the candidate's text (bounded, whatever the subject's size); the
+	// supersede check reads only the same subject and predicate.
+	similar, err := currentMemories(w, env.Scope, c.subject, "", 51)
+	if err == nil && len(similar) > 50 {
+		similar, err = similarMemories(w, env.Scope, c.subject, c.content)
+	}
 	if err != nil {
 		return err
 	}
-	for _, m := range current {
+	for _, m := range similar {
 		if memory.Similarity(m.Content, c.content) > memory.MergeSimilarity {
 			return merge(w, env, m, c, status)
 		}
+	}
+	current, err := currentMemories(w, env.Scope, c.subject, c.predicate, 0)
+	if err != nil {
+		return err
 	}
 	supersedes := ""
 	if status == memory.StatusActive {
@@ -104,11 +120,50 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	return history(w, env, c.id, "created", "", c.content)
 }
 
-// currentMemories are a subject's active and pending memories, oldest first.
-func currentMemories(w *wtx, scope memory.Scope, subject string) ([]storedMemory, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, `+memoryColumns+` FROM memories
-		WHERE namespace = ? AND user_id = ? AND subject = ? AND status IN ('active', 'pending')
-		ORDER BY created, id`, scope.Namespace, scope.User, subject)
+// similarMemories are the active and pending memories of a subject that
+// the full-text index finds closest to text (at most 20).
+func similarMemories(w *wtx, scope memory.Scope, subject, text string) ([]storedMemory, error) {
+	match := textseg.Match(text)
+	if match == "" {
+		return nil, nil
+	}
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
+		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.subject = ?
+			AND m.status IN ('active', 'pending')
+		ORDER BY bm25(memories_fts, 0.0, 1.0), m.id LIMIT 20`,
+		`scope : "`+scopeToken(scope)+`" AND body : (`+match+`)`, scope.Namespace, scope.User, subject)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []storedMemory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// currentMemories are a subject's active and pending memories, with one
+// predicate ("" = any), oldest first, at most limit (0 = all).
+func currentMemories(w *wtx, scope memory.Scope, subject, predicate string, limit int) ([]storedMemory, error) {
+	q := `SELECT rowid, ` + memoryColumns + ` FROM memories
+		WHERE namespace = ? AND user_id = ? AND subject = ? AND status IN ('active', 'pending')`
+	args := []any{scope.Namespace, scope.User, subject}
+	if predicate != "" {
+		q += ` AND predicate = ?`
+		args = append(args, predicate)
+	}
+	q += ` ORDER BY created, id`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := w.tx.QueryContext(w.ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +433,7 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 	at := env.Time.UnixNano()
 	switch env.Type {
 	case events.TypePendingConfirmed:
-		current, err := currentMemories(w, env.Scope, m.Subject)
+		current, err := currentMemories(w, env.Scope, m.Subject, m.Predicate, 0)
 		if err != nil {
 			return err
 		}

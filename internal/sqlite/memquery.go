@@ -34,6 +34,9 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 	default:
 		add("status = ?", q.Status)
 	}
+	if q.Profile {
+		where = append(where, "(tier = 1 OR kind = 'identity')")
+	}
 	if q.Kind != "" {
 		add("kind = ?", string(q.Kind))
 	}
@@ -143,6 +146,26 @@ func (s *Store) searchMemories(ctx context.Context, q memory.SearchQuery, match 
 		}
 		r.Kind, r.Score, r.Time, r.TurnIndex = memory.ResultMemory, -rank, nsTime(at), -1
 		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Projects lists the projects a scope's active memories name.
+func (s *Store) Projects(ctx context.Context, scope memory.Scope) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT project FROM memories
+		WHERE namespace = ? AND user_id = ? AND status = 'active' AND project != '' ORDER BY project LIMIT 200`,
+		scope.Namespace, scope.User)
+	if err != nil {
+		return nil, fmt.Errorf("projects: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
 	}
 	return out, rows.Err()
 }

@@ -59,19 +59,40 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	var conds []string
-	args := []any{scope.Namespace, scope.User}
-	for _, k := range keys {
-		conds = append(conds, "(t.session_id = ? AND t.turn_index BETWEEN ? AND ? AND t.turn_index != ?)")
-		args = append(args, k.SessionID, k.TurnIndex-radius, k.TurnIndex+radius, k.TurnIndex)
+	// A keyed join, so each key is one range on the unique index; a long
+	// OR of conditions made SQLite scan every turn of the user.
+	var values strings.Builder
+	args := make([]any, 0, 3*len(keys)+2)
+	for i, k := range keys {
+		if i > 0 {
+			values.WriteString(", ")
+		}
+		values.WriteString("(?, ?, ?)")
+		args = append(args, k.SessionID, k.TurnIndex-radius, k.TurnIndex+radius)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+turnHitColumns+` FROM turns t
-		WHERE t.namespace = ? AND t.user_id = ? AND (`+strings.Join(conds, " OR ")+`)`, args...)
+	args = append(args, scope.Namespace, scope.User)
+	rows, err := s.r.QueryContext(ctx, `WITH k(session_id, lo, hi) AS (VALUES `+values.String()+`)
+		SELECT DISTINCT `+turnHitColumns+` FROM k CROSS JOIN turns t
+		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.session_id AND t.turn_index BETWEEN k.lo AND k.hi`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
 	defer rows.Close()
-	return scanTurnHits(rows, false)
+	hits, err := scanTurnHits(rows, false)
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[memory.TurnKey]bool, len(keys))
+	for _, k := range keys {
+		own[k] = true
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if !own[memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}] {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // RecentTurns returns a scope's turns since a time, newest first.
@@ -104,4 +125,40 @@ func (s *Store) SessionTimes(ctx context.Context, scope memory.Scope) (map[strin
 		out[id] = time.Unix(0, at).UTC()
 	}
 	return out, rows.Err()
+}
+
+// RecallMemories runs a textseg.Match expression over a scope's active
+// memories and returns up to limit, best BM25 first.
+func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.MemoryHit, error) {
+	if match == "" {
+		return nil, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts, 0.0, 1.0) AS rank
+		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
+		ORDER BY rank LIMIT ?`,
+		`scope : "`+scopeToken(scope)+`" AND body : (`+match+`)`, scope.Namespace, scope.User, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recall memories: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.MemoryHit
+	for rows.Next() {
+		var rank float64
+		m, err := scanMemoryWith(rows, &rank)
+		if err != nil {
+			return nil, fmt.Errorf("recall memories: %w", err)
+		}
+		out = append(out, memory.MemoryHit{Memory: m.Memory, BM25: -rank})
+	}
+	return out, rows.Err()
+}
+
+// prefixed qualifies a comma-separated column list with a table alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
 }

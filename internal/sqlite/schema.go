@@ -144,6 +144,79 @@ CREATE TABLE extractions (
 	PRIMARY KEY (namespace, user_id, request_id)
 ) WITHOUT ROWID;
 `,
+	// 3: consolidation — episodes, the scratchpad, daily summaries and the
+	// core profile's order.
+	`
+-- One row per episode; rid orders them as the stream applied them.
+CREATE TABLE episodes (
+	rid             INTEGER PRIMARY KEY,
+	namespace       TEXT NOT NULL,
+	user_id         TEXT NOT NULL,
+	id              TEXT NOT NULL,
+	session_id      TEXT NOT NULL,
+	summary         TEXT NOT NULL,
+	goal            TEXT NOT NULL DEFAULT '',
+	outcome         TEXT NOT NULL,
+	started         INTEGER NOT NULL, -- unix ns
+	ended           INTEGER NOT NULL,
+	actions         TEXT NOT NULL, -- JSON arrays
+	entities        TEXT NOT NULL,
+	tools           TEXT NOT NULL,
+	linked_memories TEXT NOT NULL,
+	importance      REAL NOT NULL,
+	source          TEXT NOT NULL,
+	turns           TEXT NOT NULL,
+	access_count    INTEGER NOT NULL DEFAULT 0,
+	built           INTEGER NOT NULL, -- the event's time
+	event_id        TEXT NOT NULL,
+	UNIQUE (namespace, user_id, id)
+);
+CREATE INDEX episodes_scope_ended ON episodes (namespace, user_id, ended);
+CREATE INDEX episodes_scope_session ON episodes (namespace, user_id, session_id);
+
+CREATE VIRTUAL TABLE episodes_fts USING fts5(
+	scope, body, content='', contentless_delete=1, tokenize='` + textseg.Tokenizer + `'
+);
+
+CREATE TABLE scratchpad (
+	namespace       TEXT NOT NULL,
+	user_id         TEXT NOT NULL,
+	content         TEXT NOT NULL,
+	active_projects TEXT NOT NULL, -- JSON arrays
+	current_focus   TEXT NOT NULL DEFAULT '',
+	open_questions  TEXT NOT NULL,
+	next_steps      TEXT NOT NULL,
+	source          TEXT NOT NULL,
+	episode_id      TEXT NOT NULL DEFAULT '',
+	updated         INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+
+-- Tier 3 event log (seed 001 §3.2.3): one entry per day and channel.
+CREATE TABLE daily_summaries (
+	namespace  TEXT NOT NULL,
+	user_id    TEXT NOT NULL,
+	date       TEXT NOT NULL,
+	channel    TEXT NOT NULL,
+	summary    TEXT NOT NULL,
+	raw_tokens INTEGER NOT NULL,
+	source     TEXT NOT NULL,
+	compressed INTEGER NOT NULL DEFAULT 0,
+	updated    INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id, date, channel)
+) WITHOUT ROWID;
+
+-- The core profile's members in the order the last refresh chose; a
+-- member's tier in memories is 1.
+CREATE TABLE profile (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	memory_id TEXT NOT NULL,
+	rank      INTEGER NOT NULL,
+	refreshed INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id, memory_id)
+) WITHOUT ROWID;
+`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -25,8 +25,8 @@ type bpe struct {
 }
 
 // One counter per encoding for the whole process: building the rank map
-// takes tens of milliseconds and tens of megabytes, and each codec.New*
-// call compiles its split pattern again.
+// takes tens of milliseconds and several megabytes of heap, and each
+// codec.New* call compiles its split pattern again.
 var (
 	o200k  = &bpe{name: "o200k_base", new: codec.NewO200kBase, fallback: estimates["o200k_base"]}
 	cl100k = &bpe{name: "cl100k_base", new: codec.NewCl100kBase, fallback: estimates["cl100k_base"]}

@@ -8,9 +8,9 @@ import (
 // Estimate counts tokens without a vocabulary: it sorts the text into a few
 // classes of runs (Han characters, English words by length, digit runs,
 // punctuation runs, line breaks, ...) and adds a fitted weight for each.
-// It is fast and allocation-free, and within the error that doc.go gives
-// for each family; the zero Estimate counts every string as 0 tokens except
-// that non-empty text always counts at least 1.
+// It is fast, allocation-free, and within the error that doc.go gives for
+// each family. Non-empty text counts at least 1 token, so the zero Estimate
+// counts any non-empty text as 1.
 //
 // Weights are in thousandths of a token, so that a Han character can cost
 // 0.7 tokens without floating point; the total is rounded to the nearest

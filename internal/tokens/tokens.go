@@ -80,8 +80,9 @@ func For(model string) Counter {
 }
 
 // matchModel reports whether name is model or one of its variants:
-// model followed by "-" (gpt-4o-mini, o3-pro), or, for gpt-5, "." and a
-// minor version (gpt-5.1). "gpt-4" does not match "gpt-4o".
+// model followed by "-" or ":" (gpt-4o-mini, o3-pro, gpt-4o:acme), or, for
+// gpt-5, "." and a minor version (gpt-5.1). "gpt-4" does not match
+// "gpt-4o".
 func matchModel(name, model string) bool {
 	rest, ok := strings.CutPrefix(name, model)
 	if !ok {

@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/migrate"
+	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/schollz/progressbar/v3"
+	"go.uber.org/zap"
+)
+
+// Systems engram migrates from.
+const (
+	SystemMyclaw    = "myclaw"
+	SystemOpenAkita = "openakita"
+)
+
+// MigrateOptions says what to migrate and whose it becomes.
+type MigrateOptions struct {
+	System string // SystemMyclaw or SystemOpenAkita
+	Dir    string
+	migrate.Options
+	// Progress receives a progress bar; nil for none.
+	Progress io.Writer
+}
+
+// MigrateReport is what a migration read and what the stream kept.
+type MigrateReport struct {
+	migrate.Report
+	Published  int // events the stream stored
+	Duplicates int // events it already had (a re-run)
+	Took       time.Duration
+}
+
+// migrateBatch is how many events are published together.
+const migrateBatch = 256
+
+// Migrate reads another memory system's store and publishes it as events,
+// which every worker then sees as if agents had sent them: memories,
+// daily summaries, turns. It runs with engram stopped (it starts the
+// embedded JetStream on the data dir, creating it when new, so a
+// migration can come before the first start) or against an external NATS
+// (cfg.NATS.URL). Events have ids derived from what they were made from,
+// so a second run publishes nothing new.
+func Migrate(ctx context.Context, cfg config.Config, opts MigrateOptions, log *zap.Logger) (*MigrateReport, error) {
+	start := time.Now()
+	run := map[string]func(string, migrate.Options, func(event.Event) error) (*migrate.Report, error){
+		SystemMyclaw: migrate.Myclaw, SystemOpenAkita: migrate.OpenAkita,
+	}[opts.System]
+	if run == nil {
+		return nil, fmt.Errorf("migrate: unknown system %q (want %s or %s)", opts.System, SystemMyclaw, SystemOpenAkita)
+	}
+	// A dry pass counts the events, for the progress bar, and finds an
+	// unreadable directory before anything is published.
+	total := 0
+	if _, err := run(opts.Dir, opts.Options, func(event.Event) error { total++; return nil }); err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", opts.System, err)
+	}
+	js, closeNATS, err := openMigrationTarget(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeNATS()
+
+	rep := &MigrateReport{}
+	var bar *progressbar.ProgressBar
+	if opts.Progress != nil {
+		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Progress),
+			progressbar.OptionSetDescription("migrate "+opts.System), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		defer bar.Finish()
+	}
+	pub := stream.NewPublisher(js)
+	var buf []event.Event
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		for i, r := range pub.PublishBatch(ctx, buf) {
+			if r.Err != nil {
+				return fmt.Errorf("publish %s %s: %w", buf[i].Type(), buf[i].ID(), r.Err)
+			}
+			if r.Ack.Duplicate {
+				rep.Duplicates++
+			} else {
+				rep.Published++
+			}
+		}
+		if bar != nil {
+			_ = bar.Add(len(buf))
+		}
+		buf = buf[:0]
+		return nil
+	}
+	read, err := run(opts.Dir, opts.Options, func(e event.Event) error {
+		buf = append(buf, e)
+		if len(buf) >= migrateBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if read != nil {
+		rep.Report = *read
+	}
+	rep.Took = time.Since(start)
+	if err != nil {
+		return rep, fmt.Errorf("migrate %s: %w", opts.System, err)
+	}
+	return rep, nil
+}
+
+// openMigrationTarget is OpenOperator for a migration: with no external
+// NATS it starts the embedded server on the data dir, creating the store
+// when there is none yet.
+func openMigrationTarget(ctx context.Context, cfg config.Config, log *zap.Logger) (jetstream.JetStream, func(), error) {
+	if cfg.NATS.URL != "" {
+		return OpenOperator(ctx, cfg, log)
+	}
+	unlock, err := LockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.NATS.Listen = ""
+	a := New(cfg, 0, log)
+	closeFn := func() {
+		timeout := cfg.ShutdownTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		if err := a.Close(cctx); err != nil {
+			log.Warn("close", zap.Error(err))
+		}
+		unlock()
+	}
+	if err := a.openNATS(ctx); err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return a.js, closeFn, nil
+}

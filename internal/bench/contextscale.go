@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/sqlite"
+	"github.com/engramhq/engram/internal/tokens"
+	"go.uber.org/zap"
+)
+
+// ContextPoint is /v1/context latency at one size.
+type ContextPoint struct {
+	Memories, Turns, Users int
+	Latency                Latency
+}
+
+// ContextScale fills one namespace with memories and turns (straight
+// through Apply), shared evenly by users, and times POST /v1/context over
+// HTTP for one of them. users = 1 is the worst case for a per-user query:
+// one user holds everything.
+func ContextScale(ctx context.Context, memories, turns, users, queries int, progress func(string)) (*ContextPoint, error) {
+	dir, err := os.MkdirTemp("", "engram-ctxscale-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "ctx.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	c := newCorpus(7)
+	scope := memory.Scope{Namespace: "big", User: "heavy"}
+	userOf := func(j int) memory.Scope {
+		if j%users == 0 {
+			return scope
+		}
+		return memory.Scope{Namespace: "big", User: fmt.Sprintf("u%d", j%users)}
+	}
+	at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	start := time.Now()
+	kinds := []string{"fact", "preference", "rule", "context", "skill"}
+	cats := []string{"config", "decision", "event", "solution", "conversation"}
+	for i := 0; i < memories; i += 1000 {
+		batch := make([]memory.Applied, 0, 1000)
+		for j := i; j < min(i+1000, memories); j++ {
+			seq++
+			d := &events.MemoryAdded{Kind: kinds[j%len(kinds)], Category: cats[j%len(cats)],
+				Subject: c.en[c.zipfE.Uint64()%20000], Predicate: fmt.Sprintf("p%d", j%50), Content: c.sentence(),
+				Importance: float64(j%10) / 10, Confidence: 0.9}
+			batch = append(batch, memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "bench", ID: fmt.Sprintf("m%d", j),
+				Type: events.TypeMemoryAdded, Scope: userOf(j), Time: at.Add(time.Duration(j) * time.Minute)}, Data: d})
+		}
+		for _, err := range store.Apply(ctx, batch) {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	progress(fmt.Sprintf("loaded %d memories in %s", memories, time.Since(start).Round(time.Second)))
+	start = time.Now()
+	for i := 0; i < turns; i += 2000 {
+		_, applied := turnEvents(c, scope.Namespace, scope.User, i, min(2000, turns-i), at)
+		for j := range applied {
+			seq++
+			applied[j].Seq = seq
+			applied[j].Scope = userOf(i + j)
+			applied[j].ID = fmt.Sprintf("%s-t%d", applied[j].Scope.User, i+j)
+		}
+		for _, err := range store.Apply(ctx, applied) {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	progress(fmt.Sprintf("loaded %d turns in %s", turns, time.Since(start).Round(time.Second)))
+
+	engine := retrieval.NewEngine(store)
+	engine.Tokens = func(string) retrieval.Counter { return tokens.For("gpt-4o") }
+	srv := httptest.NewServer((&httpapi.Server{Context: engine, Log: zap.NewNop()}).Handler())
+	defer srv.Close()
+	post := func(q string) error {
+		body, _ := json.Marshal(map[string]any{"namespace": "big", "user": "heavy", "query": q, "force": true})
+		resp, err := srv.Client().Post(srv.URL+"/v1/context", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("context: %d", resp.StatusCode)
+		}
+		return nil
+	}
+	q := newCorpus(99)
+	for range 50 { // warm the page cache as a running server's would be
+		if err := post(q.query()); err != nil {
+			return nil, err
+		}
+	}
+	d := make([]time.Duration, queries)
+	for i := range d {
+		text := q.query()
+		t0 := time.Now()
+		if err := post(text); err != nil {
+			return nil, err
+		}
+		d[i] = time.Since(t0)
+	}
+	return &ContextPoint{Memories: memories, Turns: turns, Users: users, Latency: summarize(d)}, nil
+}

@@ -1,0 +1,117 @@
+package consolidation
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/rules"
+	"go.uber.org/zap"
+)
+
+// Pending is a firing of a mode: confirm rule waiting for an operator.
+// The queue lives in the consolidator's memory: a restart forgets it
+// (the rule fires again on its next event or schedule).
+type Pending struct {
+	ID          string    `json:"id"`
+	Rule        string    `json:"rule"`
+	Description string    `json:"description,omitempty"`
+	Namespace   string    `json:"namespace,omitempty"` // empty for a schedule
+	User        string    `json:"user,omitempty"`
+	EventType   string    `json:"event_type,omitempty"`
+	EventID     string    `json:"event_id,omitempty"`
+	Time        time.Time `json:"time"` // the event's, or the firing's
+	Actions     []string  `json:"actions"`
+
+	rule    rules.Rule
+	trigger *memory.Applied
+}
+
+// ask queues a firing of a confirm rule, once: the same rule fired by the
+// same event (a redelivery) is one item.
+func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) {
+	p := &Pending{Rule: r.Name, Description: r.Description, Time: at.UTC(), rule: r}
+	if trigger != nil {
+		t := *trigger
+		p.trigger = &t
+		p.Namespace, p.User, p.EventType, p.EventID = t.Scope.Namespace, t.Scope.User, t.Type, t.ID
+		p.ID = "pf_" + hashOf(r.Name, t.Source, t.ID)[:16]
+	} else {
+		p.ID = "pf_" + hashOf(r.Name, strconv.FormatInt(at.UnixNano(), 10))[:16]
+	}
+	for _, a := range r.Do {
+		p.Actions = append(p.Actions, a.String())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, q := range c.pending {
+		if q.ID == p.ID {
+			return
+		}
+	}
+	if len(c.pending) >= maxPending {
+		c.Log.Warn("confirm queue full; the oldest firing is dropped", zap.String(fieldRule, c.pending[0].Rule))
+		c.pending = slices.Delete(c.pending, 0, 1)
+	}
+	c.pending = append(c.pending, p)
+	c.Log.Info("rule waits for confirmation", zap.String(fieldRule, r.Name), zap.String("pending", p.ID))
+}
+
+// PendingFirings lists the firings waiting for confirmation, oldest first;
+// with a scope, only that user's (a schedule's firings belong to no user).
+func (c *Consolidator) PendingFirings(scope *memory.Scope) []Pending {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []Pending{}
+	for _, p := range c.pending {
+		if scope != nil && (p.Namespace != scope.Namespace || p.User != scope.User) {
+			continue
+		}
+		out = append(out, *p)
+	}
+	return out
+}
+
+// take removes a pending firing, in scope when a scope is given.
+func (c *Consolidator) take(id string, scope *memory.Scope) (*Pending, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, p := range c.pending {
+		if p.ID != id || scope != nil && (p.Namespace != scope.Namespace || p.User != scope.User) {
+			continue
+		}
+		c.pending = slices.Delete(c.pending, i, i+1)
+		return p, nil
+	}
+	return nil, memory.Errorf(memory.ENOTFOUND, "no pending firing %s", id)
+}
+
+// Approve runs a pending firing's actions now, as they would have run when
+// it fired (same event, same time, so the same ids). With a scope, only
+// that user's firing may be approved. If the actions fail the firing is
+// queued again.
+func (c *Consolidator) Approve(ctx context.Context, id string, scope *memory.Scope) error {
+	p, err := c.take(id, scope)
+	if err != nil {
+		return err
+	}
+	if err := c.runRule(ctx, p.rule, p.trigger, p.Time); err != nil {
+		c.mu.Lock()
+		c.pending = append(c.pending, p)
+		c.mu.Unlock()
+		return err
+	}
+	c.Log.Info("pending firing approved", zap.String(fieldRule, p.Rule), zap.String("pending", p.ID))
+	return nil
+}
+
+// Dismiss drops a pending firing without running it.
+func (c *Consolidator) Dismiss(id string, scope *memory.Scope) error {
+	p, err := c.take(id, scope)
+	if err == nil {
+		c.Log.Info("pending firing dismissed", zap.String(fieldRule, p.Rule), zap.String("pending", p.ID))
+	}
+	return err
+}

@@ -1,0 +1,496 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/internal/contextblock"
+	"github.com/engramhq/engram/internal/maintain"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/prefilter"
+	"github.com/engramhq/engram/internal/textseg"
+)
+
+// Store is what retrieval reads.
+type Store interface {
+	TurnStore
+	RecallMemories(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.MemoryHit, error)
+	RecentTurns(ctx context.Context, scope memory.Scope, since time.Time, limit int) ([]memory.TurnHit, error)
+	Projects(ctx context.Context, scope memory.Scope) ([]string, error)
+	memory.MemoryReader
+}
+
+// Optional read paths a store may offer (the consolidator's projections).
+type (
+	// EpisodeRecaller finds a scope's episodes by text.
+	EpisodeRecaller interface {
+		RecallEpisodes(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.Episode, error)
+	}
+	// ScratchpadReader reads a scope's scratchpad.
+	ScratchpadReader interface {
+		Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
+	}
+)
+
+// Weights are the rerank weights (seed 000 §5.5 by default).
+type Weights struct {
+	Relevance, Recency, Importance, Access float64
+}
+
+// SeedWeights are seed 000's: 0.40 relevance, 0.25 recency, 0.20
+// importance, 0.15 access frequency.
+func SeedWeights() Weights {
+	return Weights{Relevance: 0.40, Recency: 0.25, Importance: 0.20, Access: 0.15}
+}
+
+// Recorder learns which memories a retrieval used (access reinforcement).
+type Recorder interface {
+	Accessed(scope memory.Scope, ids []string, at time.Time)
+}
+
+// Counter counts tokens the way the target model does.
+type Counter = contextblock.Counter
+
+// Engine answers context requests.
+type Engine struct {
+	Store   Store
+	Weights Weights
+	Turns   TurnOptions
+	// PerPath is how many candidates each recall path contributes.
+	PerPath int
+	// Tokens picks the token counter for a model ("" = the default).
+	Tokens func(model string) Counter
+	// Recorder receives the memories each answer used; nil records nothing.
+	Recorder Recorder
+	// Now is the clock for recency; tests set it.
+	Now func() time.Time
+}
+
+// NewEngine returns an Engine with the seed defaults.
+func NewEngine(st Store) *Engine {
+	return &Engine{Store: st, Weights: SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now}
+}
+
+// Message is one of the agent's recent messages.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is a context request (POST /v1/context).
+type Request struct {
+	Namespace      string    `json:"namespace"`
+	User           string    `json:"user"`
+	Agent          string    `json:"agent,omitempty"`
+	SessionID      string    `json:"session_id,omitempty"`
+	Query          string    `json:"query"`
+	RecentMessages []Message `json:"recent_messages,omitempty"`
+	BudgetTokens   int       `json:"budget_tokens,omitempty"`
+	// Budget chooses the split: "seed004" (default) or "seed002".
+	Budget  string `json:"budget,omitempty"`
+	Persona string `json:"persona,omitempty"`
+	Explain bool   `json:"explain,omitempty"`
+	// Force retrieves even when the pre-check would skip.
+	Force bool `json:"force,omitempty"`
+	// Model names the target model family for token counting.
+	Model string `json:"model,omitempty"`
+	// TurnLimit caps raw-turn evidence (default 8, at most 50).
+	TurnLimit int    `json:"turn_limit,omitempty"`
+	Lang      string `json:"lang,omitempty"`
+}
+
+// Item is one entry of a block.
+type Item struct {
+	ID         string             `json:"id"`
+	Kind       string             `json:"kind"`
+	Content    string             `json:"content"`
+	Provenance string             `json:"provenance"`
+	Score      float64            `json:"score"`
+	Tokens     int                `json:"tokens"`
+	SessionID  string             `json:"session_id,omitempty"`
+	TurnIndex  *int               `json:"turn_index,omitempty"`
+	Time       time.Time          `json:"time,omitzero"`
+	Signals    map[string]float64 `json:"signals,omitempty"` // with explain
+}
+
+// Blocks are the response's sections.
+type Blocks struct {
+	Profile     []Item `json:"profile"`
+	Scratchpad  []Item `json:"scratchpad"`
+	Memories    []Item `json:"memories"`
+	Episodes    []Item `json:"episodes"`
+	Turns       []Item `json:"turns"`
+	Attachments []Item `json:"attachments"`
+}
+
+// Response is the answer to a context request.
+type Response struct {
+	Retrieved bool     `json:"retrieved"`
+	Reason    string   `json:"reason"`
+	Blocks    Blocks   `json:"blocks"`
+	Rendered  string   `json:"rendered"`
+	Tokens    int      `json:"tokens"`
+	Budget    any      `json:"budget"`
+	Degraded  []string `json:"degraded,omitempty"`
+	Dropped   []string `json:"dropped,omitempty"`
+}
+
+// Validate names the first bad field.
+func (r *Request) Validate() error {
+	if r.Namespace == "" {
+		r.Namespace = "default"
+	}
+	if err := (memory.Scope{Namespace: r.Namespace, User: r.User}).Validate(); err != nil {
+		return err
+	}
+	if len(r.Query) > 16<<10 {
+		return memory.Errorf(memory.EINVALID, "query is longer than 16384 bytes")
+	}
+	if len(r.RecentMessages) > 50 {
+		return memory.Errorf(memory.EINVALID, "recent_messages: at most 50")
+	}
+	if r.BudgetTokens < 0 || r.BudgetTokens > 200000 {
+		return memory.Errorf(memory.EINVALID, "budget_tokens: %d is outside 0..200000", r.BudgetTokens)
+	}
+	switch r.Budget {
+	case "", "seed004", "seed002":
+	default:
+		return memory.Errorf(memory.EINVALID, "budget: %q is not seed004 or seed002", r.Budget)
+	}
+	if r.TurnLimit < 0 || r.TurnLimit > 50 {
+		return memory.Errorf(memory.EINVALID, "turn_limit: %d is outside 0..50", r.TurnLimit)
+	}
+	return nil
+}
+
+var attachmentWords = []string{"图片", "照片", "截图", "文件", "附件", "图", "picture", "photo", "image", "screenshot", "file", "pdf", "attachment", "document", "video", "视频", "语音", "voice"}
+
+// Context answers one request.
+func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	scope := memory.Scope{Namespace: req.Namespace, User: req.User}
+	now := e.Now()
+	resp := &Response{}
+	var b Blocks
+
+	// The profile card goes in whether or not the query needs memory.
+	core, err := e.Store.Memories(ctx, memory.MemoryQuery{Scope: scope, Profile: true, Limit: 100})
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	for _, m := range core {
+		b.Profile = append(b.Profile, memoryItem(m, 1, nil))
+	}
+	projects, err := e.Store.Projects(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("projects: %w", err)
+	}
+	if pr, ok := e.Store.(ScratchpadReader); ok {
+		if pad, err := pr.Scratchpad(ctx, scope); err == nil && pad.Content != "" {
+			b.Scratchpad = append(b.Scratchpad, Item{ID: "scratchpad", Kind: "scratchpad", Content: pad.Content,
+				Provenance: "scratchpad · " + pad.Updated.Format("2006-01-02"), Score: 1, Time: pad.Updated})
+		}
+	}
+
+	d := prefilter.ShouldRetrieve(req.Query, projects)
+	if req.Force {
+		d = prefilter.Forced()
+	}
+	resp.Retrieved, resp.Reason = d.Retrieve, d.Reason
+	if d.Retrieve {
+		e.recall(ctx, scope, req, now, projects, &b, resp)
+	}
+	e.finish(req, &b, resp, scope, now)
+	return resp, nil
+}
+
+// recall runs every recall path and fills the long-term and recent blocks.
+func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, now time.Time, projects []string, b *Blocks, resp *Response) {
+	query := req.Query
+	// Context-aware: the last few messages shape the query (seed 000 §5.5).
+	var context []string
+	for i := len(req.RecentMessages) - 1; i >= 0 && len(context) < 3; i-- {
+		if c := strings.TrimSpace(req.RecentMessages[i].Content); c != "" {
+			context = append(context, truncateRunes(c, 200))
+		}
+	}
+	match := textseg.Match(query)
+	ctxMatch := ""
+	if len(context) > 0 {
+		ctxMatch = textseg.Match(query + " " + strings.Join(context, " "))
+	}
+	project := mentioned(query, projects)
+	textFailed := false
+
+	// Memories by text: the query, then the query in its context.
+	hits, err := e.Store.RecallMemories(ctx, scope, match, e.PerPath)
+	if err != nil {
+		textFailed = true
+		resp.Degraded = append(resp.Degraded, "fts->recent: "+err.Error())
+	}
+	if ctxMatch != "" && !textFailed {
+		more, err := e.Store.RecallMemories(ctx, scope, ctxMatch, e.PerPath)
+		if err == nil {
+			hits = mergeHits(hits, more, 0.5)
+		}
+	}
+	b.Memories = e.rankMemories(hits, now, req.Persona, project, req.Explain)
+
+	// Raw turns with their neighbours (seed 000: the raw text gets used).
+	limit := req.TurnLimit
+	if limit == 0 {
+		limit = 8
+	}
+	if !textFailed {
+		turns, err := RankTurns(ctx, e.Store, scope, query, e.Turns)
+		if err != nil {
+			textFailed = true
+			resp.Degraded = append(resp.Degraded, "fts->recent: "+err.Error())
+		}
+		wantFiles := asksForAttachment(query)
+		for i, t := range turns {
+			if i >= limit && !wantFiles {
+				break
+			}
+			if i < limit {
+				b.Turns = append(b.Turns, turnItem(t.TurnHit, t.Score, req.Explain, map[string]float64{
+					"text": t.Text, "neighbor": t.Neighbor, "score": t.Score}))
+			}
+			if wantFiles && t.Attachments != "" && len(b.Attachments) < 5 {
+				b.Attachments = append(b.Attachments, attachmentItems(t.TurnHit)...)
+			}
+		}
+	}
+	// Episodes, when the store has them.
+	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && match != "" {
+		if eps, err := er.RecallEpisodes(ctx, scope, match, 5); err == nil {
+			for i, ep := range eps {
+				b.Episodes = append(b.Episodes, Item{ID: ep.ID, Kind: "episode", Content: ep.Summary,
+					Provenance: fmt.Sprintf("episode %s · %s · %s", ep.ID, ep.Outcome, ep.Started.Format("2006-01-02")),
+					Score:      1 / float64(i+1), SessionID: ep.SessionID, Time: ep.Started})
+			}
+		}
+	}
+	// The last three days, always: what the user did recently matters
+	// even when the words differ; and the only path left if text failed.
+	recent, err := e.Store.RecentTurns(ctx, scope, now.Add(-72*time.Hour), 6)
+	if err == nil {
+		seen := map[string]bool{}
+		for _, it := range b.Turns {
+			seen[it.ID] = true
+		}
+		for _, t := range recent {
+			if seen[t.Key] || len(b.Turns) >= limit+3 {
+				continue
+			}
+			b.Turns = append(b.Turns, turnItem(t, 0.1, req.Explain, map[string]float64{"recent": 1}))
+		}
+	}
+}
+
+// rankMemories scores memory hits with seed 000's weights and seed 001's
+// category decay. Only active memories are recalled, so a superseded
+// value never ranks as current.
+func (e *Engine) rankMemories(hits []memory.MemoryHit, now time.Time, persona, project string, explain bool) []Item {
+	if len(hits) == 0 {
+		return nil
+	}
+	top := 0.0
+	for _, h := range hits {
+		top = max(top, h.BM25)
+	}
+	w := e.Weights
+	items := make([]Item, 0, len(hits))
+	for _, h := range hits {
+		rel := 0.0
+		if top > 0 {
+			rel = h.BM25 / top
+		}
+		age := now.Sub(maintain.LastUsed(h.Memory))
+		recency := math.Exp(-age.Hours() / (24 * 30)) // a month's e-folding
+		access := math.Min(1, math.Log1p(float64(h.AccessCount))/math.Log(21))
+		decay := maintain.DecayFactor(h.Category, age)
+		score := (w.Relevance*rel + w.Recency*recency + w.Importance*h.Importance + w.Access*access) * decay
+		boost := 1.0
+		if persona != "" && (strings.EqualFold(persona, string(h.Kind)) || strings.EqualFold(persona, h.Topic) || strings.EqualFold(persona, h.Project)) {
+			boost *= 1.2
+		}
+		if project != "" && strings.EqualFold(project, h.Project) {
+			boost *= 1.2
+		}
+		score *= boost
+		var sig map[string]float64
+		if explain {
+			sig = map[string]float64{"relevance": rel, "recency": recency, "importance": h.Importance,
+				"access": access, "decay": decay, "boost": boost, "score": score}
+		}
+		items = append(items, memoryItem(h.Memory, score, sig))
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].Score != items[j].Score {
+			return items[i].Score > items[j].Score
+		}
+		return items[i].ID < items[j].ID
+	})
+	return items
+}
+
+// finish fits the blocks to the budget, renders them, and records the
+// memories used.
+func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Scope, now time.Time) {
+	budget := contextblock.DefaultBudget()
+	if req.Budget == "seed002" {
+		budget = contextblock.Seed002Budget(max(req.BudgetTokens, 0))
+	}
+	if req.BudgetTokens > 0 && req.Budget != "seed002" {
+		budget = budget.Scale(req.BudgetTokens)
+	}
+	var counter Counter = contextblock.Estimate{}
+	if e.Tokens != nil {
+		counter = e.Tokens(req.Model)
+	}
+	cb := contextblock.Blocks{Profile: toCB(b.Profile), Scratchpad: toCB(b.Scratchpad), Memories: toCB(b.Memories),
+		Episodes: toCB(b.Episodes), Turns: toCB(b.Turns), Attachments: toCB(b.Attachments)}
+	fitted, rep := contextblock.Fit(cb, budget, counter)
+	keep := func(items []Item, kept []contextblock.Item) []Item {
+		tokens := map[string]int{}
+		for _, k := range kept {
+			tokens[k.ID] = k.Tokens
+		}
+		out := items[:0]
+		for _, it := range items {
+			if n, ok := tokens[it.ID]; ok {
+				it.Tokens = n
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	b.Profile, b.Scratchpad = keep(b.Profile, fitted.Profile), keep(b.Scratchpad, fitted.Scratchpad)
+	b.Memories, b.Episodes = keep(b.Memories, fitted.Memories), keep(b.Episodes, fitted.Episodes)
+	b.Turns, b.Attachments = keep(b.Turns, fitted.Turns), keep(b.Attachments, fitted.Attachments)
+	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments} {
+		if *l == nil {
+			*l = []Item{}
+		}
+	}
+	resp.Blocks, resp.Tokens, resp.Dropped = *b, rep.Total, rep.Dropped
+	resp.Budget = budget
+	resp.Rendered = contextblock.Render(fitted, req.Lang)
+	if e.Recorder != nil {
+		var ids []string
+		for _, it := range append(append([]Item{}, b.Profile...), b.Memories...) {
+			ids = append(ids, it.ID)
+		}
+		if len(ids) > 0 {
+			e.Recorder.Accessed(scope, ids, now)
+		}
+	}
+}
+
+func toCB(items []Item) []contextblock.Item {
+	out := make([]contextblock.Item, len(items))
+	for i, it := range items {
+		out[i] = contextblock.Item{ID: it.ID, Kind: it.Kind, Content: it.Content, Provenance: it.Provenance, Score: it.Score}
+	}
+	return out
+}
+
+func memoryItem(m memory.Memory, score float64, signals map[string]float64) Item {
+	prov := fmt.Sprintf("memory %s · %s · %s", m.ID, m.Kind, m.Updated.Format("2006-01-02"))
+	if m.SessionID != "" {
+		prov += " · from session " + m.SessionID
+	}
+	kind := "memory"
+	if m.Tier == 1 {
+		kind = "profile"
+	}
+	return Item{ID: m.ID, Kind: kind, Content: m.Content, Provenance: prov, Score: score, SessionID: m.SessionID,
+		Time: m.Updated, Signals: signals}
+}
+
+func turnItem(t memory.TurnHit, score float64, explain bool, signals map[string]float64) Item {
+	idx := t.TurnIndex
+	who := t.Role
+	if t.Speaker != "" {
+		who = t.Speaker
+	}
+	it := Item{ID: t.Key, Kind: "turn", Content: t.Content, Score: score, SessionID: t.SessionID, TurnIndex: &idx, Time: t.Time,
+		Provenance: fmt.Sprintf("turn %s · %s · session %s #%d · %s", t.Key, who, t.SessionID, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))}
+	if explain {
+		it.Signals = signals
+	}
+	return it
+}
+
+// attachmentItems lists a turn's attachments as items.
+func attachmentItems(t memory.TurnHit) []Item {
+	var atts []struct {
+		Name, Mime, Path, URL, Description, Transcription string
+	}
+	if json.Unmarshal([]byte(t.Attachments), &atts) != nil {
+		return nil
+	}
+	var out []Item
+	for i, a := range atts {
+		where := a.Path
+		if where == "" {
+			where = a.URL
+		}
+		text := strings.TrimSpace(a.Name + ": " + a.Description + " " + a.Transcription)
+		out = append(out, Item{ID: fmt.Sprintf("%s/a%d", t.Key, i), Kind: "attachment", Content: text,
+			Provenance: fmt.Sprintf("attachment of turn %s · %s · %s", t.Key, a.Mime, where), Score: 1, SessionID: t.SessionID, Time: t.Time})
+	}
+	return out
+}
+
+func asksForAttachment(q string) bool {
+	lq := strings.ToLower(q)
+	for _, w := range attachmentWords {
+		if strings.Contains(lq, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func mentioned(q string, projects []string) string {
+	lq := strings.ToLower(q)
+	for _, p := range projects {
+		if strings.Contains(lq, strings.ToLower(p)) {
+			return p
+		}
+	}
+	return ""
+}
+
+// mergeHits adds the second list's hits not in the first, their BM25
+// weighted down (they matched the context, not the query).
+func mergeHits(a, b []memory.MemoryHit, weight float64) []memory.MemoryHit {
+	seen := map[string]bool{}
+	for _, h := range a {
+		seen[h.ID] = true
+	}
+	for _, h := range b {
+		if !seen[h.ID] {
+			h.BM25 *= weight
+			a = append(a, h)
+		}
+	}
+	return a
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
