@@ -7,13 +7,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/projector"
 	"github.com/engramhq/engram/internal/retrieval"
@@ -106,6 +109,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 		}
 		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: 2 * time.Second, Log: a.Log.Named("access")}
 		a.engine.Recorder = access
+		a.engine.Degraded = a.degraded(a.emitter("engram/retriever"))
 		a.wg.Go(func() {
 			if err := access.Run(runCtx); err != nil {
 				a.Log.Warn("access log stopped", zap.Error(err))
@@ -286,6 +290,31 @@ func (a *App) Ready(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// degraded counts each fall down the retrieval degradation chain and
+// publishes it as retrieval.degraded, at most once a minute per user and
+// kind of fall, so a broken index does not flood the stream.
+func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, reason string) {
+	return func(scope memory.Scope, from, to, reason string) {
+		metrics.Default.Inc("engram_retrieval_degraded_total", "from", from, "to", to)
+		a.Log.Warn("retrieval degraded", zap.String("from", from), zap.String("to", to), zap.String("reason", reason))
+		now := time.Now().UTC()
+		id := fmt.Sprintf("degraded-%s-%s-%s", stream.MsgID(scope.Namespace, scope.User), from+to, now.Truncate(time.Minute).Format("200601021504"))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := emit(ctx, memory.Outgoing{Type: events.TypeRetrievalDegraded, ID: id, Scope: scope, Time: now,
+			Data: &events.RetrievalDegraded{From: from, To: to, Reason: truncateReason(reason)}}); err != nil {
+			a.Log.Warn("publish retrieval.degraded", zap.Error(err))
+		}
+	}
+}
+
+func truncateReason(s string) string {
+	if len(s) > 512 {
+		return strings.ToValidUTF8(s[:512], "")
+	}
+	return s
 }
 
 // waitProjected waits until the read model has applied seq.

@@ -153,6 +153,13 @@ func TestContext(t *testing.T) {
 			return err == nil && m.AccessCount > 0
 		})
 	})
+	t.Run("metrics", func(t *testing.T) {
+		r := do(t, "GET", "http://"+a.HTTPAddr()+"/metrics", "", nil, nil)
+		if r.Status != 200 || !strings.Contains(r.Raw, "engram_context_requests_total ") ||
+			!strings.Contains(r.Raw, `engram_events_accepted_total{type="turn.recorded"}`) {
+			t.Fatalf("metrics: %d %s", r.Status, r.Raw)
+		}
+	})
 	t.Run("bad requests", func(t *testing.T) {
 		for body, want := range map[string]string{
 			`{"query":"x"}`: "user",

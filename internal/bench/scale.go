@@ -17,6 +17,7 @@ import (
 // ScalePoint is search latency with Turns turns in the queried namespace.
 type ScalePoint struct {
 	Turns   int
+	Users   int
 	Other   int // turns in other namespaces
 	Latency Latency
 	Load    time.Duration
@@ -27,7 +28,7 @@ type ScalePoint struct {
 // over HTTP, with one user holding
 // every turn of the namespace — the worst case for a per-user query — and
 // another namespace beside it, and times queries at each step.
-func SearchScale(ctx context.Context, steps []int, other, queries int, progress func(string)) ([]ScalePoint, error) {
+func SearchScale(ctx context.Context, steps []int, other, users, queries int, progress func(string)) ([]ScalePoint, error) {
 	dir, err := os.MkdirTemp("", "engram-scale-")
 	if err != nil {
 		return nil, err
@@ -51,6 +52,10 @@ func SearchScale(ctx context.Context, steps []int, other, queries int, progress 
 			for j := range applied {
 				seq++
 				applied[j].Seq = seq
+				if ns == "big" && (i+j)%users != 0 {
+					applied[j].Scope.User = fmt.Sprintf("u%d", (i+j)%users)
+					applied[j].ID = fmt.Sprintf("u%d-%d", (i+j)%users, i+j)
+				}
 			}
 			for _, err := range store.Apply(ctx, applied) {
 				if err != nil {
@@ -88,7 +93,7 @@ func SearchScale(ctx context.Context, steps []int, other, queries int, progress 
 			}
 			d[i] = time.Since(t0)
 		}
-		out = append(out, ScalePoint{Turns: n, Other: other, Latency: summarize(d), Load: time.Since(start)})
+		out = append(out, ScalePoint{Turns: n, Users: users, Other: other, Latency: summarize(d), Load: time.Since(start)})
 	}
 	return out, nil
 }

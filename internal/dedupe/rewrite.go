@@ -191,29 +191,5 @@ func hasCJK(s string) bool {
 // oneLine folds whitespace, drops invalid UTF-8 and defuses anything that
 // could close the data block, so no member can pose as instructions.
 func oneLine(s string) string {
-	return defang(strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " "))
-}
-
-// defang turns "<data>" and "</data>" (any case, any spacing) into
-// "[data>" and "[/data>".
-func defang(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		rest := strings.TrimLeft(s[i+1:], " /")
-		if len(rest) >= 4 && strings.EqualFold(rest[:4], "data") {
-			b.WriteByte('[')
-		} else {
-			b.WriteByte('<')
-		}
-		s = s[i+1:]
-	}
+	return llm.Defang(strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " "))
 }

@@ -126,16 +126,16 @@ func renderTurn(t *Turn, calls []*call) string {
 			fmt.Fprintf(&b, "[%d] %s:", t.Index, clipHead(oneLine(role), 16))
 		}
 		n := c.node()
-		fmt.Fprintf(&b, "\n call %s(%s)", defang(n.Tool), defang(n.Params))
+		fmt.Fprintf(&b, "\n call %s(%s)", llm.Defang(n.Tool), llm.Defang(n.Params))
 		switch {
 		case c.res == nil:
 		case !n.Success:
 			b.WriteString(" -> ERROR")
 			if n.Error != "" {
-				b.WriteString(": " + defang(n.Error))
+				b.WriteString(": " + llm.Defang(n.Error))
 			}
 		case n.Result != "":
-			b.WriteString(" -> " + defang(clipMiddle(n.Result, 120)))
+			b.WriteString(" -> " + llm.Defang(clipMiddle(n.Result, 120)))
 		}
 	}
 	return b.String()
@@ -196,28 +196,4 @@ func scratchpadPrompt(prev memory.Scratchpad, ep memory.Episode) []llm.Message {
 
 // oneLine folds text onto one line and defuses the data block's tags, so
 // no text can start a line of its own or end the block early.
-func oneLine(s string) string { return defang(clean(s)) }
-
-// defang turns "<data>" and "</data>" (any case, any spacing) into
-// "[data>" and "[/data>".
-func defang(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		rest := strings.TrimLeft(s[i+1:], " /")
-		if len(rest) >= 4 && strings.EqualFold(rest[:4], "data") {
-			b.WriteByte('[')
-		} else {
-			b.WriteByte('<')
-		}
-		s = s[i+1:]
-	}
-}
+func oneLine(s string) string { return llm.Defang(clean(s)) }

@@ -6,9 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
@@ -151,28 +149,9 @@ func (c consolidationAPI) putScratchpad(w http.ResponseWriter, r *http.Request) 
 	c.publish(w, r, events.TypeScratchpadUpdated, idempotentID(r, "scratchpad"), scope, data)
 }
 
-// publish publishes one event for a person and answers 202; with
-// ?wait=true once the read model has applied it.
+// publish publishes one event for a person and answers 202.
 func (c consolidationAPI) publish(w http.ResponseWriter, r *http.Request, typ, id string, scope memory.Scope, data any) {
-	e, err := events.NewDerived(apiSource, typ, id, scope.Namespace, scope.User, c.Now().UTC(), data)
-	if err != nil {
-		writeError(w, memory.Errorf(memory.EINVALID, "%v", err))
-		return
-	}
-	res := c.Publisher.Publish(r.Context(), []event.Event{e})[0]
-	if res.Err != nil {
-		writeError(w, memory.Errorf(memory.EUNAVAILABLE, "not stored; send again"))
-		return
-	}
-	if r.URL.Query().Get("wait") == "true" && c.Projected != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		if err := c.Projected(ctx, res.Seq); err != nil {
-			writeError(w, memory.Errorf(memory.EUNAVAILABLE, "stored, but not yet applied: %v", err))
-			return
-		}
-	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"event_id": id, "seq": res.Seq, "duplicate": res.Duplicate})
+	publishOne(w, r, c.Publisher, c.Projected, c.Now(), typ, id, scope, data, nil)
 }
 
 // profile: GET /v1/profile?namespace=&user= — the core profile (tier 1)

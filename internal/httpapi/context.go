@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/retrieval"
 )
 
@@ -36,6 +37,7 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	metrics.Default.Inc("engram_context_requests_total")
 	resp, err := s.Context.Context(r.Context(), req)
 	if err != nil {
 		if memory.ErrorCode(err) == memory.EINTERNAL {

@@ -14,6 +14,7 @@ import (
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 	"go.uber.org/zap"
 )
 
@@ -105,6 +106,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		default:
 			resp.Accepted++
 			res.Status, res.Seq = "accepted", pr.Seq
+			metrics.Default.Inc("engram_events_accepted_total", "type", evs[i].Type())
 		}
 	}
 	if failed > 0 {

@@ -258,28 +258,39 @@ func (s *Server) existing(w http.ResponseWriter, r *http.Request) (memory.Scope,
 }
 
 // publishDerived publishes one event the API writes and answers 202 with
-// the memory it concerns. With ?wait=true it answers once the read model
-// has applied it, so the caller can read its own write.
+// the memory it concerns.
 func (s *Server) publishDerived(w http.ResponseWriter, r *http.Request, typ, id string, scope memory.Scope, data any, memoryID string) {
-	e, err := events.NewDerived(apiSource, typ, id, scope.Namespace, scope.User, s.Now().UTC(), data)
+	publishOne(w, r, s.Publisher, s.Projected, s.Now(), typ, id, scope, data, map[string]any{"memory_id": memoryID})
+}
+
+// publishOne publishes one event a person caused and answers 202 with the
+// event's id and sequence (and reply's fields). With ?wait=true it answers
+// once the read model has applied it, so the caller can read its own write.
+func publishOne(w http.ResponseWriter, r *http.Request, pub Publisher, projected func(context.Context, uint64) error,
+	now time.Time, typ, id string, scope memory.Scope, data any, reply map[string]any) {
+	e, err := events.NewDerived(apiSource, typ, id, scope.Namespace, scope.User, now.UTC(), data)
 	if err != nil {
 		writeError(w, memory.Errorf(memory.EINVALID, "%v", err))
 		return
 	}
-	res := s.Publisher.Publish(r.Context(), []event.Event{e})[0]
+	res := pub.Publish(r.Context(), []event.Event{e})[0]
 	if res.Err != nil {
 		writeError(w, memory.Errorf(memory.EUNAVAILABLE, "not stored; send again"))
 		return
 	}
-	if r.URL.Query().Get("wait") == "true" && s.Projected != nil {
+	if r.URL.Query().Get("wait") == "true" && projected != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		if err := s.Projected(ctx, res.Seq); err != nil {
+		if err := projected(ctx, res.Seq); err != nil {
 			writeError(w, memory.Errorf(memory.EUNAVAILABLE, "stored, but not yet applied: %v", err))
 			return
 		}
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"memory_id": memoryID, "event_id": id, "seq": res.Seq, "duplicate": res.Duplicate})
+	body := map[string]any{"event_id": id, "seq": res.Seq, "duplicate": res.Duplicate}
+	for k, v := range reply {
+		body[k] = v
+	}
+	writeJSON(w, http.StatusAccepted, body)
 }
 
 // idempotentID is the event id: the caller's Idempotency-Key when given,

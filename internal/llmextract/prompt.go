@@ -315,35 +315,10 @@ func keyInput(in string) string {
 
 // oneLine folds all whitespace, newlines included, to single spaces, drops
 // invalid UTF-8 and defuses anything that could close the data block.
-func oneLine(s string) string { return defang(fold(strings.ToValidUTF8(s, ""))) }
+func oneLine(s string) string { return llm.Defang(fold(strings.ToValidUTF8(s, ""))) }
 
 // fold folds all whitespace, newlines included, to single spaces.
 func fold(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// defang turns "<data>" and "</data>" (any case, any spacing) into
-// "[data>" and "[/data>", so text in the data block cannot end it early and
-// pass itself off as instructions.
-func defang(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		rest := strings.TrimLeft(s[i+1:], " /")
-		if len(rest) >= 4 && strings.EqualFold(rest[:4], "data") {
-			b.WriteByte('[')
-		} else {
-			b.WriteByte('<')
-		}
-		s = s[i+1:]
-	}
-}
 
 // clip cuts s to at most limit runes, keeping its head and its tail (an
 // error or a conclusion is often at the end).

@@ -67,6 +67,9 @@ type Engine struct {
 	Tokens func(model string) Counter
 	// Recorder receives the memories each answer used; nil records nothing.
 	Recorder Recorder
+	// Degraded learns of each fall down the degradation chain (from
+	// "vectors" or "fts" to "fts" or "recent"); nil ignores them.
+	Degraded func(scope memory.Scope, from, to, reason string)
 	// Now is the clock for recency; tests set it.
 	Now func() time.Time
 }
@@ -230,10 +233,16 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	textFailed := false
 
 	// Memories by text: the query, then the query in its context.
+	fall := func(err error) {
+		textFailed = true
+		resp.Degraded = append(resp.Degraded, "fts->recent")
+		if e.Degraded != nil {
+			e.Degraded(scope, "fts", "recent", err.Error())
+		}
+	}
 	hits, err := e.Store.RecallMemories(ctx, scope, match, e.PerPath)
 	if err != nil {
-		textFailed = true
-		resp.Degraded = append(resp.Degraded, "fts->recent: "+err.Error())
+		fall(err)
 	}
 	if ctxMatch != "" && !textFailed {
 		more, err := e.Store.RecallMemories(ctx, scope, ctxMatch, e.PerPath)
@@ -251,8 +260,7 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	if !textFailed {
 		turns, err := RankTurns(ctx, e.Store, scope, query, e.Turns)
 		if err != nil {
-			textFailed = true
-			resp.Degraded = append(resp.Degraded, "fts->recent: "+err.Error())
+			fall(err)
 		}
 		wantFiles := asksForAttachment(query)
 		for i, t := range turns {

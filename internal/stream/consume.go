@@ -12,6 +12,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
@@ -297,6 +298,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 		_ = m.msg.NakWithDelay(c.cfg.Backoff(m.Delivered))
 		return
 	}
+	metrics.Default.Inc("engram_dead_letters_total", "consumer", c.cfg.Durable)
 	c.log.Warn("dead-lettered", zap.Uint64(FieldSeq, m.Seq), zap.String(FieldSubject, m.Subject),
 		zap.String(FieldReason, truncate(reason.Error(), 200)))
 	if err := m.msg.TermWithReason(truncate(reason.Error(), 200)); err != nil {

@@ -1,0 +1,90 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
+)
+
+// brokenFTS is the real read model with its full-text paths failing, as a
+// corrupt index or a locked database would make them.
+type brokenFTS struct{ *sqlite.Store }
+
+var errIndex = errors.New("fts5: database disk image is malformed")
+
+func (b brokenFTS) RecallMemories(context.Context, memory.Scope, string, int) ([]memory.MemoryHit, error) {
+	return nil, errIndex
+}
+
+func (b brokenFTS) RecallTurns(context.Context, memory.Scope, string, int) ([]memory.TurnHit, error) {
+	return nil, errIndex
+}
+
+func openWith(t *testing.T, turns ...string) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC()
+	var batch []memory.Applied
+	for i, c := range turns {
+		batch = append(batch, memory.Applied{Envelope: memory.Envelope{Seq: uint64(i + 1), Source: "t", ID: fmt.Sprint(i),
+			Type: events.TypeTurnRecorded, Scope: memory.Scope{Namespace: "default", User: "u"}, Time: now.Add(-time.Duration(len(turns)-i) * time.Minute)},
+			Data: &events.TurnRecorded{SessionID: "s", TurnIndex: i, Role: "user", Content: c}})
+	}
+	batch = append(batch, memory.Applied{Envelope: memory.Envelope{Seq: uint64(len(turns) + 1), Source: "t", ID: "name",
+		Type: events.TypeMemoryAdded, Scope: memory.Scope{Namespace: "default", User: "u"}, Time: now},
+		Data: &events.MemoryAdded{Kind: "identity", Category: "identity", Subject: "user", Predicate: "name", Content: "用户叫小王", Importance: 1, Confidence: 1}})
+	for _, err := range st.Apply(t.Context(), batch) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// When full-text search fails, the answer falls back to recent turns and
+// the profile, says so, and reports the fall once per request.
+func TestDegradesToRecentAndProfile(t *testing.T) {
+	st := openWith(t, "我们在讨论部署", "部署到了 staging")
+	e := NewEngine(brokenFTS{st})
+	var mu sync.Mutex
+	var falls []string
+	e.Degraded = func(_ memory.Scope, from, to, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		falls = append(falls, from+"->"+to+": "+reason)
+	}
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "上次部署到哪里了？"})
+	if err != nil {
+		t.Fatalf("a failing path must not fail the request: %v", err)
+	}
+	if len(resp.Degraded) == 0 || resp.Degraded[0] != "fts->recent" {
+		t.Fatalf("degraded = %v", resp.Degraded)
+	}
+	if len(falls) != 1 || !strings.Contains(falls[0], "malformed") {
+		t.Fatalf("falls = %v", falls)
+	}
+	if len(resp.Blocks.Turns) != 2 || len(resp.Blocks.Profile) != 1 || !strings.Contains(resp.Rendered, "小王") {
+		t.Fatalf("fallback blocks: turns %d profile %d rendered %q", len(resp.Blocks.Turns), len(resp.Blocks.Profile), resp.Rendered)
+	}
+
+	// The same store, healthy: no fall.
+	healthy := NewEngine(st)
+	healthy.Degraded = e.Degraded
+	resp, err = healthy.Context(t.Context(), Request{User: "u", Query: "上次部署到哪里了？"})
+	if err != nil || len(resp.Degraded) != 0 || len(falls) != 1 {
+		t.Fatalf("healthy: err %v degraded %v falls %v", err, resp.Degraded, falls)
+	}
+}
