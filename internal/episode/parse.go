@@ -3,7 +3,6 @@ package episode
 import (
 	"encoding/json"
 	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,7 +78,7 @@ func parseEpisodeReply(content string) (episodeReply, error) {
 			r.entities = append(r.entities, e)
 		}
 	}
-	if raw, ok := field(f, decisionKeys); ok {
+	if raw, ok := llm.Field(f, decisionKeys); ok {
 		r.decisions = decisionsOf(raw)
 	}
 	if r.summary == "" && r.goal == "" && r.outcome == "" {
@@ -96,9 +95,9 @@ func parseScratchpadReply(content string) (scratchpadReply, error) {
 		return scratchpadReply{}, err
 	}
 	var r scratchpadReply
-	_, r.hasProjects = field(f, projectKeys)
-	_, r.hasQuestions = field(f, questionKeys)
-	_, r.hasSteps = field(f, stepKeys)
+	_, r.hasProjects = llm.Field(f, projectKeys)
+	_, r.hasQuestions = llm.Field(f, questionKeys)
+	_, r.hasSteps = llm.Field(f, stepKeys)
 	r.projects = items(maxProjectRunes, MaxActiveProjects, listField(f, projectKeys, entityNameKey))
 	r.questions = items(maxItemRunes, MaxOpenQuestions, listField(f, questionKeys, decisionText))
 	r.steps = items(maxItemRunes, MaxNextSteps, listField(f, stepKeys, decisionText))
@@ -123,9 +122,9 @@ func replyObject(content string, wanted ...[]string) (map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
 			return nil, errShape
 		}
-		f := lowerKeys(obj)
+		f := llm.LowerKeys(obj)
 		for _, keys := range wanted {
-			if _, ok := field(f, keys); ok {
+			if _, ok := llm.Field(f, keys); ok {
 				return f, nil
 			}
 		}
@@ -182,7 +181,7 @@ func decisionsOf(raw json.RawMessage) []decision {
 			if json.Unmarshal(e, &obj) != nil || obj == nil {
 				continue
 			}
-			f := lowerKeys(obj)
+			f := llm.LowerKeys(obj)
 			d.text = textField(f, decisionText)
 			if n, err := strconv.Atoi(strings.TrimSpace(textField(f, turnKeys))); err == nil && n >= 0 {
 				d.turn, d.hasTurn = n, true
@@ -195,36 +194,9 @@ func decisionsOf(raw json.RawMessage) []decision {
 	return out
 }
 
-// lowerKeys folds the case of an object's keys. Where two keys fold to
-// one, the one already in lower case wins, then the first in sorted
-// order, so the result never depends on map order.
-func lowerKeys(obj map[string]json.RawMessage) map[string]json.RawMessage {
-	keys := slices.Sorted(maps.Keys(obj))
-	out := make(map[string]json.RawMessage, len(obj))
-	for _, exact := range []bool{true, false} {
-		for _, k := range keys {
-			lk := strings.ToLower(strings.TrimSpace(k))
-			if _, dup := out[lk]; !dup && (k == lk) == exact {
-				out[lk] = obj[k]
-			}
-		}
-	}
-	return out
-}
-
-// field returns the first of keys present with a non-null value.
-func field(f map[string]json.RawMessage, keys []string) (json.RawMessage, bool) {
-	for _, k := range keys {
-		if v, ok := f[k]; ok && string(v) != "null" {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
 // textField returns a string or number field as text.
 func textField(f map[string]json.RawMessage, keys []string) string {
-	v, ok := field(f, keys)
+	v, ok := llm.Field(f, keys)
 	if !ok {
 		return ""
 	}
@@ -246,7 +218,7 @@ func scalar(v json.RawMessage) string {
 // listField reads a list of texts: an array of strings, or of objects
 // holding one under nameKeys, or a single string.
 func listField(f map[string]json.RawMessage, keys, nameKeys []string) []string {
-	v, ok := field(f, keys)
+	v, ok := llm.Field(f, keys)
 	if !ok {
 		return nil
 	}
@@ -265,7 +237,7 @@ func listField(f map[string]json.RawMessage, keys, nameKeys []string) []string {
 		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(e, &obj) == nil && obj != nil {
-			if s := textField(lowerKeys(obj), nameKeys); s != "" {
+			if s := textField(llm.LowerKeys(obj), nameKeys); s != "" {
 				out = append(out, s)
 			}
 		}

@@ -3,6 +3,8 @@ package llm
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -166,4 +168,33 @@ func dropTrailingCommas(s string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// LowerKeys folds the case of a model-written object's keys, since models
+// write "Subject" as readily as "subject". Where two keys fold to one, the
+// one already in lower case wins, then the first in sorted order, so the
+// result never depends on map order.
+func LowerKeys(obj map[string]json.RawMessage) map[string]json.RawMessage {
+	keys := slices.Sorted(maps.Keys(obj))
+	out := make(map[string]json.RawMessage, len(obj))
+	for _, exact := range []bool{true, false} {
+		for _, k := range keys {
+			lk := strings.ToLower(strings.TrimSpace(k))
+			if _, dup := out[lk]; !dup && (k == lk) == exact {
+				out[lk] = obj[k]
+			}
+		}
+	}
+	return out
+}
+
+// Field returns the first of keys present in f with a non-null value:
+// models name the same thing several ways ("type", "kind").
+func Field(f map[string]json.RawMessage, keys []string) (json.RawMessage, bool) {
+	for _, k := range keys {
+		if v, ok := f[k]; ok && string(v) != "null" {
+			return v, true
+		}
+	}
+	return nil, false
 }

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -113,7 +111,7 @@ func listIn(text string, depth int) (items []json.RawMessage, lone bool, err err
 	if len(obj) == 0 {
 		return nil, false, nil
 	}
-	fields := lowerKeys(obj)
+	fields := llm.LowerKeys(obj)
 	for _, key := range []string{"facts", "memories", "memory", "items", "results"} {
 		raw, ok := fields[key]
 		if !ok {
@@ -127,7 +125,7 @@ func listIn(text string, depth int) (items []json.RawMessage, lone bool, err err
 		}
 		return items, false, nil
 	}
-	if _, ok := field(fields, contentKeys); ok {
+	if _, ok := llm.Field(fields, contentKeys); ok {
 		return []json.RawMessage{json.RawMessage(text)}, true, nil
 	}
 	// {"result":{"facts":[…]}}: one wrapper too many.
@@ -229,7 +227,7 @@ func candidate(raw json.RawMessage) (memory.Candidate, string) {
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return memory.Candidate{}, "not an object"
 	}
-	f := lowerKeys(obj)
+	f := llm.LowerKeys(obj)
 	// JSON escapes can still spell invalid text: a lone surrogate decodes
 	// to U+FFFD.
 	for _, keys := range [][]string{subjectKeys, predicateKeys, contentKeys} {
@@ -246,7 +244,7 @@ func candidate(raw json.RawMessage) (memory.Candidate, string) {
 		Importance: unitField(f, importanceKeys, defaultImportance),
 		Confidence: unitField(f, confidenceKeys, defaultConfidence),
 	}
-	if v, ok := field(f, updatesKeys); ok {
+	if v, ok := llm.Field(f, updatesKeys); ok {
 		c.Updates = truth(v)
 	}
 	c.Kind = kindOf(textField(f, kindKeys))
@@ -272,36 +270,9 @@ func describe(subject, predicate, content string) string {
 	return fmt.Sprintf("(%s/%s %q)", clip(subject, snippetRunes/2), clip(predicate, snippetRunes/2), clip(content, snippetRunes))
 }
 
-// lowerKeys folds the case of an object's keys. Where two keys fold to one
-// ("subject" and "Subject"), the one already in lower case wins, then the
-// first in sorted order, so the result never depends on map order.
-func lowerKeys(obj map[string]json.RawMessage) map[string]json.RawMessage {
-	keys := slices.Sorted(maps.Keys(obj))
-	out := make(map[string]json.RawMessage, len(obj))
-	for _, exact := range []bool{true, false} {
-		for _, k := range keys {
-			lk := strings.ToLower(strings.TrimSpace(k))
-			if _, dup := out[lk]; !dup && (k == lk) == exact {
-				out[lk] = obj[k]
-			}
-		}
-	}
-	return out
-}
-
-// field returns the first of keys present with a non-null value.
-func field(f map[string]json.RawMessage, keys []string) (json.RawMessage, bool) {
-	for _, k := range keys {
-		if v, ok := f[k]; ok && string(v) != "null" {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
 // textField returns a string or number field as text.
 func textField(f map[string]json.RawMessage, keys []string) string {
-	v, ok := field(f, keys)
+	v, ok := llm.Field(f, keys)
 	if !ok {
 		return ""
 	}
