@@ -240,7 +240,7 @@ func (a *App) openHTTP() error {
 	if a.Roles&RoleRetriever != 0 {
 		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
 		srv.Consolidation = a.ConsolidationAPI()
-		srv.Projected = a.waitProjected
+		srv.Projected = a.WaitProjected
 	}
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
@@ -317,8 +317,8 @@ func truncateReason(s string) string {
 	return s
 }
 
-// waitProjected waits until the read model has applied seq.
-func (a *App) waitProjected(ctx context.Context, seq uint64) error {
+// WaitProjected waits until the read model has applied seq.
+func (a *App) WaitProjected(ctx context.Context, seq uint64) error {
 	for {
 		got, err := a.store.LastSeq(ctx)
 		if err != nil || got >= seq {

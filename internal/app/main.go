@@ -22,7 +22,6 @@ type Flags struct {
 	HTTPAddr   string
 	NATSListen string
 	NATSURL    string
-	set        map[string]bool
 }
 
 // Register adds the flags to fs.
@@ -39,25 +38,25 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 func (f *Flags) Load(fs *flag.FlagSet, base config.Config) (config.Config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	f.set = set
 	return config.Load(base, f.Config, func(name string) (string, bool) {
-		if v, ok := f.flagFor(name); ok {
+		if v, ok := f.flagFor(name, set); ok {
 			return v, true
 		}
 		return os.LookupEnv(name)
 	})
 }
 
-func (f *Flags) flagFor(env string) (string, bool) {
+// flagFor is the value of the flag that stands for env, if it was set.
+func (f *Flags) flagFor(env string, set map[string]bool) (string, bool) {
 	switch env {
 	case "ENGRAM_DATA_DIR":
-		return f.DataDir, f.set["data-dir"]
+		return f.DataDir, set["data-dir"]
 	case "ENGRAM_HTTP_ADDR":
-		return f.HTTPAddr, f.set["http-addr"]
+		return f.HTTPAddr, set["http-addr"]
 	case "ENGRAM_NATS_LISTEN":
-		return f.NATSListen, f.set["nats-listen"]
+		return f.NATSListen, set["nats-listen"]
 	case "ENGRAM_NATS_URL":
-		return f.NATSURL, f.set["nats-url"]
+		return f.NATSURL, set["nats-url"]
 	}
 	return "", false
 }

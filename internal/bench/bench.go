@@ -107,20 +107,7 @@ func (e *Engram) Post(ctx context.Context, contentType string, body []byte) (uin
 
 // WaitProjected waits until the read model has applied seq.
 func (e *Engram) WaitProjected(ctx context.Context, seq uint64) error {
-	for {
-		got, err := e.App.Store().LastSeq(ctx)
-		if err != nil {
-			return err
-		}
-		if got >= seq {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
+	return e.App.WaitProjected(ctx, seq)
 }
 
 // Search calls /v1/search and returns the decoded results.

@@ -123,33 +123,6 @@ func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]m
 	return out, rows.Err()
 }
 
-// searchMemories finds a scope's active memories matching match (a
-// textseg.Match expression), best first.
-func (s *Store) searchMemories(ctx context.Context, q memory.SearchQuery, match string) ([]memory.SearchResult, error) {
-	expr := `scope : "` + scopeToken(q.Scope) + `" AND body : (` + match + `)`
-	rows, err := s.r.QueryContext(ctx, `
-		SELECT m.id, m.content, m.session_id, m.updated, bm25(memories_fts, 0.0, 1.0) AS rank
-		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
-		ORDER BY rank LIMIT ?`, expr, q.Scope.Namespace, q.Scope.User, q.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("search memories: %w", err)
-	}
-	defer rows.Close()
-	var out []memory.SearchResult
-	for rows.Next() {
-		var r memory.SearchResult
-		var at int64
-		var rank float64
-		if err := rows.Scan(&r.ID, &r.Content, &r.SessionID, &at, &rank); err != nil {
-			return nil, err
-		}
-		r.Kind, r.Score, r.Time, r.TurnIndex = memory.ResultMemory, -rank, nsTime(at), -1
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
 // Projects lists the projects a scope's active memories name.
 func (s *Store) Projects(ctx context.Context, scope memory.Scope) ([]string, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT project FROM memories

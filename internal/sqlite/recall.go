@@ -107,26 +107,6 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 	return scanTurnHits(rows, false)
 }
 
-// SessionTimes returns when each of a scope's sessions started.
-func (s *Store) SessionTimes(ctx context.Context, scope memory.Scope) (map[string]time.Time, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT session_id, started FROM sessions WHERE namespace = ? AND user_id = ?`,
-		scope.Namespace, scope.User)
-	if err != nil {
-		return nil, fmt.Errorf("session times: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var id string
-		var at int64
-		if err := rows.Scan(&id, &at); err != nil {
-			return nil, err
-		}
-		out[id] = time.Unix(0, at).UTC()
-	}
-	return out, rows.Err()
-}
-
 // RecallMemories runs a textseg.Match expression over a scope's active
 // memories and returns up to limit, best BM25 first.
 func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.MemoryHit, error) {

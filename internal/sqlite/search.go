@@ -30,62 +30,41 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	if match == "" {
 		return []memory.SearchResult{}, nil
 	}
-	mems, err := s.searchMemories(ctx, q, match)
+	mems, err := s.RecallMemories(ctx, q.Scope, match, q.Limit)
 	if err != nil {
 		return nil, err
 	}
-	turns, err := s.searchTurns(ctx, q, match)
+	turns, err := s.RecallTurns(ctx, q.Scope, match, q.Limit)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]memory.SearchResult, 0, len(mems)+len(turns))
+	for _, m := range mems {
+		out = append(out, memory.SearchResult{ID: m.ID, Kind: memory.ResultMemory, Content: m.Content, Score: m.BM25,
+			SessionID: m.SessionID, TurnIndex: -1, Time: m.Updated})
+	}
+	for _, t := range turns {
+		out = append(out, memory.SearchResult{ID: t.Key, Kind: memory.ResultTurn, Content: t.Content, Score: t.BM25,
+			SessionID: t.SessionID, TurnIndex: t.TurnIndex, Role: t.Role, Time: t.Time})
 	}
 	if len(mems) == 0 {
-		return turns, nil
+		return out, nil
 	}
-	out := append(normalize(mems, 1.0), normalize(turns, 0.95)...)
+	normalize(out[:len(mems)], 1.0)
+	normalize(out[len(mems):], 0.95)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out[:min(len(out), q.Limit)], nil
 }
 
-func normalize(rs []memory.SearchResult, weight float64) []memory.SearchResult {
+// normalize scales a list, best first, so its best score is weight.
+func normalize(rs []memory.SearchResult, weight float64) {
 	if len(rs) == 0 || rs[0].Score <= 0 {
-		return rs
+		return
 	}
 	top := rs[0].Score
 	for i := range rs {
 		rs[i].Score = weight * rs[i].Score / top
 	}
-	return rs
-}
-
-func (s *Store) searchTurns(ctx context.Context, q memory.SearchQuery, match string) ([]memory.SearchResult, error) {
-	expr := `scope : "` + scopeToken(q.Scope) + `" AND body : (` + match + `)`
-	rows, err := s.r.QueryContext(ctx, `
-		SELECT t.id, t.session_id, t.turn_index, t.role, t.content, t.time, bm25(turns_fts, 0.0, 1.0) AS rank
-		FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid
-		WHERE turns_fts MATCH ? AND t.namespace = ? AND t.user_id = ?
-		ORDER BY rank LIMIT ?`, expr, q.Scope.Namespace, q.Scope.User, q.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("search turns: %w", err)
-	}
-	defer rows.Close()
-	out := make([]memory.SearchResult, 0, q.Limit)
-	for rows.Next() {
-		var (
-			id   int64
-			r    memory.SearchResult
-			at   int64
-			rank float64
-		)
-		if err := rows.Scan(&id, &r.SessionID, &r.TurnIndex, &r.Role, &r.Content, &at, &rank); err != nil {
-			return nil, fmt.Errorf("search turns: %w", err)
-		}
-		r.ID, r.Kind, r.Score, r.Time = TurnID(id), memory.ResultTurn, -rank, time.Unix(0, at).UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search turns: %w", err)
-	}
-	return out, nil
 }
 
 // CountTurns is how many turns a scope holds.
