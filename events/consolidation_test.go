@@ -151,7 +151,7 @@ func TestDocExamplesConsolidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, section, _ := strings.Cut(string(b), "// # Consolidation and retrieval events")
-	section, _, _ = strings.Cut(section, "// # Rules")
+	section, _, _ = strings.Cut(section, "// # Embedding events")
 	var code strings.Builder
 	for line := range strings.Lines(section) {
 		if s, ok := strings.CutPrefix(line, "//\t"); ok {

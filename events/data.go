@@ -16,10 +16,10 @@ import (
 // *MemoryDeleted, *PendingDecision (for all three pending.* types),
 // *MemoryImportant, *Episode, *Scratchpad, *ProfileRefreshed,
 // *DailySummary, *MemoriesMerged, *MemoriesArchived, *MemoriesAccessed,
-// *RetrievalDegraded or *UserForgotten. An unknown field, a repeated key, data after the JSON
-// value, a wrong JSON type or a broken rule is a *FieldError naming the
-// field ("data.turns[2].role"); an unknown event type is a *FieldError for
-// "type".
+// *RetrievalDegraded, *UserForgotten or *MemoryEmbedded. An unknown field,
+// a repeated key, data after the JSON value, a wrong JSON type or a broken
+// rule is a *FieldError naming the field ("data.turns[2].role"); an
+// unknown event type is a *FieldError for "type".
 func DecodeData(eventType string, data []byte) (any, error) {
 	if !knownType(eventType) {
 		return nil, unknownType(eventType)
@@ -84,6 +84,8 @@ func decodeData(r *reader, eventType string) (any, error) {
 		return decoded(decodeRetrievalDegraded(r, path))
 	case TypeUserForgotten:
 		return decoded(decodeUserForgotten(r, path))
+	case TypeMemoryEmbedded:
+		return decoded(decodeMemoryEmbedded(r, path))
 	}
 	return nil, unknownType(eventType)
 }

@@ -72,6 +72,7 @@ func TestDecodeData(t *testing.T) {
 				events.TypeMemoriesAccessed:    "*events.MemoriesAccessed",
 				events.TypeRetrievalDegraded:   "*events.RetrievalDegraded",
 				events.TypeUserForgotten:       "*events.UserForgotten",
+				events.TypeMemoryEmbedded:      "*events.MemoryEmbedded",
 			}[s.eventType]; got != want {
 				t.Fatalf("DecodeData type=%s, want %s", got, want)
 			}

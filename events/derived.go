@@ -32,6 +32,7 @@ var types = []string{
 	TypeEpisodeBuilt, TypeScratchpadUpdated, TypeProfileRefreshed, TypeDailySummarized,
 	TypeMemoriesMerged, TypeMemoriesArchived, TypeMemoriesAccessed,
 	TypeRetrievalDegraded, TypeUserForgotten,
+	TypeMemoryEmbedded,
 }
 
 // Types returns every event type Validate accepts: the input types, then

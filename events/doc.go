@@ -159,6 +159,19 @@
 //	{"from": "vectors", "to": "fts", "reason": "embedding endpoint: 503 Service Unavailable"}
 //	{"reason": "erasure request #42"}
 //
+// # Embedding events
+//
+// Published by the embedder when vector recall is on, so that a rebuild
+// restores the vectors from the stream instead of asking the model again.
+// It names no session, so it takes no subject.
+//
+// memory.embedded (each vector filed under the TextHash of its text, here
+// "prefers green tea, no sugar" and "名字是小明"):
+//
+//	{"model": "text-embedding-3-small", "dims": 4, "vectors": [
+//	  {"hash": "db0d97f7edcccd1fe1d7be2a2bdb5617", "vector": [0.5, -0.5, 0.5, 0.5]},
+//	  {"hash": "2b15c5b9fa7c1059d0b98ebdb66865c5", "vector": [0.1, 0.7, -0.7, 0.1]}]}
+//
 // # Rules
 //
 // Envelope (Validate, DecodeStructured):
@@ -180,8 +193,9 @@
 //   - subject, when present, equals data.session_id: the subject carries
 //     the session and nothing else. So data without a session takes no
 //     subject: memory.updated, memory.deleted, pending.*, and a
-//     memory.added or memory.write.important that names no session, and
-//     every consolidation and retrieval event but episode.built.
+//     memory.added or memory.write.important that names no session,
+//     every consolidation and retrieval event but episode.built, and
+//     memory.embedded.
 //   - In structured mode every attribute is a JSON string (a numeric id is
 //     an error, not a coerced value), no key appears twice, the whole event
 //     is valid UTF-8 with no \u escape of half a surrogate pair, and it fits
@@ -271,6 +285,12 @@
 //     from in the chain vectors → fts → recent, and reason (at most
 //     MaxReasonBytes) required.
 //   - user.forgotten: reason optional, at most MaxReasonBytes.
+//   - memory.embedded: model (an identifier of at most
+//     MaxEmbeddingModelBytes), dims (1 to MaxEmbeddingDims) and 1 to
+//     MaxEmbeddedVectors vectors required. Each vector has a hash (a
+//     TextHash: 32 lower-case hex digits) that no other vector of the
+//     event has, and exactly dims components: numbers within float32
+//     range, read as float32s, not all zero.
 //
 // Every error is a *FieldError naming what is wrong, e.g.
 // "data.turns[2].role: must be user, assistant, system or tool, not \"bot\"".
@@ -280,9 +300,10 @@
 // session_id with data.session_id, cannot check that turns are in order,
 // cannot compare two values (an episode's start and end, a merge's into
 // and merged, a profile's kept and demoted memories, the memory ids of
-// two accesses), cannot see repeated keys, broken surrogates or a
-// non-canonical URI, and do not check the calendar or refuse the zero
-// time.
+// two accesses, a vector's length and dims, the hashes of two vectors),
+// cannot see repeated keys, broken surrogates or a non-canonical URI, do
+// not check the calendar or refuse the zero time, and do not round to
+// float32 (where 1e-50 is 0).
 //
 // # What this package must never do
 //

@@ -31,11 +31,12 @@ const (
 )
 
 // dataSamples and eventSamples hold the input types' samples here, the
-// derived types' in samples_derived_test.go and the consolidation and
-// retrieval types' in samples_consolidation_test.go.
+// derived types' in samples_derived_test.go, the consolidation and
+// retrieval types' in samples_consolidation_test.go and memory.embedded's
+// in samples_embedding_test.go.
 var (
-	dataSamples  = slices.Concat(inputDataSamples, derivedDataSamples, consolidationDataSamples)
-	eventSamples = slices.Concat(inputEventSamples, derivedEventSamples, consolidationEventSamples)
+	dataSamples  = slices.Concat(inputDataSamples, derivedDataSamples, consolidationDataSamples, embeddingDataSamples)
+	eventSamples = slices.Concat(inputEventSamples, derivedEventSamples, consolidationEventSamples, embeddingEventSamples)
 )
 
 var inputDataSamples = []sample{

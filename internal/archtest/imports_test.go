@@ -50,7 +50,7 @@ var leaves = map[string][]string{
 // workers are the packages that do engram's work; they depend on the
 // domain and small interfaces, never on the packages that wrap outside
 // dependencies, nor on each other.
-var workers = []string{"internal/projector", "internal/extraction", "internal/retrieval", "internal/consolidation"}
+var workers = []string{"internal/projector", "internal/extraction", "internal/retrieval", "internal/consolidation", "internal/embedding"}
 
 var wrappers = []string{"internal/stream", "internal/sqlite", "internal/httpapi", "internal/natsapi", "internal/app", "internal/cli"}
 

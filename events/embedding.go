@@ -1,0 +1,54 @@
+package events
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// TypeMemoryEmbedded is published by engram's embedder: the vectors of
+// memory texts, so that a rebuild of the read model restores vector
+// recall from the stream without calling the embedding model.
+const TypeMemoryEmbedded = "memory.embedded"
+
+const (
+	// MaxEmbeddingModelBytes bounds the model name of memory.embedded.
+	MaxEmbeddingModelBytes = 200
+	// MaxEmbeddingDims bounds the dimensions of an embedding.
+	MaxEmbeddingDims = 4096
+	// MaxEmbeddedVectors bounds the vectors of one memory.embedded event.
+	MaxEmbeddedVectors = 256
+)
+
+// MemoryEmbedded is the data of a memory.embedded event: vectors of one
+// model, each filed under the TextHash of the text it embeds. It names no
+// memory: the read model finds a memory's vector by hashing the memory's
+// content, so a vector serves every memory with that text, and a memory
+// whose content changes simply stops finding the old one. Hashes are
+// unique within an event. An event must fit the event size limit
+// (DefaultMaxEventBytes): at 768 dimensions about 90 vectors fit in
+// 1 MiB, so a producer splits a larger set into several events.
+type MemoryEmbedded struct {
+	Model   string     `json:"model"`   // not empty, at most MaxEmbeddingModelBytes
+	Dims    int        `json:"dims"`    // 1 to MaxEmbeddingDims
+	Vectors []Embedded `json:"vectors"` // 1 to MaxEmbeddedVectors
+}
+
+// Embedded is one text's vector. Vector holds exactly Dims finite
+// components, not all zero (a zero vector has no direction to compare).
+// On the wire it is a JSON array of numbers, each within float32 range;
+// a producer writing it from a []float32 with encoding/json gets back
+// exactly the float32s it wrote.
+type Embedded struct {
+	Hash   string    `json:"hash"` // TextHash of the text it stands for
+	Vector []float32 `json:"vector"`
+}
+
+// TextHash is the content address of a text's vector: the first 16 bytes
+// of the SHA-256 of its UTF-8 bytes, as 32 lower-case hex digits. The
+// embedder files vectors under it and the read model hashes a memory's
+// content the same way to find its vector, so the text is hashed exactly
+// as stored, without trimming or normalising.
+func TextHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:16])
+}
