@@ -29,7 +29,8 @@ bench-locomo:
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecodeStructured -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzMatch -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatchIn$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzIndex -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/stream -run '^$$' -fuzz FuzzSubjectToken -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/llm -run '^$$' -fuzz FuzzJSONContent -fuzztime $(FUZZTIME)

@@ -92,6 +92,10 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
+	embedder, err := a.embedClient()
+	if err != nil {
+		return err
+	}
 
 	if err := a.openNATS(ctx); err != nil {
 		return err
@@ -110,6 +114,10 @@ func (a *App) Open(ctx context.Context) (err error) {
 		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: 2 * time.Second, Log: a.Log.Named("access")}
 		a.engine.Recorder = access
 		a.engine.Degraded = a.degraded(a.emitter("engram/retriever"))
+		if embedder != nil {
+			a.engine.Vectors = &queryVectors{client: embedder, store: a.store, model: a.Config.Embed.Model,
+				timeout: a.Config.Embed.QueryTimeout}
+		}
 		a.wg.Go(func() {
 			if err := access.Run(runCtx); err != nil {
 				a.Log.Warn("access log stopped", zap.Error(err))
@@ -124,6 +132,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 	if a.Roles&RoleExtractor != 0 {
 		if err := a.openExtraction(ctx, runCtx); err != nil {
 			return err
+		}
+		if embedder != nil {
+			if err := a.openEmbedder(ctx, runCtx, embedder); err != nil {
+				return err
+			}
 		}
 	}
 	if a.Roles&RoleConsolidator != 0 {

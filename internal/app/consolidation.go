@@ -158,6 +158,9 @@ func (a *App) openRules(runCtx context.Context, log *zap.Logger) (func() *rules.
 func consolidatorSubjects(set *rules.Set, log *zap.Logger) []string {
 	var out []string
 	for _, t := range events.Types() {
+		if t == events.TypeMemoryEmbedded {
+			continue // vectors: large, and nothing a rule acts on
+		}
 		if t == events.TypeTurnRecorded {
 			needed := false
 			for i := range set.Rules {

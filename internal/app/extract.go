@@ -41,6 +41,22 @@ func (a *App) emitter(source string) memory.Emitter {
 	}
 }
 
+// appliedBatches adapts a worker that handles batches of applied events
+// to a consumer, its errors mapped through the fate table.
+func appliedBatches(handle func(context.Context, []memory.Applied) []error) func(context.Context, []*stream.Message) []error {
+	return func(ctx context.Context, msgs []*stream.Message) []error {
+		batch := make([]memory.Applied, len(msgs))
+		for i, m := range msgs {
+			batch[i] = m.Applied()
+		}
+		errs := handle(ctx, batch)
+		for i := range errs {
+			errs[i] = fate(errs[i])
+		}
+		return errs
+	}
+}
+
 // fate maps a worker's error to the stream's fate table.
 func fate(err error) error {
 	if err == nil {
@@ -89,18 +105,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 	})
 	a.wg.Go(func() {
-		err := bcons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
-			batch := make([]memory.Applied, len(msgs))
-			for i, m := range msgs {
-				batch[i] = m.Applied()
-			}
-			errs := batcher.Handle(ctx, batch)
-			for i := range errs {
-				errs[i] = fate(errs[i])
-			}
-			return errs
-		})
-		if err != nil {
+		if err := bcons.Run(runCtx, appliedBatches(batcher.Handle)); err != nil {
 			log.Error("batcher consumer stopped", zap.Error(err))
 		}
 	})

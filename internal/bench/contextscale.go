@@ -31,17 +31,39 @@ type ContextPoint struct {
 // through Apply), shared evenly by users, and times POST /v1/context over
 // HTTP for one of them. users = 1 is the worst case for a per-user query:
 // one user holds everything.
-func ContextScale(ctx context.Context, memories, turns, users, queries int, progress func(string)) (*ContextPoint, error) {
-	dir, err := os.MkdirTemp("", "engram-ctxscale-")
-	if err != nil {
-		return nil, err
+//
+// With keep set, the read model is kept in that directory and a later run
+// with the same sizes queries it without loading again (for profiling).
+func ContextScale(ctx context.Context, memories, turns, users, queries int, keep string, progress func(string)) (*ContextPoint, error) {
+	dir := keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "engram-ctxscale-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
 	}
-	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "ctx.db"))
+	name := filepath.Join(dir, fmt.Sprintf("ctx-%d-%d-%d.db", memories, turns, users))
+	_, statErr := os.Stat(name + ".loaded")
+	loaded := statErr == nil
+	store, err := sqlite.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
+	if !loaded {
+		if err := loadContextScale(ctx, store, memories, turns, users, progress); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(name+".loaded", nil, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return queryContextScale(ctx, store, memories, turns, users, queries)
+}
+
+func loadContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users int, progress func(string)) error {
 	c := newCorpus(7)
 	scope := memory.Scope{Namespace: "big", User: "heavy"}
 	userOf := func(j int) memory.Scope {
@@ -67,7 +89,7 @@ func ContextScale(ctx context.Context, memories, turns, users, queries int, prog
 		}
 		for _, err := range store.Apply(ctx, batch) {
 			if err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -83,12 +105,15 @@ func ContextScale(ctx context.Context, memories, turns, users, queries int, prog
 		}
 		for _, err := range store.Apply(ctx, applied) {
 			if err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	progress(fmt.Sprintf("loaded %d turns in %s", turns, time.Since(start).Round(time.Second)))
+	return nil
+}
 
+func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users, queries int) (*ContextPoint, error) {
 	engine := retrieval.NewEngine(store)
 	engine.Tokens = func(string) retrieval.Counter { return tokens.For("gpt-4o") }
 	srv := httptest.NewServer((&httpapi.Server{Context: engine, Log: zap.NewNop()}).Handler())

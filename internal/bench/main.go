@@ -30,6 +30,7 @@ func Main(args []string, out io.Writer) int {
 	locomoPath := fs.String("locomo", "../shared/data/locomo/locomo10.json", "LoCoMo data file")
 	sync := fs.String("sync", "", "JetStream sync policy for the run (default: engram's default)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	ctxDir := fs.String("context-dir", "", "keep the /v1/context runs' read models here and reuse them in later runs")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -144,7 +145,7 @@ func Main(args []string, out io.Writer) int {
 				logf("context-users: %q is not a positive number", u)
 				return 2
 			}
-			p, err := ContextScale(ctx, *ctxMemories, *scale, users, *queries, func(s string) { logf("context scale: %s", s) })
+			p, err := ContextScale(ctx, *ctxMemories, *scale, users, *queries, *ctxDir, func(s string) { logf("context scale: %s", s) })
 			if err != nil {
 				logf("context: %v", err)
 				return 1

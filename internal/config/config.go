@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/events"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -31,6 +32,10 @@ type Config struct {
 	// LLM is the memory model, configured apart from any model the agent
 	// uses (seed 001 §9). An empty base URL means no LLM: rules extract.
 	LLM LLM `yaml:"llm"`
+	// Embed is the optional embeddings endpoint: with a base URL, memories
+	// are embedded as they are written and /v1/context adds semantic
+	// recall. Empty: full-text only.
+	Embed Embed `yaml:"embed"`
 	// ContextModel is the model family /v1/context counts tokens for when
 	// a request names none.
 	ContextModel string  `yaml:"context_model"`
@@ -85,6 +90,18 @@ type LLM struct {
 	Timeout time.Duration `yaml:"timeout"`
 }
 
+// Embed is an OpenAI-compatible embeddings endpoint.
+type Embed struct {
+	BaseURL string `yaml:"base_url"` // e.g. https://api.openai.com/v1; empty = no vectors
+	Model   string `yaml:"model"`
+	// APIKey defaults to the LLM's key.
+	APIKey string `yaml:"api_key"`
+	// Timeout bounds the embedder's requests; QueryTimeout bounds embedding
+	// a /v1/context query, after which it answers from full text alone.
+	Timeout      time.Duration `yaml:"timeout"`
+	QueryTimeout time.Duration `yaml:"query_timeout"`
+}
+
 // Extract configures when and how turns become memories (seed 001 §6.2).
 type Extract struct {
 	QuietGap    time.Duration `yaml:"quiet_gap"`
@@ -131,6 +148,7 @@ func Default() Config {
 		Log:      Log{Level: "info", Format: "console"},
 		Instance: "local",
 		LLM:      LLM{Timeout: 60 * time.Second},
+		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
 			MaskSecrets: true},
 		ShutdownTimeout: 15 * time.Second,
@@ -188,6 +206,11 @@ var Env = []struct{ Name, Key string }{
 	{"ENGRAM_LLM_MODEL", "llm.model"},
 	{"ENGRAM_LLM_API_KEY", "llm.api_key"},
 	{"ENGRAM_LLM_TIMEOUT", "llm.timeout"},
+	{"ENGRAM_EMBED_BASE_URL", "embed.base_url"},
+	{"ENGRAM_EMBED_MODEL", "embed.model"},
+	{"ENGRAM_EMBED_API_KEY", "embed.api_key"},
+	{"ENGRAM_EMBED_TIMEOUT", "embed.timeout"},
+	{"ENGRAM_EMBED_QUERY_TIMEOUT", "embed.query_timeout"},
 	{"ENGRAM_EXTRACT_QUIET_GAP", "extract.quiet_gap"},
 	{"ENGRAM_EXTRACT_TOKEN_CAP", "extract.token_cap"},
 	{"ENGRAM_EXTRACT_SWEEP_AT", "extract.sweep_at"},
@@ -222,6 +245,9 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_LLM_BASE_URL":     &c.LLM.BaseURL,
 		"ENGRAM_LLM_MODEL":        &c.LLM.Model,
 		"ENGRAM_LLM_API_KEY":      &c.LLM.APIKey,
+		"ENGRAM_EMBED_BASE_URL":   &c.Embed.BaseURL,
+		"ENGRAM_EMBED_MODEL":      &c.Embed.Model,
+		"ENGRAM_EMBED_API_KEY":    &c.Embed.APIKey,
 		"ENGRAM_EXTRACT_SWEEP_AT": &c.Extract.SweepAt,
 		"ENGRAM_RULES_DIR":        &c.Consolidate.RulesDir,
 		"ENGRAM_CARDS_DIR":        &c.Consolidate.CardsDir,
@@ -251,6 +277,8 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_NATS_DUPLICATE_WINDOW": &c.NATS.DuplicateWindow,
 		"ENGRAM_SHUTDOWN_TIMEOUT":      &c.ShutdownTimeout,
 		"ENGRAM_LLM_TIMEOUT":           &c.LLM.Timeout,
+		"ENGRAM_EMBED_TIMEOUT":         &c.Embed.Timeout,
+		"ENGRAM_EMBED_QUERY_TIMEOUT":   &c.Embed.QueryTimeout,
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
 		"ENGRAM_RULES_POLL":            &c.Consolidate.RulesPoll,
 	}
@@ -355,6 +383,20 @@ func (c Config) Validate() error {
 	}
 	if c.LLM.Timeout <= 0 {
 		return errors.New("llm.timeout: must be positive")
+	}
+	if c.Embed.BaseURL != "" {
+		if !strings.HasPrefix(c.Embed.BaseURL, "http://") && !strings.HasPrefix(c.Embed.BaseURL, "https://") {
+			return fmt.Errorf("embed.base_url: %q must start with http:// or https://", c.Embed.BaseURL)
+		}
+		if c.Embed.Model == "" {
+			return errors.New("embed.model: required when embed.base_url is set (ENGRAM_EMBED_MODEL)")
+		}
+		if len(c.Embed.Model) > events.MaxEmbeddingModelBytes {
+			return fmt.Errorf("embed.model: longer than %d bytes", events.MaxEmbeddingModelBytes)
+		}
+	}
+	if c.Embed.Timeout <= 0 || c.Embed.QueryTimeout <= 0 {
+		return errors.New("embed.timeout, embed.query_timeout: must be positive")
 	}
 	if c.Extract.QuietGap <= 0 {
 		return errors.New("extract.quiet_gap: must be positive")

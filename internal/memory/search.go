@@ -79,8 +79,12 @@ type TurnKey struct {
 	TurnIndex int
 }
 
-// MemoryHit is a memory found by text, with its raw BM25 (higher is better).
+// MemoryHit is a memory found by a recall path, with its raw BM25 (higher
+// is better; 0 when text search did not find it).
 type MemoryHit struct {
 	Memory
 	BM25 float64
+	// Semantic is the cosine of the query's and the memory's embeddings,
+	// when vectors found it (0 otherwise).
+	Semantic float64
 }

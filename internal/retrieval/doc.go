@@ -10,9 +10,15 @@
 // served over NATS), never writes: access reinforcement is handed to a
 // Recorder, which publishes it as events so a rebuild agrees.
 //
-// Degradation: when a text path fails, the engine falls back to recent
-// turns and the profile and says so in the response; it never fails a
-// request because one path did.
+// Vectors are optional (Engine.Vectors): when set, the query's nearest
+// memories are fused with the full-text hits by reciprocal rank fusion and
+// memories are ranked with seed 004's hybrid weights (0.55 semantic, 0.30
+// keyword, 0.15 freshness) instead of seed 000's; explain shows the cosine.
+//
+// Degradation (seed 004 §8): when the vector path fails, memories come from
+// full text alone; when a text path fails, the engine falls back to recent
+// turns and the profile. Each fall is said in the response and reported to
+// Degraded; a request never fails because one path did.
 //
 // Concurrency: an Engine is safe for concurrent use; it holds no state of
 // its own beyond its configuration.

@@ -14,12 +14,15 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/prefilter"
 	"github.com/engramhq/engram/internal/textseg"
+	"github.com/engramhq/engram/internal/vector"
 )
 
 // Store is what retrieval reads.
 type Store interface {
 	TurnStore
-	RecallMemories(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.MemoryHit, error)
+	// RecallMemories searches a scope's active memories for query, as
+	// the user typed it, best BM25 first.
+	RecallMemories(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.MemoryHit, error)
 	RecentTurns(ctx context.Context, scope memory.Scope, since time.Time, limit int) ([]memory.TurnHit, error)
 	Projects(ctx context.Context, scope memory.Scope) ([]string, error)
 	memory.MemoryReader
@@ -29,7 +32,14 @@ type Store interface {
 type (
 	// EpisodeRecaller finds a scope's episodes by text.
 	EpisodeRecaller interface {
-		RecallEpisodes(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.Episode, error)
+		SearchEpisodes(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.Episode, error)
+	}
+	// Vectors is the optional semantic path: it embeds the query and
+	// returns the scope's active memories nearest to it, best first, with
+	// their cosine in Semantic, and the cosine of each memory in also that
+	// has a vector.
+	Vectors interface {
+		SearchMemories(ctx context.Context, scope memory.Scope, query string, k int, also []string) ([]memory.MemoryHit, map[string]float64, error)
 	}
 	// ScratchpadReader reads a scope's scratchpad.
 	ScratchpadReader interface {
@@ -60,6 +70,11 @@ type Counter = contextblock.Counter
 type Engine struct {
 	Store   Store
 	Weights Weights
+	// Vectors, when set, adds semantic recall: its hits are fused with
+	// the full-text ones by reciprocal rank fusion, and memories are then
+	// ranked with Hybrid's weights (seed 004) instead of Weights.
+	Vectors Vectors
+	Hybrid  vector.Weights
 	Turns   TurnOptions
 	// PerPath is how many candidates each recall path contributes.
 	PerPath int
@@ -76,7 +91,7 @@ type Engine struct {
 
 // NewEngine returns an Engine with the seed defaults.
 func NewEngine(st Store) *Engine {
-	return &Engine{Store: st, Weights: SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now}
+	return &Engine{Store: st, Weights: SeedWeights(), Hybrid: vector.SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now}
 }
 
 // Message is one of the agent's recent messages.
@@ -224,10 +239,10 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			context = append(context, truncateRunes(c, 200))
 		}
 	}
-	match := textseg.Match(query)
-	ctxMatch := ""
+	searchable := len(textseg.Terms(query)) > 0
+	inContext := ""
 	if len(context) > 0 {
-		ctxMatch = textseg.Match(query + " " + strings.Join(context, " "))
+		inContext = query + " " + strings.Join(context, " ")
 	}
 	project := mentioned(query, projects)
 	textFailed := false
@@ -240,17 +255,21 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			e.Degraded(scope, "fts", "recent", err.Error())
 		}
 	}
-	hits, err := e.Store.RecallMemories(ctx, scope, match, e.PerPath)
+	hits, err := e.Store.RecallMemories(ctx, scope, query, e.PerPath)
 	if err != nil {
 		fall(err)
 	}
-	if ctxMatch != "" && !textFailed {
-		more, err := e.Store.RecallMemories(ctx, scope, ctxMatch, e.PerPath)
+	if inContext != "" && !textFailed {
+		more, err := e.Store.RecallMemories(ctx, scope, inContext, e.PerPath)
 		if err == nil {
 			hits = mergeHits(hits, more, 0.5)
 		}
 	}
-	b.Memories = e.rankMemories(hits, now, req.Persona, project, req.Explain)
+	var semantic map[string]float64
+	if e.Vectors != nil {
+		semantic, hits = e.semanticRecall(ctx, scope, query, hits, resp)
+	}
+	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, req.Explain)
 
 	// Raw turns with their neighbours (seed 000: the raw text gets used).
 	limit := req.TurnLimit
@@ -277,8 +296,8 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		}
 	}
 	// Episodes, when the store has them.
-	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && match != "" {
-		if eps, err := er.RecallEpisodes(ctx, scope, match, 5); err == nil {
+	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && searchable {
+		if eps, err := er.SearchEpisodes(ctx, scope, query, 5); err == nil {
 			for i, ep := range eps {
 				b.Episodes = append(b.Episodes, Item{ID: ep.ID, Kind: "episode", Content: ep.Summary,
 					Provenance: fmt.Sprintf("episode %s · %s · %s", ep.ID, ep.Outcome, ep.Started.Format("2006-01-02")),
@@ -303,10 +322,53 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	}
 }
 
-// rankMemories scores memory hits with seed 000's weights and seed 001's
+// semanticRecall runs the vector path and fuses its hits with the text
+// hits by reciprocal rank fusion, keeping the best PerPath of the union. It
+// returns the cosine of every memory that has a vector, or nil when the
+// path failed: then the text hits stand alone and the fall is recorded.
+func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query string, hits []memory.MemoryHit, resp *Response) (map[string]float64, []memory.MemoryHit) {
+	text := make([]string, len(hits))
+	for i, h := range hits {
+		text[i] = h.ID
+	}
+	near, semantic, err := e.Vectors.SearchMemories(ctx, scope, query, e.PerPath, text)
+	if err != nil {
+		resp.Degraded = append(resp.Degraded, "vectors->fts")
+		if e.Degraded != nil {
+			e.Degraded(scope, "vectors", "fts", err.Error())
+		}
+		return nil, hits
+	}
+	if semantic == nil {
+		semantic = map[string]float64{}
+	}
+	byID := make(map[string]memory.MemoryHit, len(hits)+len(near))
+	for _, h := range hits {
+		byID[h.ID] = h
+	}
+	nearIDs := make([]string, len(near))
+	for i, h := range near {
+		nearIDs[i] = h.ID
+		semantic[h.ID] = h.Semantic
+		if _, ok := byID[h.ID]; !ok {
+			byID[h.ID] = h
+		}
+	}
+	fused := vector.RRF(0, vector.Ranked{Weight: 1, IDs: text}, vector.Ranked{Weight: 1, IDs: nearIDs})
+	out := make([]memory.MemoryHit, 0, min(len(fused), e.PerPath))
+	for _, f := range fused[:min(len(fused), e.PerPath)] {
+		h := byID[f.ID]
+		h.Semantic = semantic[f.ID]
+		out = append(out, h)
+	}
+	return semantic, out
+}
+
+// rankMemories scores memory hits with seed 000's weights, or with seed
+// 004's hybrid ones when semantic scores are given, and seed 001's
 // category decay. Only active memories are recalled, so a superseded
 // value never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, now time.Time, persona, project string, explain bool) []Item {
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, explain bool) []Item {
 	if len(hits) == 0 {
 		return nil
 	}
@@ -325,7 +387,12 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, now time.Time, persona, p
 		recency := math.Exp(-age.Hours() / (24 * 30)) // a month's e-folding
 		access := math.Min(1, math.Log1p(float64(h.AccessCount))/math.Log(21))
 		decay := maintain.DecayFactor(h.Category, age)
-		score := (w.Relevance*rel + w.Recency*recency + w.Importance*h.Importance + w.Access*access) * decay
+		score := w.Relevance*rel + w.Recency*recency + w.Importance*h.Importance + w.Access*access
+		if semantic != nil {
+			hw := e.Hybrid
+			score = hw.Semantic*max(0, semantic[h.ID]) + hw.Keyword*rel + hw.Freshness*recency
+		}
+		score *= decay
 		boost := 1.0
 		if persona != "" && (strings.EqualFold(persona, string(h.Kind)) || strings.EqualFold(persona, h.Topic) || strings.EqualFold(persona, h.Project)) {
 			boost *= 1.2
@@ -338,6 +405,9 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, now time.Time, persona, p
 		if explain {
 			sig = map[string]float64{"relevance": rel, "recency": recency, "importance": h.Importance,
 				"access": access, "decay": decay, "boost": boost, "score": score}
+			if semantic != nil {
+				sig["semantic"] = semantic[h.ID]
+			}
 		}
 		items = append(items, memoryItem(h.Memory, score, sig))
 	}

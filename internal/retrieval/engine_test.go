@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -86,5 +89,64 @@ func TestDegradesToRecentAndProfile(t *testing.T) {
 	resp, err = healthy.Context(t.Context(), Request{User: "u", Query: "上次部署到哪里了？"})
 	if err != nil || len(resp.Degraded) != 0 || len(falls) != 1 {
 		t.Fatalf("healthy: err %v degraded %v falls %v", err, resp.Degraded, falls)
+	}
+}
+
+// fakeVectors answers the semantic path with fixed cosines.
+type fakeVectors struct {
+	st     Store
+	cosine map[string]float64 // by memory content
+	err    error
+}
+
+func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ string, k int, also []string) ([]memory.MemoryHit, map[string]float64, error) {
+	if f.err != nil {
+		return nil, nil, f.err
+	}
+	mems, err := f.st.Memories(ctx, memory.MemoryQuery{Scope: scope, Limit: 100})
+	if err != nil {
+		return nil, nil, err
+	}
+	var hits []memory.MemoryHit
+	scores := map[string]float64{}
+	for _, m := range mems {
+		if c, ok := f.cosine[m.Content]; ok {
+			hits = append(hits, memory.MemoryHit{Memory: m, Semantic: c})
+			scores[m.ID] = c
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].Semantic > hits[j].Semantic })
+	return hits[:min(k, len(hits))], scores, nil
+}
+
+// With vectors, a memory full text cannot find is recalled and ranked by
+// seed 004's hybrid weights; with the vector path failing, full text
+// answers alone and the fall is reported.
+func TestVectorFusion(t *testing.T) {
+	st := openWith(t)
+	e := NewEngine(st)
+	var falls []string
+	e.Degraded = func(_ memory.Scope, from, to, _ string) { falls = append(falls, from+"->"+to) }
+	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"用户叫小王": 0.8}}
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "what do people call me", Force: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Blocks.Memories) != 1 {
+		t.Fatalf("memories = %+v", resp.Blocks.Memories)
+	}
+	sig := resp.Blocks.Memories[0].Signals
+	want := (0.55*0.8 + 0.30*0 + 0.15*sig["recency"]) * sig["decay"] * sig["boost"]
+	if sig["semantic"] != 0.8 || sig["relevance"] != 0 || math.Abs(sig["score"]-want) > 1e-9 {
+		t.Fatalf("signals = %v, want hybrid score %v", sig, want)
+	}
+
+	e.Vectors = fakeVectors{err: errors.New("embeddings: 503")}
+	resp, err = e.Context(t.Context(), Request{User: "u", Query: "小王", Force: true})
+	if err != nil {
+		t.Fatalf("a failing vector path must not fail the request: %v", err)
+	}
+	if len(resp.Blocks.Memories) != 1 || !slices.Contains(resp.Degraded, "vectors->fts") || !slices.Equal(falls, []string{"vectors->fts"}) {
+		t.Fatalf("memories %d, degraded %v, falls %v", len(resp.Blocks.Memories), resp.Degraded, falls)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // TurnStore is what turn recall needs from a read model.
 type TurnStore interface {
-	RecallTurns(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.TurnHit, error)
+	RecallTurns(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.TurnHit, error)
 	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius int) ([]memory.TurnHit, error)
 }
 
@@ -37,7 +37,7 @@ type TurnOptions struct {
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.7, Prev: 0.3, Session: 0.3, Window: 1}
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -53,7 +53,7 @@ type ScoredTurn struct {
 // part of its score, because in conversation the answer is often the turn
 // after the one that shares the question's words.
 func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, query string, opt TurnOptions) ([]ScoredTurn, error) {
-	hits, err := st.RecallTurns(ctx, scope, textseg.Match(query), opt.Candidates)
+	hits, err := st.RecallTurns(ctx, scope, query, opt.Candidates)
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}

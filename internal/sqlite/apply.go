@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +39,7 @@ var writeSQL = map[string]string{
 		tool_results = ?, attachments = ?, has_tool_calls = ?, channel = ?, project = ?, time = ?,
 		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ? WHERE id = ?`,
 	"ftsDelete": `DELETE FROM turns_fts WHERE rowid = ?`,
-	"ftsInsert": `INSERT INTO turns_fts (rowid, scope, body) VALUES (?, ?, ?)`,
+	"ftsInsert": `INSERT INTO turns_fts (rowid, body) VALUES (?, ?)`,
 	"sessionTouch": `INSERT INTO sessions (namespace, user_id, session_id, started, last_turn, turns)
 		VALUES (?, ?, ?, ?, ?, 1)
 		ON CONFLICT (namespace, user_id, session_id) DO UPDATE SET
@@ -142,6 +140,13 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("commit apply: %w", err))
 	}
+	// After the commit, so that an index built from what a reader saw
+	// before it is never taken for current.
+	for _, a := range batch {
+		if changesVectors(a.Type) {
+			s.vectors.invalidate(a.Scope)
+		}
+	}
 	return errs, true
 }
 
@@ -199,6 +204,8 @@ func applyOne(w *wtx, a memory.Applied) error {
 			}
 		}
 		return nil
+	case *events.MemoryEmbedded:
+		return applyEmbedded(w, a.Envelope, d)
 	default:
 		if ok, err := applyConsolidation(w, a); ok {
 			return err
@@ -255,7 +262,7 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 			return err
 		}
 	}
-	_, err = w.exec("ftsInsert", id, scopeToken(env.Scope), textseg.Index(body))
+	_, err = w.exec("ftsInsert", id, textseg.IndexIn(partition(env.Scope), body))
 	return err
 }
 
@@ -303,11 +310,17 @@ func marshalIfAny[T any](v []T) (string, error) {
 	return string(b), err
 }
 
-// scopeToken is the FTS token that confines a query to one namespace and
-// user. It is a hash so that any id becomes one plain token; the SQL
-// filter on namespace and user_id still decides, so a collision could
-// cost speed, never privacy.
-func scopeToken(s memory.Scope) string {
-	h := sha256.Sum256([]byte(s.Namespace + "\x00" + s.User))
-	return "s" + hex.EncodeToString(h[:8])
+// partition is the full-text partition of a namespace and user: every
+// token of their turns, memories and episodes is indexed in it, so a query
+// reads only their posting lists (see textseg.Partition). The SQL filter on
+// namespace and user_id still decides what a query returns, so a hash
+// collision could cost speed, never privacy.
+func partition(s memory.Scope) string {
+	return textseg.Partition(s.Namespace + "\x00" + s.User)
+}
+
+// memoryBody is what a memory is found by: its subject, predicate and
+// content.
+func memoryBody(scope memory.Scope, subject, predicate, content string) string {
+	return textseg.IndexIn(partition(scope), subject+" "+predicate+"\n"+content)
 }

@@ -25,6 +25,7 @@ var checksummed = map[string]string{
 	"scratchpad":      "namespace, user_id",
 	"daily_summaries": "namespace, user_id, date, channel",
 	"profile":         "namespace, user_id, memory_id",
+	"embeddings":      "namespace, user_id, model, hash",
 }
 
 // TableSums is the checksum of each table.

@@ -84,8 +84,8 @@ func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM episodes_fts WHERE rowid = ?`, rid); err != nil {
 		return err
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO episodes_fts (rowid, scope, body) VALUES (?, ?, ?)`,
-		rid, scopeToken(env.Scope), textseg.Index(episodeText(d))); err != nil {
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO episodes_fts (rowid, body) VALUES (?, ?)`,
+		rid, textseg.IndexIn(partition(env.Scope), episodeText(d))); err != nil {
 		return err
 	}
 	cond := ""
@@ -229,7 +229,8 @@ func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) erro
 
 // forgetUser erases everything the read model holds of a user: turns,
 // sessions, memories and their history, extractions, episodes, the
-// scratchpad, daily summaries and the profile, with their indexes. Only the
+// scratchpad, daily summaries, the profile and the embeddings, with their
+// indexes. Only the
 // applied ids stay: they hold no content, and they keep a replay of the
 // user's old events from coming back.
 func forgetUser(w *wtx, scope memory.Scope) error {
@@ -247,6 +248,7 @@ func forgetUser(w *wtx, scope memory.Scope) error {
 		`DELETE FROM scratchpad WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM daily_summaries WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM profile WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM embeddings WHERE namespace = ? AND user_id = ?`,
 	} {
 		if _, err := w.tx.ExecContext(w.ctx, q, ns, user); err != nil {
 			return err

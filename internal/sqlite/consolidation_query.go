@@ -191,9 +191,9 @@ func (s *Store) EpisodesEnded(ctx context.Context, scope memory.Scope, from, to 
 }
 
 // SearchEpisodes finds a scope's episodes by what the user typed (through
-// textseg.Match, like every search), best first.
+// textseg.MatchIn, like every search), best first.
 func (s *Store) SearchEpisodes(ctx context.Context, scope memory.Scope, text string, limit int) ([]memory.Episode, error) {
-	match := textseg.Match(text)
+	match := textseg.MatchIn(partition(scope), text)
 	if match == "" {
 		return []memory.Episode{}, nil
 	}
@@ -203,8 +203,8 @@ func (s *Store) SearchEpisodes(ctx context.Context, scope memory.Scope, text str
 	return s.queryEpisodes(ctx, scope, `SELECT `+episodeColumns+`
 		FROM episodes_fts JOIN episodes e ON e.rid = episodes_fts.rowid
 		WHERE episodes_fts MATCH ? AND e.namespace = ? AND e.user_id = ?
-		ORDER BY bm25(episodes_fts, 0.0, 1.0) LIMIT ?`,
-		`scope : "`+scopeToken(scope)+`" AND body : (`+match+`)`, scope.Namespace, scope.User, limit)
+		ORDER BY bm25(episodes_fts) LIMIT ?`,
+		match, scope.Namespace, scope.User, limit)
 }
 
 func (s *Store) queryEpisodes(ctx context.Context, scope memory.Scope, q string, args ...any) ([]memory.Episode, error) {

@@ -8,8 +8,20 @@
 // Nothing here may depend on the wall clock or on randomness: a read model
 // rebuilt from the stream must equal the live one, row for row (Checksum).
 //
+// Full-text tables (turns_fts, memories_fts, episodes_fts) are partitioned
+// by namespace and user inside their tokens (textseg.Partition), and every
+// query also filters by namespace and user in SQL: the first makes a query
+// read only its user's postings, the second decides what it may return.
+//
+// Vectors (optional) are stored content-addressed, under the hash of the
+// text embedded (table embeddings); SearchVectors joins them to a user's
+// active memories by content in an in-memory vector.Index per user and
+// model, cached within a byte budget and invalidated by Apply, after its
+// commit, whenever the user's memories or embeddings change.
+//
 // Concurrency: one writer connection (WAL mode) and a separate pool of
-// read-only connections, so searches never wait for a write batch.
+// read-only connections, so searches never wait for a write batch. The
+// vector cache has its own lock; its generation counters are atomics.
 //
 // Testing: tests open a real database file in t.TempDir().
 package sqlite

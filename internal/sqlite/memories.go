@@ -123,7 +123,7 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 // similarMemories are the active and pending memories of a subject that
 // the full-text index finds closest to text (at most 20).
 func similarMemories(w *wtx, scope memory.Scope, subject, text string) ([]storedMemory, error) {
-	match := textseg.Match(text)
+	match := textseg.MatchIn(partition(scope), text)
 	if match == "" {
 		return nil, nil
 	}
@@ -131,8 +131,8 @@ func similarMemories(w *wtx, scope memory.Scope, subject, text string) ([]stored
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.subject = ?
 			AND m.status IN ('active', 'pending')
-		ORDER BY bm25(memories_fts, 0.0, 1.0), m.id LIMIT 20`,
-		`scope : "`+scopeToken(scope)+`" AND body : (`+match+`)`, scope.Namespace, scope.User, subject)
+		ORDER BY bm25(memories_fts), m.id LIMIT 20`,
+		match, scope.Namespace, scope.User, subject)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +248,8 @@ func insertMemory(w *wtx, env memory.Envelope, c candidate, status memory.Status
 }
 
 func indexMemory(w *wtx, rowid int64, scope memory.Scope, subject, predicate, content string) error {
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)`,
-		rowid, scopeToken(scope), textseg.Index(subject+" "+predicate+"\n"+content))
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`,
+		rowid, memoryBody(scope, subject, predicate, content))
 	return err
 }
 

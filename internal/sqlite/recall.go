@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
 )
 
 const turnHitColumns = `t.id, t.session_id, t.turn_index, t.role, t.speaker, t.content, t.attachments, t.time`
@@ -35,17 +36,18 @@ func scanTurnHits(rows interface {
 	return out, rows.Err()
 }
 
-// RecallTurns runs a textseg.Match expression over a scope's turns and
+// RecallTurns searches a scope's turns for the text a user typed and
 // returns up to limit, best BM25 first.
-func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.TurnHit, error) {
+func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.TurnHit, error) {
+	match := textseg.MatchIn(partition(scope), query)
 	if match == "" {
 		return nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+turnHitColumns+`, bm25(turns_fts, 0.0, 1.0) AS rank
+	rows, err := s.r.QueryContext(ctx, `SELECT `+turnHitColumns+`, bm25(turns_fts) AS rank
 		FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid
 		WHERE turns_fts MATCH ? AND t.namespace = ? AND t.user_id = ?
 		ORDER BY rank LIMIT ?`,
-		`scope : "`+scopeToken(scope)+`" AND body : (`+match+`)`, scope.Namespace, scope.User, limit)
+		match, scope.Namespace, scope.User, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -107,17 +109,18 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 	return scanTurnHits(rows, false)
 }
 
-// RecallMemories runs a textseg.Match expression over a scope's active
-// memories and returns up to limit, best BM25 first.
-func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, match string, limit int) ([]memory.MemoryHit, error) {
+// RecallMemories searches a scope's active memories for the text a user
+// typed and returns up to limit, best BM25 first.
+func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.MemoryHit, error) {
+	match := textseg.MatchIn(partition(scope), query)
 	if match == "" {
 		return nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts, 0.0, 1.0) AS rank
+	rows, err := s.r.QueryContext(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts) AS rank
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
 		ORDER BY rank LIMIT ?`,
-		`scope : "`+scopeToken(scope)+`" AND body : (`+match+`)`, scope.Namespace, scope.User, limit)
+		match, scope.Namespace, scope.User, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}

@@ -8,11 +8,18 @@ import (
 	"github.com/engramhq/engram/internal/textseg"
 )
 
+// migration is one schema step: SQL, then, if the step needs Go (text
+// segmentation, say), fill, in the same transaction.
+type migration struct {
+	sql  string
+	fill func(ctx context.Context, tx *sql.Tx) error
+}
+
 // migrations are applied in order; the index+1 of the last one applied is
 // stored as user_version. Never edit a released migration: append one.
-var migrations = []string{
+var migrations = []migration{
 	// 1: events applied, raw turns with full-text index, sessions.
-	`
+	{sql: `
 CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
@@ -73,9 +80,9 @@ CREATE TABLE sessions (
 	end_reason    TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (namespace, user_id, session_id)
 ) WITHOUT ROWID;
-`,
+`},
 	// 2: semantic memories, their history, extraction bookkeeping.
-	`
+	{sql: `
 CREATE TABLE memories (
 	id            TEXT PRIMARY KEY,
 	namespace     TEXT NOT NULL,
@@ -143,10 +150,10 @@ CREATE TABLE extractions (
 	done              INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (namespace, user_id, request_id)
 ) WITHOUT ROWID;
-`,
+`},
 	// 3: consolidation — episodes, the scratchpad, daily summaries and the
 	// core profile's order.
-	`
+	{sql: `
 -- One row per episode; rid orders them as the stream applied them.
 CREATE TABLE episodes (
 	rid             INTEGER PRIMARY KEY,
@@ -216,7 +223,41 @@ CREATE TABLE profile (
 	refreshed INTEGER NOT NULL,
 	PRIMARY KEY (namespace, user_id, memory_id)
 ) WITHOUT ROWID;
-`,
+`},
+	// 4: full-text partitions. The scope column gives way to the scope's
+	// partition written into every token (textseg.Partition): a query
+	// reads only its own user's posting lists, and BM25 counts only their
+	// text. Rows are reindexed in Go, the only place that segments text.
+	{sql: `
+CREATE TEMP TABLE fts_turns AS SELECT rowid AS id FROM turns_fts;
+CREATE TEMP TABLE fts_memories AS SELECT rowid AS id FROM memories_fts;
+CREATE TEMP TABLE fts_episodes AS SELECT rowid AS id FROM episodes_fts;
+DROP TABLE turns_fts;
+DROP TABLE memories_fts;
+DROP TABLE episodes_fts;
+CREATE VIRTUAL TABLE turns_fts USING fts5(
+	body, content='', contentless_delete=1, tokenize='` + textseg.Tokenizer + `'
+);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+	body, content='', contentless_delete=1, tokenize='` + textseg.Tokenizer + `'
+);
+CREATE VIRTUAL TABLE episodes_fts USING fts5(
+	body, content='', contentless_delete=1, tokenize='` + textseg.Tokenizer + `'
+);
+`, fill: reindex},
+	// 5: embeddings, content-addressed: a vector is filed under the hash of
+	// the text embedded (events.TextHash), so a memory finds its vector by
+	// its content whatever id the projection gave it.
+	{sql: `
+CREATE TABLE embeddings (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	model     TEXT NOT NULL,
+	hash      TEXT NOT NULL,
+	vector    BLOB NOT NULL, -- vector.Encode
+	PRIMARY KEY (namespace, user_id, model, hash)
+) WITHOUT ROWID;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -232,9 +273,15 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+		if _, err := tx.ExecContext(ctx, migrations[i].sql); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if fill := migrations[i].fill; fill != nil {
+			if err := fill(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
 			tx.Rollback()

@@ -15,9 +15,10 @@ func TurnID(id int64) string { return fmt.Sprintf("t_%d", id) }
 
 // Search finds what q.Scope's memory holds about q.Text: active memories
 // and raw turns, each ranked by BM25, merged best first. User text reaches
-// FTS5 only through textseg.Match, which quotes every term, and each query
-// is confined to the scope twice: by the scope token inside the index
-// (speed) and by the SQL filter (correctness).
+// FTS5 only through textseg.MatchIn, which quotes every term, and each
+// query is confined to the scope twice: by the scope's partition written
+// into every indexed token (speed, and BM25 statistics of its own) and by
+// the SQL filter (correctness).
 //
 // BM25 scores of two indexes are not on one scale, so each list is scaled
 // by its own best score before merging; a memory, being distilled, wins a
@@ -26,15 +27,14 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	if err := q.Normalize(); err != nil {
 		return nil, err
 	}
-	match := textseg.Match(q.Text)
-	if match == "" {
+	if len(textseg.Terms(q.Text)) == 0 {
 		return []memory.SearchResult{}, nil
 	}
-	mems, err := s.RecallMemories(ctx, q.Scope, match, q.Limit)
+	mems, err := s.RecallMemories(ctx, q.Scope, q.Text, q.Limit)
 	if err != nil {
 		return nil, err
 	}
-	turns, err := s.RecallTurns(ctx, q.Scope, match, q.Limit)
+	turns, err := s.RecallTurns(ctx, q.Scope, q.Text, q.Limit)
 	if err != nil {
 		return nil, err
 	}

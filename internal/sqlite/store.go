@@ -20,6 +20,9 @@ type Store struct {
 	r    *sql.DB // read-only pool
 	// stmts are writeSQL prepared on w.
 	stmts map[string]*sql.Stmt
+	// vectors holds the in-memory vector indexes of recently searched
+	// users; Apply invalidates a user's when their memories change.
+	vectors *vectorCache
 }
 
 var _ memory.Applier = (*Store)(nil)
@@ -48,7 +51,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	s := &Store{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{}}
+	s := &Store{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{}, vectors: newVectorCache(defaultVectorCacheBytes)}
 	for name, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
 		if err != nil {

@@ -15,6 +15,10 @@
 //     string, OR-ed, a CJK word as the phrase of its bigrams, a single CJK
 //     character as a prefix query, stopwords dropped.
 //   - Terms returns the normalized terms Match searches for.
+//   - Partition, IndexIn and MatchIn do the same inside a partition (one
+//     user): every token is written with the partition's prefix, so a
+//     query reads only that partition's posting lists and BM25 counts
+//     only its text. engram's tables are all partitioned this way.
 //
 // # Why bigrams and not a dictionary
 //
@@ -54,6 +58,16 @@
 // than the word index, though the token counts above, not the vocabulary,
 // dominate its size.
 //
+// # Why partitions are in the tokens
+//
+// With a partition column ANDed to the query, FTS5 still reads and scores
+// every posting of every query term in the whole table before the AND drops
+// other users' rows: on 1M turns of 1,000 users, a query of common words
+// took 95 ms at p95 for a user holding 1,000 turns. With the partition in
+// every token, each user has posting lists of their own; see Partition for
+// why the prefix is digits (the porter stemmer) and why a collision is
+// harmless. The cost is 13 bytes a token before FTS5's prefix compression.
+//
 // # What it must never do
 //
 // Let user text reach MATCH unquoted: AND, OR, NOT, NEAR, column filters,
@@ -61,7 +75,8 @@
 // dropped. Depend on anything but the standard library, or load a
 // dictionary: it runs on every ingested turn and every query, in every
 // binary. Be used on one side only: a table filled by Index must be
-// searched with Match and created with Tokenizer, or searches silently miss.
+// searched with Match and created with Tokenizer, or searches silently miss;
+// a table filled by IndexIn is searched with MatchIn and the same partition.
 //
 // Text is not Unicode-normalized (that needs golang.org/x/text): a composed
 // が and a decomposed か+U+3099 do not match each other; simplified and
@@ -82,6 +97,9 @@
 // queries that must run and find their text, and checks that FTS5 keeps every
 // CJK rune and every bigram token exactly as Index wrote it. FuzzMatch and
 // FuzzIndex (seed corpora in testdata/fuzz) check that any input gives an
-// expression FTS5 accepts and that a row holding the same text is found.
+// expression FTS5 accepts and that a row holding the same text is found;
+// FuzzMatchIn also that another partition's row holding it is not. Every
+// token FTS5 stores from IndexIn carries the partition, and MatchIn finds
+// what Match finds over the partition's rows alone.
 // TestImportsOnlyStandardLibrary keeps the package free of dependencies.
 package textseg

@@ -60,7 +60,11 @@ func Terms(query string) []string {
 //
 // The result is a complete expression; to combine it with other FTS5 syntax,
 // wrap it in parentheses.
-func Match(query string) string {
+func Match(query string) string { return match("", query) }
+
+// match is Match with every token of every phrase in partition part (see
+// MatchIn); part "" leaves tokens as they are.
+func match(part, query string) string {
 	ts := terms(query)
 	var b strings.Builder
 	n := 0
@@ -69,7 +73,7 @@ func Match(query string) string {
 		if n == maxPhrases {
 			return
 		}
-		q := quote(phrase)
+		q := quote(inPartition(part, phrase))
 		if prefix {
 			q += "*"
 		}
