@@ -239,10 +239,21 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			context = append(context, truncateRunes(c, 200))
 		}
 	}
-	searchable := len(textseg.Terms(query)) > 0
 	inContext := ""
 	if len(context) > 0 {
 		inContext = query + " " + strings.Join(context, " ")
+	}
+	// text is what the text paths search: the query, or, when the query
+	// is stopwords alone ("what about that?"), the query in its context;
+	// stopwords alone match nearly every turn and rank them by noise, so
+	// then only the recent turns, the profile and vectors answer.
+	text := query
+	switch {
+	case textseg.Informative(query):
+	case textseg.Informative(inContext):
+		text, inContext = inContext, ""
+	default:
+		text, inContext = "", ""
 	}
 	project := mentioned(query, projects)
 	textFailed := false
@@ -255,9 +266,12 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			e.Degraded(scope, "fts", "recent", err.Error())
 		}
 	}
-	hits, err := e.Store.RecallMemories(ctx, scope, query, e.PerPath)
-	if err != nil {
-		fall(err)
+	var hits []memory.MemoryHit
+	if text != "" {
+		var err error
+		if hits, err = e.Store.RecallMemories(ctx, scope, text, e.PerPath); err != nil {
+			fall(err)
+		}
 	}
 	if inContext != "" && !textFailed {
 		more, err := e.Store.RecallMemories(ctx, scope, inContext, e.PerPath)
@@ -276,8 +290,8 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	if limit == 0 {
 		limit = 8
 	}
-	if !textFailed {
-		turns, err := RankTurns(ctx, e.Store, scope, query, e.Turns)
+	if !textFailed && text != "" {
+		turns, err := RankTurns(ctx, e.Store, scope, text, e.Turns)
 		if err != nil {
 			fall(err)
 		}
@@ -296,8 +310,8 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		}
 	}
 	// Episodes, when the store has them.
-	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && searchable {
-		if eps, err := er.SearchEpisodes(ctx, scope, query, 5); err == nil {
+	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && text != "" {
+		if eps, err := er.SearchEpisodes(ctx, scope, text, 5); err == nil {
 			for i, ep := range eps {
 				b.Episodes = append(b.Episodes, Item{ID: ep.ID, Kind: "episode", Content: ep.Summary,
 					Provenance: fmt.Sprintf("episode %s · %s · %s", ep.ID, ep.Outcome, ep.Started.Format("2006-01-02")),

@@ -150,3 +150,28 @@ func TestVectorFusion(t *testing.T) {
 		t.Fatalf("memories %d, degraded %v, falls %v", len(resp.Blocks.Memories), resp.Degraded, falls)
 	}
 }
+
+// A query of stopwords alone is not searched by text: it would match
+// nearly everything and rank it by noise. Recent turns answer, or the
+// recent messages when they carry words.
+func TestStopwordQuery(t *testing.T) {
+	st := openWith(t, "the deploy went to the staging cluster", "the cat sat on the mat")
+	e := NewEngine(st)
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "what about the", Force: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range resp.Blocks.Turns {
+		if it.Signals["text"] != 0 {
+			t.Fatalf("turn %q found by text for a stopword query: %v", it.Content, it.Signals)
+		}
+	}
+	resp, err = e.Context(t.Context(), Request{User: "u", Query: "what about the", Force: true, Explain: true,
+		RecentMessages: []Message{{Role: "user", Content: "staging"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Blocks.Turns) == 0 || resp.Blocks.Turns[0].Signals["text"] == 0 || !strings.Contains(resp.Blocks.Turns[0].Content, "staging") {
+		t.Fatalf("with context, turns = %+v", resp.Blocks.Turns)
+	}
+}

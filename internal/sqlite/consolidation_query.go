@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -148,12 +146,16 @@ func (s *Store) Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scra
 		ActiveProjects: []string{}, OpenQuestions: []string{}, NextSteps: []string{}}
 	var projects, questions, steps string
 	var at int64
-	err := s.r.QueryRowContext(ctx, `SELECT content, active_projects, current_focus, open_questions, next_steps,
-		source, updated FROM scratchpad WHERE namespace = ? AND user_id = ?`, scope.Namespace, scope.User).
-		Scan(&p.Content, &projects, &p.CurrentFocus, &questions, &steps, &p.Source, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, nil
+	rows, err := s.queryRead(ctx, `SELECT content, active_projects, current_focus, open_questions, next_steps,
+		source, updated FROM scratchpad WHERE namespace = ? AND user_id = ?`, scope.Namespace, scope.User)
+	if err != nil {
+		return p, fmt.Errorf("scratchpad: %w", err)
 	}
+	defer rows.Close()
+	if !rows.Next() {
+		return p, rows.Err()
+	}
+	err = rows.Scan(&p.Content, &projects, &p.CurrentFocus, &questions, &steps, &p.Source, &at)
 	if err != nil {
 		return p, fmt.Errorf("scratchpad: %w", err)
 	}
@@ -179,7 +181,7 @@ func (s *Store) Episodes(ctx context.Context, scope memory.Scope, session string
 		q += ` AND e.session_id = ?`
 		args = append(args, session)
 	}
-	return s.queryEpisodes(ctx, scope, q+` ORDER BY e.ended DESC, e.rid DESC LIMIT ?`, append(args, limit)...)
+	return s.queryEpisodes(ctx, scope, q+` ORDER BY e.ended DESC, e.rid DESC`+limitSQL(limit), args...)
 }
 
 // EpisodesEnded returns a scope's episodes that ended in [from, to), in
@@ -203,12 +205,12 @@ func (s *Store) SearchEpisodes(ctx context.Context, scope memory.Scope, text str
 	return s.queryEpisodes(ctx, scope, `SELECT `+episodeColumns+`
 		FROM episodes_fts JOIN episodes e ON e.rid = episodes_fts.rowid
 		WHERE episodes_fts MATCH ? AND e.namespace = ? AND e.user_id = ?
-		ORDER BY bm25(episodes_fts) LIMIT ?`,
-		match, scope.Namespace, scope.User, limit)
+		ORDER BY bm25(episodes_fts)`+limitSQL(limit),
+		match, scope.Namespace, scope.User)
 }
 
 func (s *Store) queryEpisodes(ctx context.Context, scope memory.Scope, q string, args ...any) ([]memory.Episode, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	rows, err := s.queryRead(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("episodes: %w", err)
 	}

@@ -30,7 +30,8 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 		add("(valid_to = 0 OR valid_to > ?)", at)
 	case q.Status == "all":
 	case q.Status == "":
-		add("status = ?", string(memory.StatusActive))
+		// A literal, so the partial indexes on active memories apply.
+		where = append(where, "status = 'active'")
 	default:
 		add("status = ?", q.Status)
 	}
@@ -53,9 +54,15 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 	if limit <= 0 || limit > 1000 {
 		limit = 1000
 	}
-	args = append(args, limit)
-	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY updated DESC, id LIMIT ?`, args...)
+	from := `memories`
+	if q.Profile && q.Status == "" && q.AsOf.IsZero() {
+		// Without statistics SQLite prefers the index with more equal
+		// columns and reads every active memory's row to test the tier.
+		from = `memories INDEXED BY memories_profile`
+	}
+	// The WHERE clause is one of a few dozen shapes; each is prepared once.
+	rows, err := s.queryRead(ctx, `SELECT rowid, `+memoryColumns+` FROM `+from+` WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY updated DESC, id`+limitSQL(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list memories: %w", err)
 	}
@@ -125,7 +132,7 @@ func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]m
 
 // Projects lists the projects a scope's active memories name.
 func (s *Store) Projects(ctx context.Context, scope memory.Scope) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT project FROM memories
+	rows, err := s.queryRead(ctx, `SELECT DISTINCT project FROM memories
 		WHERE namespace = ? AND user_id = ? AND status = 'active' AND project != '' ORDER BY project LIMIT 200`,
 		scope.Namespace, scope.User)
 	if err != nil {

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,11 +45,16 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, query strin
 	if match == "" {
 		return nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+turnHitColumns+`, bm25(turns_fts) AS rank
-		FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid
-		WHERE turns_fts MATCH ? AND t.namespace = ? AND t.user_id = ?
-		ORDER BY rank LIMIT ?`,
-		match, scope.Namespace, scope.User, limit)
+	// The index ranks and cuts first, then the best few are read from
+	// turns: joining before the LIMIT read every matching turn's row. The
+	// partition makes the index's matches the user's own; the SQL filter
+	// still decides (after a partition collision it may return fewer).
+	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+`, f.rank
+		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rank`+limitSQL(limit)+`) f
+		JOIN turns t ON t.id = f.rowid
+		WHERE t.namespace = ? AND t.user_id = ?
+		ORDER BY f.rank`,
+		match, scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -61,21 +68,20 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	// A keyed join, so each key is one range on the unique index; a long
-	// OR of conditions made SQLite scan every turn of the user.
-	var values strings.Builder
-	args := make([]any, 0, 3*len(keys)+2)
+	// A keyed join, so each key is one range on the unique index (a long
+	// OR of conditions made SQLite scan every turn of the user); the keys
+	// go in as one JSON argument, so the SQL is fixed and prepared once.
+	ranges := make([][3]any, len(keys))
 	for i, k := range keys {
-		if i > 0 {
-			values.WriteString(", ")
-		}
-		values.WriteString("(?, ?, ?)")
-		args = append(args, k.SessionID, k.TurnIndex-radius, k.TurnIndex+radius)
+		ranges[i] = [3]any{k.SessionID, k.TurnIndex - radius, k.TurnIndex + radius}
 	}
-	args = append(args, scope.Namespace, scope.User)
-	rows, err := s.r.QueryContext(ctx, `WITH k(session_id, lo, hi) AS (VALUES `+values.String()+`)
-		SELECT DISTINCT `+turnHitColumns+` FROM k CROSS JOIN turns t
-		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.session_id AND t.turn_index BETWEEN k.lo AND k.hi`, args...)
+	js, err := json.Marshal(ranges)
+	if err != nil {
+		return nil, fmt.Errorf("turns around: %w", err)
+	}
+	rows, err := s.queryRead(ctx, `SELECT DISTINCT `+turnHitColumns+` FROM json_each(?) k CROSS JOIN turns t
+		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.value->>0
+			AND t.turn_index BETWEEN k.value->>1 AND k.value->>2`, string(js), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
@@ -99,9 +105,9 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 
 // RecentTurns returns a scope's turns since a time, newest first.
 func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.Time, limit int) ([]memory.TurnHit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+turnHitColumns+` FROM turns t
-		WHERE t.namespace = ? AND t.user_id = ? AND t.time >= ? ORDER BY t.time DESC, t.id DESC LIMIT ?`,
-		scope.Namespace, scope.User, since.UnixNano(), limit)
+	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM turns t
+		WHERE t.namespace = ? AND t.user_id = ? AND t.time >= ? ORDER BY t.time DESC, t.id DESC`+limitSQL(limit),
+		scope.Namespace, scope.User, since.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
@@ -116,11 +122,11 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query st
 	if match == "" {
 		return nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts) AS rank
+	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts) AS rank
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
-		ORDER BY rank LIMIT ?`,
-		match, scope.Namespace, scope.User, limit)
+		ORDER BY rank`+limitSQL(limit),
+		match, scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
@@ -135,6 +141,14 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query st
 		out = append(out, memory.MemoryHit{Memory: m.Memory, BM25: -rank})
 	}
 	return out, rows.Err()
+}
+
+// limitSQL is a LIMIT clause with its value written in. A bound LIMIT
+// made SQLite prepare the statement again on every run (its value feeds the
+// planner), which cost half of a small query; a literal gives one cached
+// statement per limit, and limits come from a handful of values.
+func limitSQL(n int) string {
+	return " LIMIT " + strconv.Itoa(max(n, 0))
 }
 
 // prefixed qualifies a comma-separated column list with a table alias.

@@ -258,6 +258,14 @@ CREATE TABLE embeddings (
 	PRIMARY KEY (namespace, user_id, model, hash)
 ) WITHOUT ROWID;
 `},
+	// 6: indexes for what every /v1/context asks: the core profile card and
+	// the user's projects, without reading each active memory's row.
+	{sql: `
+CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
+	WHERE status = 'active' AND (tier = 1 OR kind = 'identity');
+CREATE INDEX memories_projects ON memories (namespace, user_id, project)
+	WHERE status = 'active' AND project != '';
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

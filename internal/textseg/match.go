@@ -289,3 +289,11 @@ func isJoiner(r rune) bool {
 	}
 	return false
 }
+
+// Informative reports whether query has a term that is not a stopword:
+// a query of stopwords alone ("the", "to be", "什么") is still searchable
+// (Match falls back to its stopwords) but says nothing a ranking by words
+// can use, and matches nearly every row.
+func Informative(query string) bool {
+	return len(split(query, true)) > 0
+}

@@ -323,3 +323,17 @@ func TestEmptyMatchIsRejectedByFTS5(t *testing.T) {
 		t.Fatal("FTS5 accepted an empty MATCH; Match could return an always-false expression instead of \"\"")
 	}
 }
+
+func TestInformative(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  bool
+	}{
+		{"the", false}, {"to be or not to be", false}, {"what about that?", false}, {"什么", false}, {"", false}, {"!!", false},
+		{"the kubernetes", true}, {"北京", true}, {"我喜欢什么", true}, {"c++", true},
+	} {
+		if got := Informative(tc.query); got != tc.want {
+			t.Errorf("Informative(%q) = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}

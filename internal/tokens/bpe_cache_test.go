@@ -1,0 +1,35 @@
+package tokens
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Counts served from the cache equal the codec's, across generations.
+func TestCountCache(t *testing.T) {
+	c := &bpe{name: "o200k_base", new: o200k.new, fallback: estimates["o200k_base"]}
+	fresh := func(s string) int {
+		u := &bpe{name: "o200k_base", new: o200k.new, fallback: estimates["o200k_base"]}
+		u.counted.cur = map[string]int{} // never hits: a new text each time
+		return u.Count(s)
+	}
+	texts := make([]string, 0, 3*cacheEntries)
+	for i := range cap(texts) {
+		texts = append(texts, fmt.Sprintf("memory %d: 用户喜欢喝美式咖啡 and deploys v%d.%d on Fridays", i, i%7, i%13))
+	}
+	want := map[string]int{}
+	for _, s := range texts[:50] {
+		want[s] = fresh(s)
+	}
+	for range 2 {
+		for _, s := range texts {
+			n := c.Count(s)
+			if w, ok := want[s]; ok && n != w {
+				t.Fatalf("Count(%q) = %d, want %d", s, n, w)
+			}
+		}
+	}
+	if got := len(c.counted.cur) + len(c.counted.old); got > 2*cacheEntries {
+		t.Fatalf("cache holds %d texts, bound %d", got, 2*cacheEntries)
+	}
+}
