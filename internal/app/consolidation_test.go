@@ -295,12 +295,7 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
-	add := func(body string) {
-		t.Helper()
-		if r := do(t, "POST", base+"/v1/memories", "application/json", []byte(body), nil); r.Status != 202 {
-			t.Fatalf("add: %d %s", r.Status, r.Raw)
-		}
-	}
+	add := func(body string) { t.Helper(); postMemory(t, a, body) }
 	for i := range 12 {
 		// Different subjects, so the write-time merge leaves them apart
 		// for the weekly dedupe to find.

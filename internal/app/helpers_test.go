@@ -226,3 +226,11 @@ func waitSettled(t *testing.T, a *App) uint64 {
 	})
 	return last
 }
+
+// postMemory adds a memory through POST /v1/memories (a memory.added event).
+func postMemory(t *testing.T, a *App, body string) {
+	t.Helper()
+	if r := do(t, "POST", "http://"+a.HTTPAddr()+"/v1/memories", "application/json", []byte(body), nil); r.Status != 202 {
+		t.Fatalf("add memory: %d %s", r.Status, r.Raw)
+	}
+}

@@ -27,13 +27,7 @@ func TestVectors(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	cfg.Embed.BaseURL, cfg.Embed.Model = emb.URL, "test-embed"
 	a := startApp(t, cfg, RoleAll)
-	base := "http://" + a.HTTPAddr()
-	add := func(body string) {
-		t.Helper()
-		if r := do(t, "POST", base+"/v1/memories", "application/json", []byte(body), nil); r.Status != 202 {
-			t.Fatalf("add: %d %s", r.Status, r.Raw)
-		}
-	}
+	add := func(body string) { t.Helper(); postMemory(t, a, body) }
 	add(`{"user":"ana","kind":"fact","category":"identity","subject":"user","predicate":"lives_in","content":"用户住在北京","importance":0.6}`)
 	add(`{"user":"ana","kind":"preference","category":"config","subject":"user","predicate":"drink","content":"prefers oolong tea","importance":0.5}`)
 	add(`{"user":"bob","kind":"preference","category":"config","subject":"user","predicate":"drink","content":"prefers black coffee","importance":0.5}`)
