@@ -39,21 +39,28 @@ func scanTurnHits(rows interface {
 }
 
 // RecallTurns searches a scope's turns for the text a user typed and
-// returns up to limit, best BM25 first.
+// returns up to limit, best BM25 first. A query of stopwords alone
+// (textseg.Informative) matches nearly every turn and BM25 has nothing to
+// rank them by, so its matches come newest first, which costs only the
+// rows returned instead of scoring all of them.
 func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.TurnHit, error) {
 	match := textseg.MatchIn(partition(scope), query)
 	if match == "" {
 		return nil, nil
+	}
+	order := "rank"
+	if !textseg.Informative(query) {
+		order = "rowid DESC"
 	}
 	// The index ranks and cuts first, then the best few are read from
 	// turns: joining before the LIMIT read every matching turn's row. The
 	// partition makes the index's matches the user's own; the SQL filter
 	// still decides (after a partition collision it may return fewer).
 	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+`, f.rank
-		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rank`+limitSQL(limit)+`) f
+		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY `+order+limitSQL(limit)+`) f
 		JOIN turns t ON t.id = f.rowid
 		WHERE t.namespace = ? AND t.user_id = ?
-		ORDER BY f.rank`,
+		ORDER BY f.`+order,
 		match, scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
@@ -116,7 +123,8 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 }
 
 // RecallMemories searches a scope's active memories for the text a user
-// typed and returns up to limit, best BM25 first.
+// typed and returns up to limit, best BM25 first (newest first for a
+// query of stopwords alone, as RecallTurns).
 func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.MemoryHit, error) {
 	match := textseg.MatchIn(partition(scope), query)
 	if match == "" {
@@ -125,7 +133,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query st
 	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts) AS rank
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
-		ORDER BY rank`+limitSQL(limit),
+		ORDER BY `+memoryOrder(query)+limitSQL(limit),
 		match, scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
@@ -141,6 +149,13 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query st
 		out = append(out, memory.MemoryHit{Memory: m.Memory, BM25: -rank})
 	}
 	return out, rows.Err()
+}
+
+func memoryOrder(query string) string {
+	if !textseg.Informative(query) {
+		return "memories_fts.rowid DESC"
+	}
+	return "rank"
 }
 
 // limitSQL is a LIMIT clause with its value written in. A bound LIMIT

@@ -130,3 +130,37 @@ func TestSearchScopeAndSafety(t *testing.T) {
 		t.Fatalf("北京 → %+v", res)
 	}
 }
+
+// A query of stopwords alone finds its matches newest first; a query with
+// a word ranks by BM25.
+func TestStopwordSearchNewestFirst(t *testing.T) {
+	s := openTest(t)
+	mustApply(t, s,
+		turn(1, "ana", "s", 0, "the the the the the cluster"),
+		turn(2, "ana", "s", 1, "the report is late"),
+		turn(3, "ana", "s", 2, "the end"),
+	)
+	scope := memory.Scope{Namespace: "ns", User: "ana"}
+	hits, err := s.RecallTurns(t.Context(), scope, "the", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].TurnIndex != 2 || hits[1].TurnIndex != 1 {
+		t.Fatalf("stopword query = %+v, want turns 2 then 1", hits)
+	}
+	hits, err = s.RecallTurns(t.Context(), scope, "the cluster", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].TurnIndex != 0 {
+		t.Fatalf("\"the cluster\" = %+v, want turn 0", hits)
+	}
+	mustApply(t, s, added(4, "ana", "m-old", "the old note", 0.5), added(5, "ana", "m-new", "the new note", 0.5))
+	mems, err := s.RecallMemories(t.Context(), scope, "the", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mems) != 2 || mems[0].ID != "m-new" {
+		t.Fatalf("stopword memory query = %+v, want m-new first", mems)
+	}
+}
