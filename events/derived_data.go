@@ -140,7 +140,7 @@ func decodeMemoryExtracted(r *reader, path string) (MemoryExtracted, error) {
 			n, err = r.integer(p, 0, MaxCount)
 			x.Calls = int(n)
 		case "turns":
-			x.Turns, err = decodeTurnIndexes(r, p)
+			x.Turns, err = decodeIndexes(r, p, MaxExtractionTurns)
 		case "candidates":
 			x.Candidates = []Candidate{} // present and empty is not absent
 			err = r.array(p, func(i int, p string) error {
@@ -198,14 +198,8 @@ func decodeUsage(r *reader, path string) (Usage, error) {
 	return u, missing(path, has, "prompt_tokens", "completion_tokens")
 }
 
-// decodeTurnIndexes reads the turn indices an extraction covered: 1 to
-// MaxExtractionTurns of them, ascending, each once, so that two results
-// for the same turns compare equal.
-func decodeTurnIndexes(r *reader, path string) ([]int, error) {
-	return decodeIndexes(r, path, MaxExtractionTurns)
-}
-
-// decodeIndexes reads 1 to limit turn indices, ascending, each once.
+// decodeIndexes reads 1 to limit turn indices, ascending, each once, so
+// that two lists of the same turns compare equal.
 func decodeIndexes(r *reader, path string, limit int) ([]int, error) {
 	var out []int
 	err := r.array(path, func(i int, p string) error {
@@ -318,7 +312,7 @@ func decodeExtractionFailed(r *reader, path string) (ExtractionFailed, error) {
 			n, err = r.integer(p, 0, MaxCount)
 			x.Attempts = int(n)
 		case "turns":
-			x.Turns, err = decodeTurnIndexes(r, p)
+			x.Turns, err = decodeIndexes(r, p, MaxExtractionTurns)
 		default:
 			err = unknownField(p)
 		}

@@ -309,10 +309,27 @@ func (a *App) Ready(ctx context.Context) error {
 // publishes it as retrieval.degraded, at most once a minute per user and
 // kind of fall, so a broken index does not flood the stream.
 func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, reason string) {
+	// sent holds the falls published in the current minute: the event id
+	// already makes JetStream drop a repeat, but without this every request
+	// of a degraded minute would still log and wait for a publish.
+	var mu sync.Mutex
+	var minute time.Time
+	sent := map[string]bool{}
 	return func(scope memory.Scope, from, to, reason string) {
 		metrics.Default.Inc("engram_retrieval_degraded_total", "from", from, "to", to)
-		a.Log.Warn("retrieval degraded", zap.String("from", from), zap.String("to", to), zap.String("reason", reason))
 		now := time.Now().UTC()
+		key := scope.Namespace + "\x00" + scope.User + "\x00" + from + "\x00" + to
+		mu.Lock()
+		if m := now.Truncate(time.Minute); !m.Equal(minute) {
+			minute, sent = m, map[string]bool{}
+		}
+		repeat := sent[key]
+		sent[key] = true
+		mu.Unlock()
+		if repeat {
+			return
+		}
+		a.Log.Warn("retrieval degraded", zap.String("from", from), zap.String("to", to), zap.String("reason", reason))
 		id := fmt.Sprintf("degraded-%s-%s-%s", stream.MsgID(scope.Namespace, scope.User), from+to, now.Truncate(time.Minute).Format("200601021504"))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

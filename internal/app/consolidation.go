@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/httpapi"
-	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/secrets"
@@ -81,11 +79,9 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		c.Mask = &secrets.Masker{}
 	}
 	if a.Config.LLM.BaseURL != "" {
-		client, err := llm.New(llm.Config{BaseURL: a.Config.LLM.BaseURL, Model: a.Config.LLM.Model,
-			APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature},
-			&http.Client{})
+		client, err := a.llmClient()
 		if err != nil {
-			return fmt.Errorf("llm: %w", err)
+			return err
 		}
 		c.Episodes = &episode.Builder{Client: client}
 		c.Rewriter = dedupe.Rewriter{Client: client}

@@ -24,6 +24,17 @@ var embedSubjects = []string{
 	stream.SubjectPrefix + ".*.*." + events.TypeMemoriesMerged,
 }
 
+// llmClient is the memory model's chat endpoint (ENGRAM_LLM_*).
+func (a *App) llmClient() (*llm.Client, error) {
+	c, err := llm.New(llm.Config{BaseURL: a.Config.LLM.BaseURL, Model: a.Config.LLM.Model,
+		APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature},
+		&http.Client{})
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	return c, nil
+}
+
 // embedClient is the embeddings endpoint, or nil when vectors are off.
 func (a *App) embedClient() (*llm.Client, error) {
 	ec := a.Config.Embed

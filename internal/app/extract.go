@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/extraction"
-	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/llmextract"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/secrets"
@@ -61,9 +59,6 @@ func appliedBatches(handle func(context.Context, []memory.Applied) []error) func
 func fate(err error) error {
 	if err == nil {
 		return nil
-	}
-	if after, ok := memory.RetryAfterOf(err); ok {
-		return stream.RetryAfter(err, after)
 	}
 	if memory.ErrorCode(err) == memory.EINVALID {
 		return stream.Permanent(err)
@@ -118,11 +113,9 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		x.Mask = &secrets.Masker{}
 	}
 	if a.Config.LLM.BaseURL != "" {
-		client, err := llm.New(llm.Config{BaseURL: a.Config.LLM.BaseURL, Model: a.Config.LLM.Model,
-			APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature},
-			&http.Client{})
+		client, err := a.llmClient()
 		if err != nil {
-			return fmt.Errorf("llm: %w", err)
+			return err
 		}
 		x.LLM = &llmextract.Extractor{Client: client}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/migrate"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/schollz/progressbar/v3"
 	"go.uber.org/zap"
 )
@@ -62,7 +61,7 @@ func Migrate(ctx context.Context, cfg config.Config, opts MigrateOptions, log *z
 	if _, err := run(opts.Dir, opts.Options, func(event.Event) error { total++; return nil }); err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", opts.System, err)
 	}
-	js, closeNATS, err := openMigrationTarget(ctx, cfg, log)
+	js, closeNATS, err := openOperator(ctx, cfg, log, false)
 	if err != nil {
 		return nil, err
 	}
@@ -117,36 +116,4 @@ func Migrate(ctx context.Context, cfg config.Config, opts MigrateOptions, log *z
 		return rep, fmt.Errorf("migrate %s: %w", opts.System, err)
 	}
 	return rep, nil
-}
-
-// openMigrationTarget is OpenOperator for a migration: with no external
-// NATS it starts the embedded server on the data dir, creating the store
-// when there is none yet.
-func openMigrationTarget(ctx context.Context, cfg config.Config, log *zap.Logger) (jetstream.JetStream, func(), error) {
-	if cfg.NATS.URL != "" {
-		return OpenOperator(ctx, cfg, log)
-	}
-	unlock, err := LockDataDir(cfg.DataDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.NATS.Listen = ""
-	a := New(cfg, 0, log)
-	closeFn := func() {
-		timeout := cfg.ShutdownTimeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		defer cancel()
-		if err := a.Close(cctx); err != nil {
-			log.Warn("close", zap.Error(err))
-		}
-		unlock()
-	}
-	if err := a.openNATS(ctx); err != nil {
-		closeFn()
-		return nil, nil, err
-	}
-	return a.js, closeFn, nil
 }

@@ -18,6 +18,12 @@ import (
 // meanwhile. With a URL it connects to that NATS, where engram may keep
 // running. closeFn releases everything, in reverse order.
 func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
+	return openOperator(ctx, cfg, log, true)
+}
+
+// openOperator is OpenOperator; without mustExist an embedded store is
+// created when there is none yet (a migration's target).
+func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustExist bool) (js jetstream.JetStream, closeFn func(), err error) {
 	unlock := func() {}
 	if cfg.NATS.URL == "" {
 		if unlock, err = LockDataDir(cfg.DataDir); err != nil {
@@ -25,7 +31,7 @@ func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js j
 		}
 		// An operator command must not start an empty store where the
 		// data dir was mistyped.
-		if _, err := os.Stat(cfg.JetStreamDir()); err != nil {
+		if _, err := os.Stat(cfg.JetStreamDir()); err != nil && mustExist {
 			unlock()
 			return nil, nil, fmt.Errorf("no JetStream store at %s (is ENGRAM_DATA_DIR right?): %w", cfg.JetStreamDir(), err)
 		}

@@ -5,7 +5,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -13,10 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
@@ -87,7 +84,7 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram rebuild: %v\n", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	opts := app.RebuildOptions{Out: *out, Replace: *replace}
 	if !*quiet {

@@ -87,16 +87,11 @@ func newDLQCommand(name string, stderr io.Writer) *dlqCommand {
 // parse reads flags and positional arguments in any order, so that
 // `engram dlq show 12 --data-dir d` works as well as the other way round.
 func (c *dlqCommand) parse(args []string) (cfg config.Config, pos []string, log *zap.Logger, ok bool) {
-	for {
-		if err := c.fs.Parse(args); err != nil {
-			return cfg, nil, nil, false
-		}
-		if args = c.fs.Args(); len(args) == 0 {
-			break
-		}
-		pos, args = append(pos, args[0]), args[1:]
+	pos, err := parseAnyOrder(c.fs, args)
+	if err != nil {
+		return cfg, nil, nil, false
 	}
-	cfg, err := c.flags.Load(c.fs, config.Default())
+	cfg, err = c.flags.Load(c.fs, config.Default())
 	if err != nil {
 		c.fail(err)
 		return cfg, nil, nil, false

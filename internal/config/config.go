@@ -2,7 +2,7 @@
 // give a working local server, an optional YAML file, and ENGRAM_*
 // environment variables that override any key, applied in one function.
 //
-// It must never log or print secrets: String() masks them.
+// It must never log or print secrets (API keys, tokens, passwords).
 package config
 
 import (
@@ -175,50 +175,6 @@ func Load(base Config, path string, getenv func(string) (string, bool)) (Config,
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
-}
-
-// Env lists every environment variable engram reads, with the key it sets.
-var Env = []struct{ Name, Key string }{
-	{"ENGRAM_DATA_DIR", "data_dir"},
-	{"ENGRAM_HTTP_ADDR", "http.addr"},
-	{"ENGRAM_HTTP_TOKENS", "http.tokens (token=namespace,…)"},
-	{"ENGRAM_MAX_EVENT_BYTES", "http.max_event_bytes"},
-	{"ENGRAM_MAX_BATCH_EVENTS", "http.max_batch_events"},
-	{"ENGRAM_NATS_URL", "nats.url"},
-	{"ENGRAM_NATS_LISTEN", "nats.listen"},
-	{"ENGRAM_NATS_SYNC", "nats.sync"},
-	{"ENGRAM_NATS_REPLICAS", "nats.replicas"},
-	{"ENGRAM_NATS_DUPLICATE_WINDOW", "nats.duplicate_window"},
-	{"ENGRAM_NATS_CREDS", "nats.creds"},
-	{"ENGRAM_NATS_NKEY", "nats.nkey"},
-	{"ENGRAM_NATS_TOKEN", "nats.token"},
-	{"ENGRAM_NATS_USER", "nats.user"},
-	{"ENGRAM_NATS_PASSWORD", "nats.password"},
-	{"ENGRAM_NATS_TLS_CA", "nats.tls_ca"},
-	{"ENGRAM_NATS_TLS_CERT", "nats.tls_cert"},
-	{"ENGRAM_NATS_TLS_KEY", "nats.tls_key"},
-	{"ENGRAM_LOG_LEVEL", "log.level"},
-	{"ENGRAM_LOG_FORMAT", "log.format"},
-	{"ENGRAM_SHUTDOWN_TIMEOUT", "shutdown_timeout"},
-	{"ENGRAM_INSTANCE", "instance"},
-	{"ENGRAM_CONTEXT_MODEL", "context_model"},
-	{"ENGRAM_LLM_BASE_URL", "llm.base_url"},
-	{"ENGRAM_LLM_MODEL", "llm.model"},
-	{"ENGRAM_LLM_API_KEY", "llm.api_key"},
-	{"ENGRAM_LLM_TIMEOUT", "llm.timeout"},
-	{"ENGRAM_EMBED_BASE_URL", "embed.base_url"},
-	{"ENGRAM_EMBED_MODEL", "embed.model"},
-	{"ENGRAM_EMBED_API_KEY", "embed.api_key"},
-	{"ENGRAM_EMBED_TIMEOUT", "embed.timeout"},
-	{"ENGRAM_EMBED_QUERY_TIMEOUT", "embed.query_timeout"},
-	{"ENGRAM_EXTRACT_QUIET_GAP", "extract.quiet_gap"},
-	{"ENGRAM_EXTRACT_TOKEN_CAP", "extract.token_cap"},
-	{"ENGRAM_EXTRACT_SWEEP_AT", "extract.sweep_at"},
-	{"ENGRAM_EXTRACT_MAX_ATTEMPTS", "extract.max_attempts"},
-	{"ENGRAM_MASK_SECRETS", "extract.mask_secrets"},
-	{"ENGRAM_RULES_DIR", "consolidate.rules_dir"},
-	{"ENGRAM_RULES_POLL", "consolidate.rules_poll"},
-	{"ENGRAM_CARDS_DIR", "consolidate.cards_dir"},
 }
 
 // ApplyEnv overrides keys from ENGRAM_* variables. A variable that is set

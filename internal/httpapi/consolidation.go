@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/consolidation"
@@ -128,16 +126,9 @@ func (c consolidationAPI) putScratchpad(w http.ResponseWriter, r *http.Request) 
 		writeError(w, err)
 		return
 	}
-	raw, err := readBody(r, int64(c.MaxEventBytes))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var body scratchpadBody
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		writeError(w, memory.Errorf(memory.EINVALID, "body: %v", err))
+	if err := decodeBody(r, int64(c.MaxEventBytes), &body); err != nil {
+		writeError(w, err)
 		return
 	}
 	if body.Content == nil {

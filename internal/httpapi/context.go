@@ -2,13 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"strings"
 
+	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/retrieval"
+	"go.uber.org/zap"
 )
 
 // ContextEngine answers context requests.
@@ -18,20 +18,13 @@ type ContextEngine interface {
 
 // contextBlock: POST /v1/context — the memory block for an agent's next prompt.
 func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r, 1<<20)
-	if err != nil {
+	var req retrieval.Request
+	if err := decodeBody(r, events.DefaultMaxEventBytes, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	var req retrieval.Request
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, memory.Errorf(memory.EINVALID, "body: %v", err))
-		return
-	}
 	if req.Namespace == "" {
-		req.Namespace = "default"
+		req.Namespace = events.DefaultNamespace
 	}
 	if err := checkNamespace(r.Context(), req.Namespace); err != nil {
 		writeError(w, err)
@@ -41,7 +34,7 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.Context.Context(r.Context(), req)
 	if err != nil {
 		if memory.ErrorCode(err) == memory.EINTERNAL {
-			s.Log.Error("context failed", zapErr(err))
+			s.Log.Error("context failed", zap.Error(err))
 		}
 		writeError(w, err)
 		return

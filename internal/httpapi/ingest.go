@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -229,6 +230,21 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, memory.Errorf(memory.EINVALID, "read body: %v", err)
 	}
 	return b, nil
+}
+
+// decodeBody reads a JSON request body of at most limit bytes into v,
+// refusing fields v does not have.
+func decodeBody(r *http.Request, limit int64, v any) error {
+	body, err := readBody(r, limit)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return memory.Errorf(memory.EINVALID, "body: %v", err)
+	}
+	return nil
 }
 
 func firstError(errs []error) error {

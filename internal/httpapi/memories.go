@@ -115,17 +115,10 @@ type addRequest struct {
 // addMemory: POST /v1/memories — a memory written by a person or an agent,
 // published as memory.added. An Idempotency-Key header makes a retry safe.
 func (s *Server) addMemory(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r, int64(s.MaxEventBytes))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var req addRequest
 	req.Confidence, req.Importance = 1, 0.5
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, memory.Errorf(memory.EINVALID, "body: %v", err))
+	if err := decodeBody(r, int64(s.MaxEventBytes), &req); err != nil {
+		writeError(w, err)
 		return
 	}
 	if req.Namespace == "" {
@@ -148,16 +141,9 @@ func (s *Server) patchMemory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, err := readBody(r, int64(s.MaxEventBytes))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var patch events.MemoryUpdated
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&patch); err != nil {
-		writeError(w, memory.Errorf(memory.EINVALID, "body: %v", err))
+	if err := decodeBody(r, int64(s.MaxEventBytes), &patch); err != nil {
+		writeError(w, err)
 		return
 	}
 	patch.MemoryID = m.ID

@@ -6,6 +6,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap"
 )
 
 // search: GET /v1/search?namespace=&user=&q=&limit=
@@ -36,7 +37,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.Searcher.Search(r.Context(), q)
 	if err != nil {
-		s.Log.Error("search failed", zapErr(err))
+		s.Log.Error("search failed", zap.Error(err))
 		writeError(w, err)
 		return
 	}

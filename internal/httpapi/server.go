@@ -184,5 +184,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 }
-
-func zapErr(err error) zap.Field { return zap.Error(err) }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -261,7 +262,7 @@ func (c *Client) badBody(op string, data []byte, err error, contents []string) *
 			e.Message = "response body: " + err.Error()
 		}
 		if se, ok := parseServerError(data); ok {
-			e.Code = firstNonEmpty(se.Code, se.Type)
+			e.Code = cmp.Or(se.Code, se.Type)
 			e.Message += ": server says: " + sanitize(se.Message, c.cfg.APIKey, contents)
 		}
 	}
@@ -350,7 +351,7 @@ func (c *Client) statusError(op string, resp *http.Response, contents []string) 
 	// A short read is fine: the status already says what happened.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
 	if se, ok := parseServerError(body); ok {
-		e.Code = firstNonEmpty(se.Code, se.Type)
+		e.Code = cmp.Or(se.Code, se.Type)
 		e.refused = refusedField(se.Param, se.Message)
 		e.Message = sanitize(se.Message, c.cfg.APIKey, contents)
 	} else if text := strings.TrimSpace(string(body)); text != "" && !strings.HasPrefix(text, "<") {
@@ -361,13 +362,4 @@ func (c *Client) statusError(op string, resp *http.Response, contents []string) 
 		e.Message = http.StatusText(resp.StatusCode)
 	}
 	return e
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -67,37 +67,20 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 	if err != nil {
 		return nil, err
 	}
-	h := micro.HandlerFunc(func(req micro.Request) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		res, err := search(ctx, searcher, req.Subject(), req.Data())
+	h := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+		res, err := search(ctx, searcher, subject, data)
 		if err != nil {
-			code := memory.ErrorCode(err)
-			if code == memory.EINTERNAL {
-				log.Error("search failed", zap.Error(err))
-			}
-			var body ErrorBody
-			body.Error.Code, body.Error.Message = code, memory.ErrorMessage(err)
-			b, _ := json.Marshal(body)
-			_ = req.Error(code, body.Error.Message, b)
-			return
+			return nil, err
 		}
-		_ = req.RespondJSON(map[string]any{"results": res})
+		return map[string]any{"results": res}, nil
 	})
 	if err := svc.AddEndpoint("search", h, micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
 		svc.Stop()
 		return nil, err
 	}
 	if engine != nil {
-		ch := micro.HandlerFunc(func(req micro.Request) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			res, err := contextReq(ctx, engine, req.Subject(), req.Data())
-			if err != nil {
-				respondError(req, err, log)
-				return
-			}
-			_ = req.RespondJSON(res)
+		ch := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+			return contextReq(ctx, engine, subject, data)
 		})
 		if err := svc.AddEndpoint("context", ch, micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
 			svc.Stop()
@@ -105,6 +88,21 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		}
 	}
 	return svc, nil
+}
+
+// handler answers each request with fn's result as JSON, or with its
+// error, within 10 seconds.
+func handler(log *zap.Logger, fn func(ctx context.Context, subject string, data []byte) (any, error)) micro.Handler {
+	return micro.HandlerFunc(func(req micro.Request) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := fn(ctx, req.Subject(), req.Data())
+		if err != nil {
+			respondError(req, err, log)
+			return
+		}
+		_ = req.RespondJSON(res)
+	})
 }
 
 func respondError(req micro.Request, err error, log *zap.Logger) {
@@ -148,13 +146,9 @@ func subjectNamespace(subject, op string) (string, error) {
 }
 
 func search(ctx context.Context, s memory.Searcher, subject string, data []byte) ([]memory.SearchResult, error) {
-	parts := strings.Split(subject, ".")
-	if len(parts) != 4 {
-		return nil, memory.Errorf(memory.EINVALID, "subject %q is not %s.<namespace>.search", subject, SubjectPrefix)
-	}
-	ns, err := stream.DecodeToken(parts[2])
+	ns, err := subjectNamespace(subject, "search")
 	if err != nil {
-		return nil, memory.Errorf(memory.EINVALID, "subject namespace: %v", err)
+		return nil, err
 	}
 	var req SearchRequest
 	if err := json.Unmarshal(data, &req); err != nil {

@@ -127,16 +127,11 @@ func (s *Store) queryMemories(ctx context.Context, what, q string, args ...any) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer rows.Close()
-	out := []memory.Memory{}
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, m.Memory)
+	out, err := scanMemories(rows)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Scratchpad returns a scope's scratchpad; a user who has none gets an

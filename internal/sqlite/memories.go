@@ -46,6 +46,34 @@ func scanMemory(sc interface{ Scan(...any) error }) (storedMemory, error) {
 }
 
 // scanMemoryWith scans a memory row followed by extra columns.
+// scanStored reads every row of a query selecting rowid and
+// memoryColumns, and closes rows.
+func scanStored(rows *sql.Rows) ([]storedMemory, error) {
+	defer rows.Close()
+	var out []storedMemory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// scanMemories is scanStored's memories, an empty list rather than nil.
+func scanMemories(rows *sql.Rows) ([]memory.Memory, error) {
+	stored, err := scanStored(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Memory, len(stored))
+	for i, m := range stored {
+		out[i] = m.Memory
+	}
+	return out, nil
+}
+
 func scanMemoryWith(sc interface{ Scan(...any) error }, extra ...any) (storedMemory, error) {
 	var (
 		m                                   storedMemory
@@ -136,16 +164,7 @@ func similarMemories(w *wtx, scope memory.Scope, subject, text string) ([]stored
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []storedMemory
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return scanStored(rows)
 }
 
 // currentMemories are a subject's active and pending memories, with one
@@ -167,16 +186,7 @@ func currentMemories(w *wtx, scope memory.Scope, subject, predicate string, limi
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []storedMemory
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return scanStored(rows)
 }
 
 // supersede retires the active memories with the same predicate when the
@@ -306,15 +316,16 @@ func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted
 	return nil
 }
 
+// markExtracted flags a session's turns as extracted, in one statement
+// (as applyEpisode links its turns).
 func markExtracted(w *wtx, scope memory.Scope, session string, turns []int) error {
-	for _, t := range turns {
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE turns SET extracted = 1
-			WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index = ?`,
-			scope.Namespace, scope.User, session, t); err != nil {
-			return err
-		}
+	if len(turns) == 0 {
+		return nil
 	}
-	return nil
+	_, err := w.tx.ExecContext(w.ctx, `UPDATE turns SET extracted = 1
+		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index IN (SELECT value FROM json_each(?))`,
+		scope.Namespace, scope.User, session, jsonList(turns))
+	return err
 }
 
 func applyExtractionFailed(w *wtx, env memory.Envelope, d *events.ExtractionFailed) error {

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -66,16 +68,11 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 	if err != nil {
 		return nil, fmt.Errorf("list memories: %w", err)
 	}
-	defer rows.Close()
-	out := []memory.Memory{}
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list memories: %w", err)
-		}
-		out = append(out, m.Memory)
+	out, err := scanMemories(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list memories: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Memory reads one memory of a scope; ENOTFOUND if the scope has none by
@@ -83,8 +80,11 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 func (s *Store) Memory(ctx context.Context, scope memory.Scope, id string) (memory.Memory, error) {
 	m, err := scanMemory(s.r.QueryRowContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
-	if err != nil {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return memory.Memory{}, memory.Errorf(memory.ENOTFOUND, "no memory %s", id)
+	case err != nil:
+		return memory.Memory{}, fmt.Errorf("read memory %s: %w", id, err)
 	}
 	return m.Memory, nil
 }
@@ -97,16 +97,7 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 	if err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
-	defer rows.Close()
-	out := []memory.Memory{}
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m.Memory)
-	}
-	return out, rows.Err()
+	return scanMemories(rows)
 }
 
 // History is a memory's changes, oldest first.

@@ -48,10 +48,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, query strin
 	if match == "" {
 		return nil, nil
 	}
-	order := "rank"
-	if !textseg.Informative(query) {
-		order = "rowid DESC"
-	}
+	order := matchOrder(query, "rowid")
 	// The index ranks and cuts first, then the best few are read from
 	// turns: joining before the LIMIT read every matching turn's row. The
 	// partition makes the index's matches the user's own; the SQL filter
@@ -133,7 +130,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query st
 	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts) AS rank
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
-		ORDER BY `+memoryOrder(query)+limitSQL(limit),
+		ORDER BY `+matchOrder(query, "memories_fts.rowid")+limitSQL(limit),
 		match, scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
@@ -151,9 +148,12 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query st
 	return out, rows.Err()
 }
 
-func memoryOrder(query string) string {
+// matchOrder is how a full-text query's matches are ordered: by BM25
+// (rank), or newest first (the rowid column given, descending) for a query
+// of stopwords alone.
+func matchOrder(query, rowid string) string {
 	if !textseg.Informative(query) {
-		return "memories_fts.rowid DESC"
+		return rowid + " DESC"
 	}
 	return "rank"
 }

@@ -22,7 +22,8 @@ func TurnID(id int64) string { return fmt.Sprintf("t_%d", id) }
 //
 // BM25 scores of two indexes are not on one scale, so each list is scaled
 // by its own best score before merging; a memory, being distilled, wins a
-// tie with a turn.
+// tie with a turn. A query of stopwords alone is merged newest first, as
+// each list comes (see RecallTurns).
 func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if err := q.Normalize(); err != nil {
 		return nil, err
@@ -52,16 +53,23 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	}
 	normalize(out[:len(mems)], 1.0)
 	normalize(out[len(mems):], 0.95)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	if textseg.Informative(q.Text) {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	} else {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	}
 	return out[:min(len(out), q.Limit)], nil
 }
 
-// normalize scales a list, best first, so its best score is weight.
+// normalize scales a list so its best score is weight.
 func normalize(rs []memory.SearchResult, weight float64) {
-	if len(rs) == 0 || rs[0].Score <= 0 {
+	top := 0.0
+	for _, r := range rs {
+		top = max(top, r.Score)
+	}
+	if top <= 0 {
 		return
 	}
-	top := rs[0].Score
 	for i := range rs {
 		rs[i].Score = weight * rs[i].Score / top
 	}

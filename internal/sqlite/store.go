@@ -16,9 +16,8 @@ import (
 
 // Store is the read model in one SQLite file.
 type Store struct {
-	path string
-	w    *sql.DB // the one writer connection
-	r    *sql.DB // read-only pool
+	w *sql.DB // the one writer connection
+	r *sql.DB // read-only pool
 	// stmts are writeSQL prepared on w.
 	stmts map[string]*sql.Stmt
 	// vectors holds the in-memory vector indexes of recently searched
@@ -88,7 +87,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	s := &Store{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{},
+	s := &Store{w: w, r: r, stmts: map[string]*sql.Stmt{},
 		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}}
 	for name, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
@@ -124,9 +123,6 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Path is the database file.
-func (s *Store) Path() string { return s.path }
-
 // Close closes both pools.
 func (s *Store) Close() error {
 	for _, st := range s.stmts {
@@ -145,7 +141,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.r.PingContext(ctx) }
 
 // LastSeq is the stream sequence of the last event applied.
 func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
-	return lastSeq(ctx, s.w)
+	return lastSeq(ctx, s.r) // not s.w: callers poll it while the projector writes
 }
 
 type querier interface {

@@ -38,15 +38,17 @@ func applyEmbedded(w *wtx, env memory.Envelope, d *events.MemoryEmbedded) error 
 }
 
 // changesVectors reports whether an event of type t can change which
-// memories a user's vector index holds: any event about memories or
-// embeddings. Turns, sessions and access counts cannot.
+// memories a user's vector index holds: their active memories, their
+// contents, or their vectors. Turns, sessions, episodes, access counts and
+// the profile's order cannot, and must not cost a rebuild of the index.
 func changesVectors(t string) bool {
 	switch t {
-	case events.TypeTurnRecorded, events.TypeContextCompressing, events.TypeSessionEnded,
-		events.TypeExtractionRequested, events.TypeMemoriesAccessed, events.TypeRetrievalDegraded:
-		return false
+	case events.TypeMemoryExtracted, events.TypeMemoryAdded, events.TypeMemoryUpdated, events.TypeMemoryDeleted,
+		events.TypePendingConfirmed, events.TypePendingIgnored, events.TypePendingSnoozed,
+		events.TypeMemoriesMerged, events.TypeMemoriesArchived, events.TypeUserForgotten, events.TypeMemoryEmbedded:
+		return true
 	}
-	return true
+	return false
 }
 
 // SearchVectors returns the scope's active memories nearest to q among
@@ -60,8 +62,7 @@ func (s *Store) SearchVectors(ctx context.Context, scope memory.Scope, model str
 	if err != nil || ix == nil {
 		return nil, nil, err
 	}
-	q = vector.Normalize(append([]float32(nil), q...))
-	hits, err := ix.Search(q, k)
+	hits, err := ix.Search(q, k) // Search and Scores normalise q themselves
 	if err != nil {
 		return nil, nil, fmt.Errorf("search vectors: %w", err)
 	}
@@ -176,7 +177,7 @@ func (s *Store) buildVectorIndex(ctx context.Context, scope memory.Scope, model 
 		if ix == nil {
 			ix = vector.NewIndex(len(v))
 		}
-		switch err := ix.Add(id, vector.Normalize(v)); {
+		switch err := ix.Add(id, v); { // Add stores a normalised copy
 		case errors.Is(err, vector.ErrFull):
 			return ix, nil // the newest memories are in; the rest by text
 		case err != nil:

@@ -55,18 +55,6 @@ func Permanent(err error) error {
 // IsPermanent reports whether err was marked Permanent.
 func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
 
-type retryAfterError struct {
-	err   error
-	delay time.Duration
-}
-
-func (e retryAfterError) Error() string { return e.err.Error() }
-func (e retryAfterError) Unwrap() error { return e.err }
-
-// RetryAfter marks err so that its message is redelivered no sooner than d
-// (for example a 429's Retry-After).
-func RetryAfter(err error, d time.Duration) error { return retryAfterError{err, d} }
-
 // ConsumerConfig configures a durable pull consumer.
 type ConsumerConfig struct {
 	Stream         string
@@ -117,7 +105,7 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		cfg.Batch = 256
 	}
 	if cfg.MaxEventBytes == 0 {
-		cfg.MaxEventBytes = 1 << 20
+		cfg.MaxEventBytes = events.DefaultMaxEventBytes
 	}
 	cc := jetstream.ConsumerConfig{
 		Durable:        cfg.Durable,
@@ -233,9 +221,11 @@ func decodeMsg(m jetstream.Msg, maxBytes int) (*Message, error) {
 	return msg, nil
 }
 
-// decide is the one table that settles a message's fate.
+// decide is the one table that settles a message's fate. A
+// memory.RetryError (a 429's Retry-After, say) delays the redelivery to at
+// least what it asks.
 func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
-	var ra retryAfterError
+	after, retryAfter := memory.RetryAfterOf(err)
 	switch {
 	case err == nil:
 		if aerr := m.msg.Ack(); aerr != nil {
@@ -243,8 +233,8 @@ func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
 		}
 	case IsPermanent(err) || m.Delivered >= c.cfg.MaxDeliver:
 		c.deadLetter(ctx, m, err)
-	case errors.As(err, &ra):
-		c.nak(m, max(ra.delay, c.cfg.Backoff(m.Delivered)), err)
+	case retryAfter:
+		c.nak(m, max(after, c.cfg.Backoff(m.Delivered)), err)
 	default:
 		c.nak(m, c.cfg.Backoff(m.Delivered), err)
 	}

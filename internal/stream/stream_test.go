@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
@@ -87,7 +88,7 @@ func TestConsumerFates(t *testing.T) {
 						errs[i] = errors.New("flaky")
 					}
 				case 4: // always fails: out of deliveries
-					errs[i] = RetryAfter(errors.New("rate limited"), 5*time.Millisecond)
+					errs[i] = &memory.RetryError{Err: errors.New("rate limited"), After: 5 * time.Millisecond}
 				}
 			}
 			return errs

@@ -17,12 +17,6 @@ func Subject(namespace, user, eventType string) string {
 	return SubjectPrefix + "." + EncodeToken(namespace) + "." + EncodeToken(user) + "." + eventType
 }
 
-// UserSubjects returns the filter that selects everything of one user,
-// which is what erasing a user purges.
-func UserSubjects(namespace, user string) string {
-	return SubjectPrefix + "." + EncodeToken(namespace) + "." + EncodeToken(user) + ".>"
-}
-
 // ParseSubject splits a mem.> subject into its decoded parts.
 func ParseSubject(subject string) (namespace, user, eventType string, err error) {
 	parts := strings.SplitN(subject, ".", 4)
