@@ -3,8 +3,11 @@
 // It exists for one rule: events are applied strictly in stream order, so a
 // read model rebuilt from the stream equals the live one. A batch that
 // fails for a reason that may pass (a locked or full disk) is retried in
-// place, with backoff, before anything after it is applied; only an event
-// that can never be applied is handed back, to go to the dead letters.
+// place, with backoff, before anything after it is applied. An event that
+// fails on its own is handed back at once, to go to the dead letters with
+// its reason: the store has already committed the rest of its batch and
+// moved its position past it, so trying the batch again would skip it and
+// lose it without a word.
 //
 // It never calls an LLM and never reads the clock for data: every value it
 // writes comes from the events.
@@ -33,10 +36,6 @@ func New(store memory.Applier, log *zap.Logger) *Projector {
 	}}
 }
 
-// MaxEventTries is how often an event whose apply fails for a reason of
-// its own (not the database's) is tried before it is handed back.
-const MaxEventTries = 5
-
 // Apply applies batch and returns one error per event that cannot be
 // applied (nil for the others). It returns only when every event is either
 // applied or reported, or when ctx is done. While the database itself is
@@ -45,7 +44,7 @@ const MaxEventTries = 5
 func (p *Projector) Apply(ctx context.Context, batch []memory.Applied) []error {
 	for try := 0; ; try++ {
 		errs := p.Store.Apply(ctx, batch)
-		if !retryable(errs, try) {
+		if !retryable(errs) {
 			return errs
 		}
 		if ctx.Err() != nil {
@@ -62,17 +61,12 @@ func (p *Projector) Apply(ctx context.Context, batch []memory.Applied) []error {
 	}
 }
 
-// retryable reports whether the batch should be tried again.
-func retryable(errs []error, try int) bool {
+// retryable reports whether the batch should be tried again: only when
+// the database itself was unavailable, which rolls the whole batch back.
+func retryable(errs []error) bool {
 	for _, err := range errs {
-		switch memory.ErrorCode(err) {
-		case "", memory.EINVALID:
-		case memory.EUNAVAILABLE:
+		if memory.ErrorCode(err) == memory.EUNAVAILABLE {
 			return true
-		default:
-			if try+1 < MaxEventTries {
-				return true
-			}
 		}
 	}
 	return false
