@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -284,6 +285,11 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		semantic, hits = e.semanticRecall(ctx, scope, query, hits, resp)
 	}
 	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, req.Explain)
+	// A profile memory the query also matches is in the profile card
+	// already; listed twice it would be rendered and charged twice.
+	b.Memories = slices.DeleteFunc(b.Memories, func(it Item) bool {
+		return slices.ContainsFunc(b.Profile, func(p Item) bool { return p.ID == it.ID })
+	})
 
 	// Raw turns with their neighbours (seed 000: the raw text gets used).
 	limit := req.TurnLimit
@@ -448,8 +454,12 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	if e.Tokens != nil {
 		counter = e.Tokens(req.Model)
 	}
+	// Fit takes turns oldest first (it trims the oldest and renders them in
+	// the order of the conversation); the response keeps them best first.
+	chrono := slices.Clone(b.Turns)
+	slices.SortStableFunc(chrono, func(x, y Item) int { return x.Time.Compare(y.Time) })
 	cb := contextblock.Blocks{Profile: toCB(b.Profile), Scratchpad: toCB(b.Scratchpad), Memories: toCB(b.Memories),
-		Episodes: toCB(b.Episodes), Turns: toCB(b.Turns), Attachments: toCB(b.Attachments)}
+		Episodes: toCB(b.Episodes), Turns: toCB(chrono), Attachments: toCB(b.Attachments)}
 	fitted, rep := contextblock.Fit(cb, budget, counter)
 	keep := func(items []Item, kept []contextblock.Item) []Item {
 		tokens := map[string]int{}

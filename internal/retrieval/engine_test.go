@@ -124,11 +124,20 @@ func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ s
 // answers alone and the fall is reported.
 func TestVectorFusion(t *testing.T) {
 	st := openWith(t)
+	tea := memory.Applied{Envelope: memory.Envelope{Seq: 100, Source: "t", ID: "tea", Type: events.TypeMemoryAdded,
+		Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC()},
+		Data: &events.MemoryAdded{Kind: "preference", Category: "config", Subject: "user", Predicate: "drink",
+			Content: "用户爱喝乌龙茶", Importance: 0.5, Confidence: 1}}
+	for _, err := range st.Apply(t.Context(), []memory.Applied{tea}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	e := NewEngine(st)
 	var falls []string
 	e.Degraded = func(_ memory.Scope, from, to, _ string) { falls = append(falls, from+"->"+to) }
-	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"用户叫小王": 0.8}}
-	resp, err := e.Context(t.Context(), Request{User: "u", Query: "what do people call me", Force: true, Explain: true})
+	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"用户爱喝乌龙茶": 0.8}}
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "我平时喝什么", Force: true, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +151,7 @@ func TestVectorFusion(t *testing.T) {
 	}
 
 	e.Vectors = fakeVectors{err: errors.New("embeddings: 503")}
-	resp, err = e.Context(t.Context(), Request{User: "u", Query: "小王", Force: true})
+	resp, err = e.Context(t.Context(), Request{User: "u", Query: "乌龙茶", Force: true})
 	if err != nil {
 		t.Fatalf("a failing vector path must not fail the request: %v", err)
 	}
@@ -173,5 +182,32 @@ func TestStopwordQuery(t *testing.T) {
 	}
 	if len(resp.Blocks.Turns) == 0 || resp.Blocks.Turns[0].Signals["text"] == 0 || !strings.Contains(resp.Blocks.Turns[0].Content, "staging") {
 		t.Fatalf("with context, turns = %+v", resp.Blocks.Turns)
+	}
+}
+
+// A profile memory the query matches is in the profile card once, not
+// again among the memories; and turns are trimmed oldest first when the
+// recent tier is over budget, whatever their rank.
+func TestProfileOnceAndTurnsTrimmedOldestFirst(t *testing.T) {
+	long := strings.Repeat("部署 staging 集群的细节 ", 40)
+	st := openWith(t, "小王 说 "+long, "小王 又说 "+long, "小王 最后说 "+long)
+	e := NewEngine(st)
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "小王 部署", Force: true, BudgetTokens: 800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Blocks.Profile) != 1 || slices.ContainsFunc(resp.Blocks.Memories, func(it Item) bool { return it.ID == resp.Blocks.Profile[0].ID }) {
+		t.Fatalf("profile %+v, memories %+v: the name memory is listed twice", resp.Blocks.Profile, resp.Blocks.Memories)
+	}
+	if len(resp.Dropped) == 0 || len(resp.Blocks.Turns) == 0 {
+		t.Fatalf("setup: the budget trimmed nothing (dropped %v, turns %d)", resp.Dropped, len(resp.Blocks.Turns))
+	}
+	for _, id := range resp.Dropped {
+		if strings.Contains(resp.Rendered, id) {
+			t.Fatalf("dropped %s is rendered", id)
+		}
+	}
+	if !strings.Contains(resp.Rendered, "最后说") {
+		t.Fatalf("the newest turn was trimmed: %q", resp.Rendered)
 	}
 }
