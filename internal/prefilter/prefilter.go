@@ -259,6 +259,12 @@ func englishWords(lower string) string {
 	return string(b)
 }
 
+// MentionedProject returns the first of projects that query names as a
+// word (so project "go" is not found in "google"), or "".
+func MentionedProject(query string, projects []string) string {
+	return matchProject(strings.ToLower(query), projects)
+}
+
 // matchProject returns the first known project named in lower.
 func matchProject(lower string, projects []string) string {
 	for _, p := range projects {

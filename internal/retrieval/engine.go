@@ -256,7 +256,7 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	default:
 		text, inContext = "", ""
 	}
-	project := mentioned(query, projects)
+	project := prefilter.MentionedProject(query, projects)
 	textFailed := false
 
 	// Memories by text: the query, then the query in its context.
@@ -409,8 +409,7 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		decay := maintain.DecayFactor(h.Category, age)
 		score := w.Relevance*rel + w.Recency*recency + w.Importance*h.Importance + w.Access*access
 		if semantic != nil {
-			hw := e.Hybrid
-			score = hw.Semantic*max(0, semantic[h.ID]) + hw.Keyword*rel + hw.Freshness*recency
+			score = e.Hybrid.Score(semantic[h.ID], rel, recency)
 		}
 		score *= decay
 		boost := 1.0
@@ -563,15 +562,6 @@ func asksForAttachment(q string) bool {
 	return false
 }
 
-func mentioned(q string, projects []string) string {
-	lq := strings.ToLower(q)
-	for _, p := range projects {
-		if strings.Contains(lq, strings.ToLower(p)) {
-			return p
-		}
-	}
-	return ""
-}
 
 // mergeHits adds the second list's hits not in the first, their BM25
 // weighted down (they matched the context, not the query).

@@ -89,7 +89,7 @@ func Hybrid(semantic, keyword, freshness map[string]float64, w Weights) []Hit {
 		if best > 0 {
 			kw = clamp01(finite(keyword[id]) / best)
 		}
-		scores[id] = w.Semantic*clamp01(finite(semantic[id])) + w.Keyword*kw + w.Freshness*clamp01(finite(freshness[id]))
+		scores[id] = w.Score(semantic[id], kw, freshness[id])
 	}
 	for _, m := range []map[string]float64{semantic, keyword, freshness} {
 		for id := range m {
@@ -97,6 +97,14 @@ func Hybrid(semantic, keyword, freshness map[string]float64, w Weights) []Hit {
 		}
 	}
 	return hitsOf(scores)
+}
+
+// Score is one candidate's hybrid score from its cosine, its keyword score
+// already divided by the query's best, and its freshness: each brought into
+// [0, 1] (NaN and ±Inf count as 0), then weighted. Hybrid scores every id
+// with it; a caller ranking its own candidates calls it directly.
+func (w Weights) Score(semantic, keyword, freshness float64) float64 {
+	return w.Semantic*clamp01(finite(semantic)) + w.Keyword*clamp01(finite(keyword)) + w.Freshness*clamp01(finite(freshness))
 }
 
 func finite(x float64) float64 {
