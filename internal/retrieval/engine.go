@@ -562,7 +562,6 @@ func asksForAttachment(q string) bool {
 	return false
 }
 
-
 // mergeHits adds the second list's hits not in the first, their BM25
 // weighted down (they matched the context, not the query).
 func mergeHits(a, b []memory.MemoryHit, weight float64) []memory.MemoryHit {
