@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"github.com/engramhq/engram/internal/textseg"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,7 +96,7 @@ func TestLoCoMoExperiment(t *testing.T) {
 			st = sp
 		}
 		rep, err := locomo.Evaluate(t.Context(), ds, func(ctx context.Context, conv *locomo.Conversation, q locomo.QA) ([]string, error) {
-			turns, err := RankTurns(ctx, st, memory.Scope{Namespace: "locomo", User: conv.ID}, q.Question, opt)
+			turns, err := RankTurns(ctx, st, memory.Scope{Namespace: "locomo", User: conv.ID}, textseg.Understand(q.Question), opt)
 			return diaIDs(conv, turns), err
 		}, locomo.DefaultKs)
 		if err != nil {
