@@ -36,6 +36,7 @@ fuzz:
 	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatchIn$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzIndex -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzUnderstand -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/stream -run '^$$' -fuzz FuzzSubjectToken -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/llm -run '^$$' -fuzz FuzzJSONContent -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/llmextract -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)

@@ -201,6 +201,8 @@ func Main(args []string, out io.Writer) int {
 			}
 			logf("/v1/context latency, %d memories and %d turns in one namespace shared by %d users (the queried user holds %d turns), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
 				p.Memories, p.Turns, p.Users, p.Turns/p.Users, p.Latency.N, p.Latency.P50, p.Latency.P95, p.Latency.P99)
+			logf("/v1/context latency, same read model, a 2,000-character dialogue (query + recent_messages), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
+				p.Dialogue.N, p.Dialogue.P50, p.Dialogue.P95, p.Dialogue.P99)
 		}
 	}
 	if run["dedupe"] {

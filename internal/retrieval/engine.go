@@ -381,7 +381,7 @@ func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query s
 // bounded and fade with time since the last use: retrieval must not feed
 // on itself. Only active memories are recalled, so a superseded value
 // never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent memory.Kind, explain bool) []Item {
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, explain bool) []Item {
 	if len(hits) == 0 {
 		return nil
 	}
@@ -420,7 +420,7 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		if project != "" && strings.EqualFold(project, h.Project) {
 			boost *= 1.2
 		}
-		if intent != "" && h.Kind == intent {
+		if slices.Contains(intent, h.Kind) {
 			boost *= intentBoost
 		}
 		score *= boost
@@ -459,28 +459,33 @@ const intentBoost = 1.25
 
 // intents are the words that say which kind of memory a question is
 // after: "what do I like" looks at preferences first, "how should I …" at
-// the rules the user set.
+// the rules the user set, feelings at the events behind them.
 var intents = []struct {
-	kind  memory.Kind
+	kinds []memory.Kind
 	words []string
 }{
-	{memory.KindPreference, []string{"like", "prefer", "favorite", "favourite", "enjoy", "love", "喜欢", "爱喝", "爱吃", "偏好", "最爱", "口味"}},
-	{memory.KindRule, []string{"should i", "should we", "am i allowed", "can i", "rule", "how do we", "how should", "规则", "应该", "可以直接", "能不能", "要不要", "怎么提交", "规定"}},
-	{memory.KindIdentity, []string{"who am i", "my name", "where do i live", "where i live", "how old", "我叫", "我是谁", "名字", "住在哪", "住哪", "多大"}},
-	{memory.KindError, []string{"error", "bug", "crash", "failed", "fails", "exception", "报错", "错误", "崩溃", "失败", "异常"}},
+	{[]memory.Kind{memory.KindPreference}, []string{"do i like", "i like", "i prefer", "do i prefer", "my favorite", "my favourite",
+		"i enjoy", "do i enjoy", "i love", "喜欢", "爱喝", "爱吃", "偏好", "最爱", "口味"}},
+	{[]memory.Kind{memory.KindRule}, []string{"should i", "should we", "am i allowed", "rule", "how do we", "how should",
+		"规则", "应该", "可以直接", "能不能", "要不要", "规定"}},
+	{[]memory.Kind{memory.KindIdentity}, []string{"who am i", "my name", "where do i live", "how old am i",
+		"我叫", "我是谁", "住在哪", "住哪"}},
+	{[]memory.Kind{memory.KindError}, []string{"error", "bug", "crash", "exception", "报错", "错误", "崩溃", "异常"}},
+	{[]memory.Kind{memory.KindContext}, []string{"i feel", "i'm feeling", "feeling", "i felt", "scared", "worried", "upset",
+		"sad", "stressed", "miserable", "drained", "心情", "难过", "伤心", "焦虑", "害怕", "担心", "郁闷", "崩溃", "累死", "烦死"}},
 }
 
-// asksFor returns the kind of memory query asks for, or "".
-func asksFor(query string) memory.Kind {
+// asksFor returns the kinds of memory query asks for, or nil.
+func asksFor(query string) []memory.Kind {
 	lq := strings.ToLower(query)
 	for _, in := range intents {
 		for _, w := range in.words {
 			if strings.Contains(lq, w) {
-				return in.kind
+				return in.kinds
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // finish fits the blocks to the budget, renders them, and records the

@@ -2,7 +2,8 @@ package textseg
 
 import "strings"
 
-// singleNouns are one-character Chinese nouns a person uses as a whole word
+// singleNouns are one-character Chinese nouns (and the few verbs that
+// carry a question alone: 喝, 吃, 住, 养, 穿) a person uses as a whole word
 // (猫的照片, 买了车, 吃药). Bigrams alone never find them when the characters
 // around them differ between the question and what was said, so Understand
 // searches each as a prefix term. The list keeps to everyday things: a
@@ -15,7 +16,7 @@ var singleNouns = wordSet(`
 	茶 酒 饭 面 粥 菜 肉 蛋 奶 糖 盐 油 米 果 汤 水 冰
 	钱 卡 礼 信 歌 戏 画 照 花 树 草 山 河 海 湖 雨 雪 风
 	妈 爸 哥 姐 弟 妹 娃 儿 女 妻 夫 爷 奶 婆
-	猫咪 狗狗
+	喝 吃 住 养 穿
 `)
 
 // concepts are groups of words that ask for the same thing, in English and
@@ -35,14 +36,35 @@ var concepts = [][]string{
 	{"live", "lives", "living", "home", "moved", "move", "address", "city", "住", "住在", "搬家", "地址", "城市", "家"},
 	{"name", "called", "名字", "叫", "姓名"},
 	{"wife", "husband", "spouse", "partner", "老婆", "老公", "妻子", "丈夫", "爱人", "太太", "先生"},
-	{"kid", "kids", "child", "children", "son", "daughter", "孩子", "儿子", "女儿", "小孩"},
-	{"mother", "mom", "mum", "father", "dad", "parents", "妈妈", "母亲", "爸爸", "父亲", "父母"},
-	{"pet", "cat", "dog", "kitten", "puppy", "宠物", "猫", "狗", "猫咪", "狗狗"},
+	{"kid", "kids", "child", "children", "孩子", "小孩", "娃"},
+	{"son", "boy", "儿子", "小子"},
+	{"daughter", "girl", "女儿", "闺女"},
+	{"boss", "manager", "supervisor", "lead", "上司", "上级", "领导", "老板", "主管"},
+	{"colleague", "coworker", "teammate", "同事"},
+	{"friend", "friends", "buddy", "朋友", "好友", "哥们", "闺蜜"},
+	{"alert", "alerts", "notification", "notify", "page", "oncall", "告警", "通知", "报警", "值班"},
+	{"memory", "oom", "ram", "内存"},
+	{"slow", "latency", "performance", "speed", "慢", "延迟", "性能", "卡"},
+	{"test", "tests", "testing", "测试", "单测"},
+	{"reply", "respond", "response", "answer", "style", "tone", "回复", "回答", "风格", "语气"},
+	{"medication", "medicine", "pill", "pills", "drug", "dose", "药", "吃药", "用药"},
+	{"mother", "mom", "mum", "mama", "妈妈", "母亲", "老妈", "妈"},
+	{"father", "dad", "papa", "爸爸", "父亲", "老爸", "爸"},
+	{"parents", "family", "父母", "家人", "爸妈"},
+	{"pet", "pets", "animal", "cat", "dog", "kitten", "puppy", "宠物", "小动物", "猫", "狗", "猫咪", "狗狗"},
 	{"doctor", "hospital", "clinic", "sick", "ill", "illness", "medicine", "health", "医生", "医院", "看病", "生病", "药", "身体", "体检"},
 	{"trip", "travel", "vacation", "holiday", "flight", "journey", "旅行", "旅游", "出差", "度假", "航班", "机票"},
 	{"food", "eat", "meal", "dinner", "lunch", "breakfast", "restaurant", "吃", "饭", "餐厅", "早饭", "午饭", "晚饭", "早餐", "午餐", "晚餐"},
-	{"drink", "coffee", "tea", "latte", "espresso", "喝", "咖啡", "茶", "拿铁"},
-	{"sad", "upset", "down", "depressed", "unhappy", "lonely", "stress", "stressed", "anxious", "worried", "难过", "伤心", "郁闷", "心情", "焦虑", "压力", "担心", "烦"},
+	{"coffee", "latte", "espresso", "americano", "cappuccino", "咖啡", "拿铁", "美式"},
+	{"drink", "drinks", "喝", "饮料"},
+	{"sad", "upset", "down", "depressed", "unhappy", "lonely", "grief", "miss", "难过", "伤心", "郁闷", "心情", "想念", "失落"},
+	{"stress", "stressed", "anxious", "worried", "worry", "nervous", "scared", "afraid", "panic", "焦虑", "压力", "担心", "紧张", "害怕", "慌"},
+	{"tired", "exhausted", "drained", "burnout", "burned", "overwhelmed", "累", "疲惫", "太累", "撑不住", "心累"},
+	{"angry", "annoyed", "frustrated", "furious", "生气", "气死", "烦", "恼火", "郁闷"},
+	{"talk", "speech", "presentation", "stage", "conference", "speaking", "演讲", "分享", "讲座", "发言", "答辩"},
+	{"quit", "resign", "resigned", "leave", "left", "辞职", "离职", "跳槽"},
+	{"died", "death", "passed", "funeral", "去世", "过世", "葬礼", "走了"},
+	{"breath", "breathing", "asthma", "inhaler", "哮喘", "呼吸", "喘"},
 	{"happy", "glad", "excited", "proud", "开心", "高兴", "激动", "骄傲"},
 	{"bug", "error", "crash", "fail", "failed", "failure", "broken", "exception", "报错", "错误", "崩溃", "失败", "异常", "故障"},
 	{"fix", "fixed", "solve", "solved", "solution", "resolve", "resolved", "workaround", "修复", "解决", "搞定", "办法"},

@@ -44,13 +44,16 @@ func (q Query) Empty() bool { return len(q.Terms) == 0 }
 // the next, never below contextFloor. A lexicon expansion counts
 // expandWeight of the term it came from.
 const (
-	contextWeight = 0.6
+	contextWeight = 0.75
 	contextDecay  = 0.75
 	contextFloor  = 0.2
 	expandWeight  = 0.6
 	// positionDiscount is what the first words of an utterance weigh less
 	// than its last ones.
 	positionDiscount = 0.15
+	// sceneWeight is what the sentences of a long utterance that neither
+	// ask nor end it weigh.
+	sceneWeight = 0.55
 	// maxQueryTerms bounds what one query carries into the stores. The
 	// terms are sorted heaviest first before the cut, so what goes is the
 	// oldest context, never the last utterance; the stores keep the most
@@ -73,7 +76,17 @@ const (
 // without a model.
 func Understand(last string, context ...string) Query {
 	b := queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{}}
-	b.add(last, 1)
+	// A long utterance is read sentence by sentence: its questions and
+	// its last sentence ask; what comes before sets the scene ("work has
+	// been crazy this week, … What does Sam have on Saturday?").
+	sents := sentences(last)
+	for i, sent := range sents {
+		w := 1.0
+		if i < len(sents)-1 && !isQuestion(sent) {
+			w = sceneWeight
+		}
+		b.add(sent, w)
+	}
 	w := contextWeight
 	for _, c := range context {
 		b.add(c, w)
@@ -130,6 +143,34 @@ func (b *queryBuilder) phrase(p string) {
 		b.phrases[p] = true
 		b.phr = append(b.phr, p)
 	}
+}
+
+// sentences cuts text after each sentence end (. ? ! 。 ？ ！ and line
+// breaks); text without one is one sentence.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		switch r {
+		case '.', '?', '!', '\n', '。', '？', '！':
+			// A full stop inside a word (node.js, 3.12) is no end.
+			if r == '.' && i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' {
+				continue
+			}
+			if s := strings.TrimSpace(text[start : i+utf8.RuneLen(r)]); s != "" {
+				out = append(out, s)
+			}
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func isQuestion(s string) bool {
+	return strings.ContainsAny(s, "?？") || strings.ContainsAny(s, "吗呢")
 }
 
 // add reads one utterance at weight w.
