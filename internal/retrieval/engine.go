@@ -46,6 +46,13 @@ type (
 	ScratchpadReader interface {
 		Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
 	}
+	// SessionReader reads one session: its turns, and its episodes (a
+	// compression episode carries the summary of what left the agent's
+	// window).
+	SessionReader interface {
+		SessionTurns(ctx context.Context, scope memory.Scope, session string) ([]memory.Turn, error)
+		Episodes(ctx context.Context, scope memory.Scope, session string, limit int) ([]memory.Episode, error)
+	}
 )
 
 // Weights are the rerank weights (seed 000 §5.5 by default).
@@ -145,6 +152,10 @@ type Blocks struct {
 	Episodes    []Item `json:"episodes"`
 	Turns       []Item `json:"turns"`
 	Attachments []Item `json:"attachments"`
+	// Window is the session of the request (session_id): a summary of
+	// what left the agent's window, then the session's latest turns,
+	// oldest first (seed 002 §4's short-term memory).
+	Window []Item `json:"window"`
 }
 
 // Response is the answer to a context request.
@@ -205,7 +216,9 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
 	for _, m := range core {
-		b.Profile = append(b.Profile, memoryItem(m, 1, nil))
+		// Scored by importance: a card over its share loses its least
+		// important entries first.
+		b.Profile = append(b.Profile, memoryItem(m, m.Importance, nil))
 	}
 	projects, err := e.Store.Projects(ctx, scope)
 	if err != nil {
@@ -218,6 +231,16 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 
+	if req.SessionID != "" {
+		if sr, ok := e.Store.(SessionReader); ok {
+			window, err := sessionWindow(ctx, sr, scope, req.SessionID)
+			if err != nil {
+				return nil, fmt.Errorf("session window: %w", err)
+			}
+			b.Window = window
+		}
+	}
+
 	d := prefilter.ShouldRetrieve(req.Query, projects)
 	if req.Force {
 		d = prefilter.Forced()
@@ -226,6 +249,18 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 	if d.Retrieve {
 		e.recall(ctx, scope, req, now, projects, &b, resp)
 	}
+	// Evidence that says nothing ("Understood.", "好的") ranks, and is
+	// trimmed, after evidence that does; a turn the session window holds
+	// is not listed twice.
+	for i := range b.Turns {
+		if isFiller(b.Turns[i].Content) {
+			b.Turns[i].Score = min(b.Turns[i].Score, fillerScore)
+		}
+	}
+	b.Turns = slices.DeleteFunc(b.Turns, func(it Item) bool {
+		return slices.ContainsFunc(b.Window, func(w Item) bool { return w.ID == it.ID })
+	})
+	sort.SliceStable(b.Turns, func(i, j int) bool { return b.Turns[i].Score > b.Turns[j].Score })
 	e.finish(req, &b, resp, scope, now)
 	return resp, nil
 }
@@ -507,7 +542,7 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	chrono := slices.Clone(b.Turns)
 	slices.SortStableFunc(chrono, func(x, y Item) int { return x.Time.Compare(y.Time) })
 	cb := contextblock.Blocks{Profile: toCB(b.Profile), Scratchpad: toCB(b.Scratchpad), Memories: toCB(b.Memories),
-		Episodes: toCB(b.Episodes), Turns: toCB(chrono), Attachments: toCB(b.Attachments)}
+		Episodes: toCB(b.Episodes), Turns: toCB(chrono), Attachments: toCB(b.Attachments), Window: toCB(b.Window)}
 	fitted, rep := contextblock.Fit(cb, budget, counter)
 	keep := func(items []Item, kept []contextblock.Item) []Item {
 		tokens := map[string]int{}
@@ -526,7 +561,8 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	b.Profile, b.Scratchpad = keep(b.Profile, fitted.Profile), keep(b.Scratchpad, fitted.Scratchpad)
 	b.Memories, b.Episodes = keep(b.Memories, fitted.Memories), keep(b.Episodes, fitted.Episodes)
 	b.Turns, b.Attachments = keep(b.Turns, fitted.Turns), keep(b.Attachments, fitted.Attachments)
-	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments} {
+	b.Window = keep(b.Window, fitted.Window)
+	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments, &b.Window} {
 		if *l == nil {
 			*l = []Item{}
 		}

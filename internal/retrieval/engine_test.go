@@ -189,9 +189,9 @@ func TestStopwordQuery(t *testing.T) {
 }
 
 // A profile memory the query matches is in the profile card once, not
-// again among the memories; and turns are trimmed oldest first when the
-// recent tier is over budget, whatever their rank.
-func TestProfileOnceAndTurnsTrimmedOldestFirst(t *testing.T) {
+// again among the memories; and evidence turns are trimmed lowest score
+// first when the recent tier is over budget: the best one stays.
+func TestProfileOnceAndTurnsTrimmedByScore(t *testing.T) {
 	long := strings.Repeat("部署 staging 集群的细节 ", 40)
 	st := openWith(t, "小王 说 "+long, "小王 又说 "+long, "小王 最后说 "+long)
 	e := NewEngine(st)
@@ -210,7 +210,11 @@ func TestProfileOnceAndTurnsTrimmedOldestFirst(t *testing.T) {
 			t.Fatalf("dropped %s is rendered", id)
 		}
 	}
-	if !strings.Contains(resp.Rendered, "最后说") {
-		t.Fatalf("the newest turn was trimmed: %q", resp.Rendered)
+	full, err := e.Context(t.Context(), Request{User: "u", Query: "小王 部署", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if best := full.Blocks.Turns[0].ID; !slices.ContainsFunc(resp.Blocks.Turns, func(it Item) bool { return it.ID == best }) {
+		t.Fatalf("the best turn %s was trimmed: kept %+v", best, resp.Blocks.Turns)
 	}
 }
