@@ -128,11 +128,12 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 			return err
 		}
 		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
 			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("context: %d", resp.StatusCode)
+			return fmt.Errorf("context: %d %s", resp.StatusCode, raw)
 		}
 		return nil
 	}
@@ -156,7 +157,10 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		var recent []map[string]string
 		chars := 0
 		for chars < 2000 {
-			m := q.query() + " " + q.query() + " " + q.query()
+			m := q.query()
+			for len([]rune(m)) < 200 {
+				m += " " + q.query()
+			}
 			chars += len([]rune(m))
 			recent = append(recent, map[string]string{"role": []string{"user", "assistant"}[len(recent)%2], "content": m})
 		}

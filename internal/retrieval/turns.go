@@ -113,7 +113,9 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 	}
 	var cover *coverer
 	if opt.Window > 0 && len(q.Terms) > 0 {
-		cover = newCoverer(q.Terms, byKey)
+		// The heaviest terms say what is asked; a dialogue's long tail of
+		// context words would only slow the count.
+		cover = newCoverer(q.Terms[:min(len(q.Terms), maxCoverTerms)], byKey)
 	}
 	out := make([]ScoredTurn, 0, len(order))
 	for _, k := range order {
@@ -132,6 +134,9 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 	})
 	return out, nil
 }
+
+// maxCoverTerms bounds the terms the window coverage counts.
+const maxCoverTerms = 32
 
 // coverer measures how much of the query a turn's window (the turn and
 // its neighbours) covers: an answer is often split across turns. Each

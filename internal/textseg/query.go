@@ -3,6 +3,8 @@ package textseg
 import (
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	porter "github.com/blevesearch/go-porterstemmer"
@@ -343,8 +345,26 @@ func normalizeToken(lower string) string {
 			return lower
 		}
 	}
-	return porter.StemString(lower)
+	if st, ok := stems.Load(lower); ok {
+		return st.(string)
+	}
+	st := porter.StemString(lower)
+	// A word's stem never changes: remember it, within a bound (a flood
+	// of new words costs stemming again, never memory).
+	if stemCount.Add(1) <= maxStems {
+		stems.Store(lower, st)
+	}
+	return st
 }
+
+// stems caches porter stems: scoring reads the same words in every
+// candidate of every query.
+var (
+	stems     sync.Map
+	stemCount atomic.Int64
+)
+
+const maxStems = 200_000
 
 // MatchTerms returns the FTS5 MATCH expression that finds, within
 // partition part, every row holding at least one of terms: each token
