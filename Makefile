@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo fuzz
+.PHONY: run test build bench bench-locomo bench-extract fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -24,6 +24,10 @@ bench:
 ## bench-locomo: LoCoMo turn-level recall only
 bench-locomo:
 	$(GO) run ./cmd/engram-bench -only locomo -locomo $(LOCOMO)
+
+## bench-extract: extraction precision and recall on testdata/extract (rules; the LLM too when ENGRAM_LLM_BASE_URL is set)
+bench-extract:
+	$(GO) run ./cmd/engram-bench -only extract
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each)
 FUZZTIME ?= 20s

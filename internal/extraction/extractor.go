@@ -136,10 +136,21 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 
 func (x *Extractor) rules(turns []events.ExtractionTurn) []memory.Candidate {
 	var out []memory.Candidate
+	// A tool's result often comes in a later turn than its call: a failed
+	// result is named for the call it answers, wherever that was.
+	calls := map[string]ruleextract.ToolCall{}
 	for _, t := range turns {
 		in := ruleextract.Input{Role: t.Role, Content: t.Content, Project: t.Project}
 		for _, c := range t.ToolCalls {
-			in.ToolCalls = append(in.ToolCalls, ruleextract.ToolCall{Name: c.Name, Input: string(c.Input)})
+			tc := ruleextract.ToolCall{ID: c.ID, Name: c.Name, Input: string(c.Input)}
+			in.ToolCalls = append(in.ToolCalls, tc)
+			if c.ID != "" {
+				calls[c.ID] = tc
+			}
+		}
+		for _, r := range t.ToolResults {
+			in.ToolResults = append(in.ToolResults, ruleextract.ToolResult{ToolCallID: r.ToolCallID,
+				Call: calls[r.ToolCallID], Content: r.Content, IsError: r.IsError})
 		}
 		out = append(out, ruleextract.Extract(in)...)
 	}

@@ -13,6 +13,9 @@ type Input struct {
 	Role      string // user, assistant, system or tool
 	Content   string
 	ToolCalls []ToolCall
+	// ToolResults are what tools returned; a failed one becomes an error
+	// memory (seed 003's ERROR kind), named for the program that failed.
+	ToolResults []ToolResult
 	// Project, when known, scopes tool, path and decision facts and names
 	// their subject in content ("Project engram uses Go 1.26").
 	Project string
@@ -21,8 +24,19 @@ type Input struct {
 // ToolCall is a tool the agent called: its name and its raw input (often
 // JSON holding a shell command).
 type ToolCall struct {
+	ID    string
 	Name  string
 	Input string
+}
+
+// ToolResult is what a tool returned. Call is the call it answers when the
+// caller knows it; otherwise the call with ToolCallID in the same Input is
+// used.
+type ToolResult struct {
+	ToolCallID string
+	Call       ToolCall
+	Content    string
+	IsError    bool
 }
 
 // Extract returns the facts the rules find in one message, in the order
@@ -44,15 +58,21 @@ func Extract(in Input) []memory.Candidate {
 		for _, tc := range in.ToolCalls {
 			x.toolCall(tc)
 		}
+		for _, r := range in.ToolResults {
+			if r.IsError {
+				x.toolError(r, in.ToolCalls)
+			}
+		}
 	}
 	return x.out
 }
 
 // extractor collects candidates for one message.
 type extractor struct {
-	user    bool
-	project string
-	out     []memory.Candidate
+	user       bool
+	project    string
+	correcting bool // the sentence being read corrects something said before
+	out        []memory.Candidate
 }
 
 // clause is one statement the patterns run against.
@@ -70,9 +90,12 @@ func newClause(text string) *clause {
 
 func (x *extractor) content(text string) {
 	for _, s := range splitSentences(text) {
-		clauses := splitClauses(s.text)
+		body, correcting := stripCorrection(s.text)
+		x.correcting = correcting
+		clauses := splitClauses(body)
 		cond := ""
 		speaker := false // the previous clause was the user speaking of themselves
+		rule := -1       // the candidate index of a rule the previous clause stated
 		for i, raw := range clauses {
 			if len(x.out) >= maxCandidates {
 				return
@@ -85,8 +108,18 @@ func (x *extractor) content(text string) {
 			if c.text == "" {
 				continue
 			}
+			// "永远不要直接推送到 main，要先开 PR": the rule goes on.
+			if rule >= 0 && continuesRule(c) {
+				sep := ", "
+				if c.zh {
+					sep = "，"
+				}
+				x.out[rule].Content = capRunes(x.out[rule].Content+sep+c.text, maxContentRunes)
+				continue
+			}
+			rule = -1
 			// "我叫李雷，住在杭州，不喜欢加班": Chinese drops the repeated 我.
-			if speaker && hasPrefixAny(c.text, zhElidedVerbs) {
+			if speaker && elidesSpeaker(c.text) {
 				c = newClause("我" + c.text)
 			}
 			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
@@ -98,9 +131,70 @@ func (x *extractor) content(text string) {
 			if isCondition(c) {
 				cond = c.text
 			}
+			before := len(x.out)
 			x.clause(c)
+			if n := len(x.out); n == before+1 && x.out[before].Predicate == PredRule {
+				rule = before
+			}
 		}
 	}
+}
+
+// zhSpeakerAdverbs may open a clause whose 我 was left out: "我住在北京，
+// 平时喜欢喝咖啡".
+var zhSpeakerAdverbs = []string{"平时", "平常", "每天", "现在", "目前", "也", "还", "一直", "周末", "早上", "晚上", "主要", "其实", "比较", "特别", "很", "最", "都", "经常", "通常", "一般"}
+
+// elidesSpeaker reports whether a Chinese clause goes on about the speaker
+// of the clause before without repeating 我.
+func elidesSpeaker(text string) bool {
+	t := text
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, a := range zhSpeakerAdverbs {
+			if rest, ok := strings.CutPrefix(t, a); ok && rest != "" {
+				t, trimmed = rest, true
+				break
+			}
+		}
+	}
+	if hasPrefixAny(t, zhElidedVerbs) {
+		return true
+	}
+	// "在阿里巴巴上班", "在字节跳动做后端开发".
+	return strings.HasPrefix(t, "在") && containsAny(t, "工作", "上班", "任职", "实习", "做", "当", "读")
+}
+
+// continuesRule reports whether a clause carries on the rule before it
+// rather than saying something new: "要先开 PR", "而是开一个 PR", "open a
+// pull request instead".
+func continuesRule(c *clause) bool {
+	if c.zh {
+		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要"})
+	}
+	return hasPrefixAny(c.low, []string{"open ", "use ", "instead", "then ", "and ", "run ", "create ", "ask ", "make ", "send ", "put ", "go through ", "rather "})
+}
+
+// Corrections: "Correction: my name is Anna, not Ana.", "纠正一下，我叫张伟".
+// What follows is stated as replacing what was said before.
+var (
+	enCorrections = []string{"correction", "to correct myself", "sorry, i misspoke", "i misspoke", "scratch that", "oops", "i meant", "my mistake", "my bad"}
+	zhCorrections = []string{"不好意思说错了", "不好意思，说错了", "之前说错了", "刚才说错了", "我说错了", "说错了", "纠正一下", "更正一下", "纠正", "更正", "不对"}
+)
+
+func stripCorrection(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	low := lowerASCII(t)
+	for _, w := range enCorrections {
+		if hasWordPrefix(low, w) {
+			return strings.TrimLeft(t[len(w):], " ,:;-—"), true
+		}
+	}
+	for _, w := range zhCorrections {
+		if rest, ok := strings.CutPrefix(t, w); ok {
+			return strings.TrimLeft(rest, " ,，:：;；-—"), true
+		}
+	}
+	return s, false
 }
 
 // clause runs every family over one clause. Identity and preference
@@ -113,6 +207,9 @@ func (x *extractor) clause(c *clause) {
 			return
 		}
 		if x.personal(c) {
+			return
+		}
+		if x.plan(c) {
 			return
 		}
 		x.rule(c)
@@ -152,6 +249,7 @@ type fact struct {
 	conf                   float64
 	updates                bool
 	scoped                 bool // carries the project
+	observed               bool // seen, not said: an assistant turn's cap does not apply
 }
 
 // add checks a fact and appends it. Every candidate leaves here, so this
@@ -169,7 +267,7 @@ func (x *extractor) add(f fact) {
 		return
 	}
 	conf := f.conf
-	if !x.user {
+	if !x.user && !f.observed {
 		conf = math.Min(conf, confHint)
 	}
 	conf = math.Max(0, math.Min(conf, 1))
@@ -177,6 +275,9 @@ func (x *extractor) add(f fact) {
 		if c.Subject == subject && c.Predicate == f.pred && c.Content == content {
 			return
 		}
+	}
+	if x.correcting && x.user && SingleValued(f.pred) {
+		f.updates = true
 	}
 	cand := memory.Candidate{
 		Kind:       sp.kind,

@@ -87,11 +87,15 @@ var zhRuleOpeners = []string{"要", "不要", "别", "每次", "总是", "以后
 // marker ("以后", "from now on") or a standing modal ("总是", "never") it is a
 // rule.
 func (x *extractor) rule(c *clause) bool {
-	if !(c.zh && containsAny(c.text, zhRuleKeywords...)) && !containsAny(c.low, enRuleKeywords...) {
+	if !(c.zh && containsAny(c.text, zhRuleKeywords...)) && !containsAny(c.low, enRuleKeywords...) && !containsAny(c.low, "rule", "规则", "规定") {
 		return false
 	}
 	var conf float64
-	if m := reZhRule.FindStringSubmatch(c.text); m != nil && hasHan(c.text) {
+	text := c.text
+	if rest, ok := cutLabel(c); ok {
+		// "Rule: never push directly to main" / "规则：…": said as a rule.
+		text, conf = rest, confStrong
+	} else if m := reZhRule.FindStringSubmatch(c.text); m != nil && hasHan(c.text) {
 		conf = zhRuleConfidence(m[1] != "", m[2], m[3])
 	} else if m := reEnRule.FindStringSubmatch(c.low); m != nil {
 		conf = enRuleConfidence(m[1] != "", m[2], m[3])
@@ -99,7 +103,6 @@ func (x *extractor) rule(c *clause) bool {
 	if conf == 0 {
 		return false
 	}
-	text := c.text
 	if c.cond != "" {
 		sep := ", "
 		if c.zh {
@@ -113,6 +116,18 @@ func (x *extractor) rule(c *clause) bool {
 	}
 	x.add(fact{pred: PredRule, subject: "user", content: label + text, conf: conf})
 	return true
+}
+
+// cutLabel removes a "Rule:" or "规则：" label from a clause.
+func cutLabel(c *clause) (string, bool) {
+	for _, l := range []string{"rule:", "rule -", "规则：", "规则:", "规定：", "规定:", "我们规定：", "我们规定:"} {
+		if hasPrefixFold(c.text, l) || strings.HasPrefix(c.text, l) {
+			if rest := strings.TrimSpace(c.text[len(l):]); runeLen(rest) >= 3 {
+				return rest, true
+			}
+		}
+	}
+	return "", false
 }
 
 func zhRuleConfidence(timeMarker bool, modal, rest string) float64 {
@@ -147,7 +162,7 @@ func zhRuleConfidence(timeMarker bool, modal, rest string) float64 {
 // 别的, 不要紧, 别担心, 不要客气 …
 var zhNotRules = []string{
 	"人", "的", "处", "急", "担心", "客气", "介意", "着急", "管", "怕", "紧", "谢", "说了", "提了", "闹", "逗",
-	"开玩笑", "这样说", "误会", "生气", "难过", "害怕", "在意",
+	"开玩笑", "这样说", "误会", "生气", "难过", "害怕", "在意", "忘",
 }
 
 func enRuleConfidence(timeMarker bool, modal, rest string) float64 {

@@ -149,9 +149,9 @@ func splitSentences(s string) []sentence {
 
 func isTerminator(s string, i int, r rune, size int) bool {
 	switch r {
-	case '\n', '。', '！', '？', '；', '…':
+	case '\n', '。', '！', '？', '…':
 		return true
-	case '.', '!', '?', ';':
+	case '.', '!', '?':
 		if i+size >= len(s) {
 			return true
 		}
@@ -191,6 +191,11 @@ func splitClauses(s string) []string {
 		switch r {
 		case '，':
 			cut = true
+		case '；', ';':
+			// "never push to main; open a pull request" is one instruction;
+			// "I live in Berlin; I work at SAP" is two statements.
+			after := s[i+size : min(len(s), i+size+64)]
+			cut = startsClause(after) || r == '；' && !hasPrefixAny(strings.TrimSpace(after), []string{"要", "先", "而是", "然后", "再"})
 		case ',':
 			// Look only a little way ahead: a run of thousands of commas
 			// must not make this quadratic.

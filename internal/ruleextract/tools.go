@@ -236,6 +236,15 @@ func readTool(c *clause, start, end int, bareOK bool) (toolHit, bool) {
 	display := c.text[start:end]
 	version := ""
 	canon, known := lookupTool(tok)
+	// Tools whose name is two words, the first no tool by itself: "VS Code".
+	if next, ok := twoWordTools[tok]; ok && !known {
+		if trimmed := strings.TrimLeft(c.low[end:], " "); strings.HasPrefix(trimmed, next.second) {
+			e := len(c.low) - len(trimmed) + len(next.second)
+			if wordAt(c.low, e-len(next.second), e) {
+				end, canon, known, display = e, next.canon, true, c.text[start:e]
+			}
+		}
+	}
 	if !known {
 		if m := reSplitV.FindStringSubmatch(tok); m != nil {
 			if cn, ok := lookupTool(m[1]); ok {
@@ -396,6 +405,11 @@ func knownTool(lw string) bool {
 }
 
 var (
+	twoWordTools = map[string]struct{ second, canon string }{
+		"vs": {"code", "vscode"}, "visual": {"studio code", "vscode"}, "sublime": {"text", "sublime"},
+		"android": {"studio", "android-studio"}, "google": {"cloud", "gcp"},
+	}
+
 	toolSecondWords = map[string]string{"spring": "boot", "github": "actions", "react": "native", "google": "cloud", "apache": "kafka"}
 
 	toolAliases = map[string]string{

@@ -155,7 +155,13 @@ func zhBareUse(c *clause) []triggerMatch {
 		if strings.HasPrefix(c.text[end:], "户") {
 			continue
 		}
-		head := c.text[:at]
+		head := strings.TrimRight(c.text[:at], " ")
+		// "我们的项目 myclaw 用 …": a project's name between subject and verb.
+		if k := strings.LastIndexByte(head, ' '); k > 0 && isProjectName(head[k+1:]) && strings.HasSuffix(strings.TrimRight(head[:k], " "), "项目") {
+			head = strings.TrimRight(head[:k], " ")
+		} else if k := strings.LastIndex(head, "项目"); k >= 0 && isProjectName(head[k+len("项目"):]) {
+			head = head[:k+len("项目")]
+		}
 		for trimmed := true; trimmed; {
 			trimmed = false
 			for _, a := range zhUseAdverbs {
@@ -173,4 +179,18 @@ func zhBareUse(c *clause) []triggerMatch {
 		}
 	}
 	return out
+}
+
+// isProjectName reports whether s looks like a project's name written in
+// Latin letters: "myclaw", "payments-api".
+func isProjectName(s string) bool {
+	if s == "" || len(s) > 40 || !('a' <= s[0]|0x20 && s[0]|0x20 <= 'z') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isASCIIAlnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.' {
+			return false
+		}
+	}
+	return true
 }
