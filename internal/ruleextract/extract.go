@@ -2,6 +2,7 @@ package ruleextract
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -202,6 +203,9 @@ func stripCorrection(s string) (string, bool) {
 // clause that stated something about the user ("I love Python") is not also
 // read as a tool fact.
 func (x *extractor) clause(c *clause) {
+	if aboutSomeoneElse(c) {
+		return // "我同事用 Vim", "my wife likes sushi": not the user's facts
+	}
 	if x.user {
 		if x.remember(c) {
 			return
@@ -212,8 +216,12 @@ func (x *extractor) clause(c *clause) {
 		if x.plan(c) {
 			return
 		}
-		x.rule(c)
+		if x.rule(c) {
+			return // "always use pnpm" is the rule, not a tool fact as well
+		}
 	}
+	// A decision to use a tool is also the tool in use ("we decided to use
+	// SQLite" → sqlite/uses), so the tool pass still runs.
 	x.decision(c)
 	if !isHypothetical(c) {
 		x.tools(c)
@@ -221,11 +229,21 @@ func (x *extractor) clause(c *clause) {
 	}
 }
 
+// Third parties: a clause about someone else is not about the user.
+var (
+	reZhOther = regexp.MustCompile(`^我(?:的)?(?:同事|朋友|老婆|妻子|老公|丈夫|妈妈|妈|爸爸|爸|母亲|父亲|老板|领导|女儿|儿子|哥哥|姐姐|弟弟|妹妹|家人|同学|室友|女朋友|男朋友|孩子|上司|客户)`)
+	reEnOther = regexp.MustCompile(`^my (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client)\b`)
+)
+
+func aboutSomeoneElse(c *clause) bool {
+	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low)
+}
+
 // zhElidedVerbs open a clause whose subject 我 was left out because the
 // clause before had it.
 var zhElidedVerbs = []string{
 	"住在", "来自", "今年", "喜欢", "不喜欢", "讨厌", "偏好", "更喜欢", "特别喜欢", "很喜欢", "最喜欢", "也喜欢",
-	"不太喜欢", "爱吃", "爱喝", "在北京", "在上海", "是一名", "是个", "就职于",
+	"不太喜欢", "爱吃", "爱喝", "在北京", "在上海", "是一名", "是个", "就职于", "老家", "用 ", "用的是", "从来不", "从不",
 }
 
 // personalOpeners are how every identity and preference pattern begins;

@@ -22,6 +22,7 @@ var (
 	reZhFrom    = regexp.MustCompile(`^我(?:来自|出生在|出生于|老家在|老家是)(.+)$`)
 	reZhWorkAt  = regexp.MustCompile(`^我(?:现在|目前|一直|正|正在)*在(.+?)(?:工作|上班|任职|就职|实习)`)
 	reZhWorkFor = regexp.MustCompile(`^我(?:现在|目前)*(?:就职于|任职于|供职于|受雇于)(.+)$`)
+	reZhWorkDo  = regexp.MustCompile(`^我(?:现在|目前|一直)*在(.+?)(?:做|当|担任)(.+)$`)
 	reZhJobIs   = regexp.MustCompile(`^我的(?:工作|职业|职位|岗位)是(.+)$`)
 	reZhAge     = regexp.MustCompile(`^我(?:今年|现在|已经)*([0-9]{1,3}|[一二三四五六七八九十两百]{1,4})(?:周)?岁(?:了|啦)?$`)
 
@@ -31,7 +32,7 @@ var (
 	reEnLive   = regexp.MustCompile(`^i (?:(?:currently|now|still|also) )*(?:live|reside) in\s+(.+)$`)
 	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located|staying) (?:in|at|out of)\s+(.+)$`)
 	reEnMoved  = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
-	reEnFrom   = regexp.MustCompile(`^i (?:come|am originally|'m originally|originally come) from\s+(.+)$`)
+	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$`)
 	reEnWorkAt = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
 	reEnWorkAs = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
 	reEnEmploy = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
@@ -250,6 +251,19 @@ func (x *extractor) work(c *clause) bool {
 				x.add(fact{pred: PredEmployer, subject: "user", content: "用户在" + org + "工作", conf: confStrong})
 			}
 			return true
+		}
+		if m := reZhWorkDo.FindStringSubmatch(c.text); m != nil {
+			org, job := trimEdges(m[1]), trimParticles(m[2])
+			if j := strings.Index(job, "，"); j > 0 {
+				job = job[:j]
+			}
+			if runeLen(job) >= 2 && runeLen(job) <= 12 && hasSuffixAny(job, zhJobSuffixes) && runeLen(org) <= 30 {
+				if !hasPrefixAny(org, []string{"一家", "一个", "家", "公司"}) && !zhNotEmployers[org] {
+					x.add(fact{pred: PredEmployer, subject: "user", content: "用户在" + org + "工作", conf: confClear})
+				}
+				x.add(fact{pred: PredOccupation, subject: "user", content: "用户是" + job, conf: confClear})
+				return true
+			}
 		}
 		if m := reZhWorkFor.FindStringSubmatch(c.text); m != nil {
 			if org := trimParticles(m[1]); org != "" && runeLen(org) <= 30 {

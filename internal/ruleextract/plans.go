@@ -31,13 +31,16 @@ var (
 func (x *extractor) plan(c *clause) bool {
 	var project bool
 	if c.zh {
+		if containsAny(c.text, "决定", "商定", "敲定") {
+			return false // a decision taken, dated ("决定下季度…")
+		}
 		if !(containsAny(c.text, zhPlanMarkers...) || containsAny(c.text, zhPlanOngoing...)) ||
 			containsAny(c.text, zhPlanUnsure...) || !containsAny(c.text, zhPlanActions...) {
 			return false
 		}
 		project = containsAny(c.text, zhProjectPlans...)
 	} else {
-		if containsWord(c.low, enPlanUnsure...) {
+		if containsWord(c.low, enPlanUnsure...) || containsAny(c.low, "decided", "agreed") {
 			return false
 		}
 		verb := ""

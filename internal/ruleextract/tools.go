@@ -24,7 +24,7 @@ var (
 	reIdent   = regexp.MustCompile(`[a-z][a-z0-9+#]*(?:[.\-_][a-z0-9+#]+)*`)
 	reVersion = regexp.MustCompile(`^\s*(?:v|version\s*|ver\.?\s*|版本\s*)?(\d+(?:\.\d+){0,3}(?:-?(?:alpha|beta|rc|lts)\.?\d*)?)`)
 	reSplitV  = regexp.MustCompile(`^([a-z][a-z+#.\-]*?[a-z+#])(\d+(?:\.\d+)*)$`)
-	reJoin    = regexp.MustCompile(`^\s*(?:,|，|and\b|&|和|以及|与|跟|、|\+|/|plus\b)\s*`)
+	reJoin    = regexp.MustCompile(`^\s*(?:,|，|and\b|&|和|以及|与|跟|、|\+|/|plus\b|with\b|on\b)\s*`)
 
 	reMigrateEn = regexp.MustCompile(`\b(?:moved|migrated|switched|changed|went|upgraded|ported|converted|migrating|moving|switching|upgrading|downgraded|bumped)(?: \S+){0,2}? from\s+(.+?)\s+to\s+(.+)$|\breplaced\s+(.+?)\s+with\s+(.+)$`)
 	reMigrateZh = regexp.MustCompile(`从\s*(.+?)\s*(?:迁移|迁|切换|切|换|升级|降级|改|转|移)(?:到|成|为)了?\s*(.+)$|把\s*(.+?)\s*(?:换成|替换成|替换为|改成|改为|迁移到|切换到|升级到|降级到)了?\s*(.+)$`)

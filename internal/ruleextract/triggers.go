@@ -47,14 +47,18 @@ var toolTriggers = []toolTrigger{
 	{phrase: "使用", class: useTool}, {phrase: "用的是", class: useTool}, {phrase: "用了", class: useTool},
 	{phrase: "采用", class: useTool}, {phrase: "基于", class: useTool}, {phrase: "是用", class: useTool},
 	{phrase: "在用", class: useTool}, {phrase: "跑在", class: useTool}, {phrase: "装了", class: useTool},
-	{phrase: "安装了", class: useTool},
+	{phrase: "安装了", class: useTool}, {phrase: "develop on", class: useTool}, {phrase: "develop in", class: useTool},
+	{phrase: "deploy with", class: useTool}, {phrase: "deploy on", class: useTool}, {phrase: "deploy to", class: useTool},
+	{phrase: "host on", class: useTool}, {phrase: "hosted on", class: useTool}, {phrase: "host our code on", class: useTool},
+	{phrase: "frontend is", class: useTool}, {phrase: "backend is", class: useTool}, {phrase: "database is", class: useTool},
+	{phrase: "前端是", class: useTool}, {phrase: "后端是", class: useTool}, {phrase: "数据库是", class: useTool},
 }
 
 var (
 	beForOn = []string{"'re", " are", " is", "'m", " am", " still", " now", "'s"}
 	// A bare 用 is a trigger only after one of these subjects, optionally
 	// with adverbs between: "我们现在都用 Go", "后端用 Rust".
-	zhUseSubjects = []string{"我们", "咱们", "项目", "团队", "公司", "后端", "前端", "服务端", "服务", "仓库", "代码", "我"}
+	zhUseSubjects = []string{"我们", "咱们", "项目", "团队", "公司", "后端", "前端", "服务端", "服务", "仓库", "代码", "我", "缓存", "数据库", "向量库", "主站", "CI", "ci"}
 	zhUseAdverbs  = []string{"现在", "目前", "一直", "都", "主要", "还", "也", "正在", "在", "已经", "全", "统一", "决定", "开始", "改"}
 )
 
