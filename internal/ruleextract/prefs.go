@@ -19,7 +19,7 @@ var (
 	// Abstaining: "我从来不喝咖啡", "I don't eat meat", "I no longer drink coffee".
 	reZhAbstain = regexp.MustCompile(`^我(?:从来|从|一向|一直|平时)*(?:不|不再)(喝|吃|抽)(.+)$`)
 	reEnAbstain = regexp.MustCompile(`^i (?:don't|do not|never|no longer|stopped) (drink|eat|drinking|eating|smoke|smoking)\s+(.+)$`)
-	reEnHabit = regexp.MustCompile(`^i (?:(usually|always|often|normally|regularly|mostly) )?(drink|eat|listen to|read|play|watch|have)\s+(.+?)(?:\s+(every (?:morning|day|night|evening|week|weekend)|daily|each (?:morning|day)|at night|in the morning))?$`)
+	reEnHabit   = regexp.MustCompile(`^i (?:(usually|always|often|normally|regularly|mostly) )?(drink|eat|listen to|read|play|watch|have)\s+(.+?)(?:\s+(every (?:morning|day|night|evening|week|weekend)|daily|each (?:morning|day)|at night|in the morning))?$`)
 
 	reEnFavorite = regexp.MustCompile(`^my (?:all-time |absolute |personal )?favou?rite (.{1,40}?) (?:is|are) (.+)$`)
 	reEnPref     = regexp.MustCompile(`^(i|we|our team|the team)((?: (?:really|also|still|just|generally|usually|always|definitely|totally|absolutely|strongly|actually|personally|truly|do|much|very much|kind of|kinda|sort of|mostly|normally|typically|tend to))*) (like|love|prefer|enjoy|adore|hate|dislike|detest|despise|loathe|can't stand|cannot stand|can not stand|don't like|do not like|don't really like|don't enjoy|do not enjoy|don't love|no longer like|don't care for)\s+(.+)$`)
