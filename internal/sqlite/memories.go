@@ -117,6 +117,18 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		}
 		return history(w, env, c.id, "dropped", "", fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending))
 	}
+	if status == memory.StatusPending {
+		if at, ok, err := ignoredLately(w, env, c); err != nil {
+			return err
+		} else if ok {
+			// The user said no to this lately: recorded, not asked again.
+			if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
+				return err
+			}
+			return history(w, env, c.id, "dropped", "", "ignored by the user on "+at.Format(time.DateOnly)+"; not proposed again until "+
+				at.Add(memory.IgnoreCooldown).Format(time.DateOnly))
+		}
+	}
 	// Near-duplicates are looked for among the memories the index finds
 	// for the candidate's text (bounded, whatever the subject's size); the
 	// supersede check reads only the same subject and predicate.
@@ -146,6 +158,33 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		return err
 	}
 	return history(w, env, c.id, "created", "", c.content)
+}
+
+// ignoredLately reports whether the user ignored a candidate with the same
+// subject, predicate and (near-)same value within memory.IgnoreCooldown
+// before env's time, and when.
+func ignoredLately(w *wtx, env memory.Envelope, c candidate) (time.Time, bool, error) {
+	since := env.Time.Add(-memory.IgnoreCooldown).UnixNano()
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT m.content, h.time FROM memory_history h
+		JOIN memories m ON m.namespace = h.namespace AND m.user_id = h.user_id AND m.id = h.memory_id
+		WHERE h.namespace = ? AND h.user_id = ? AND h.change = 'ignored' AND h.time >= ?
+			AND m.subject = ? AND m.predicate = ? AND m.status = 'rejected'
+		ORDER BY h.time DESC LIMIT 50`, env.Scope.Namespace, env.Scope.User, since, c.subject, c.predicate)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var content string
+		var at int64
+		if err := rows.Scan(&content, &at); err != nil {
+			return time.Time{}, false, err
+		}
+		if content == c.content || memory.Similarity(content, c.content) > memory.MergeSimilarity {
+			return nsTime(at), true, nil
+		}
+	}
+	return time.Time{}, false, rows.Err()
 }
 
 // similarMemories are the active and pending memories of a subject that
@@ -213,18 +252,24 @@ func supersede(w *wtx, env memory.Envelope, current []storedMemory, newID, predi
 	return last, nil
 }
 
-// merge folds a near-duplicate candidate into m: the higher importance and
-// confidence win, the event joins its sources, and a pending memory that is
-// now stated with confidence becomes active.
+// merge folds a near-duplicate candidate into m: the higher importance
+// wins, the event joins its sources, and the fact stated again is more
+// likely true: confidence combines as independent evidence, 1 − (1−a)(1−b),
+// up to memory.ConfidenceMax (seed 004 §7). A pending memory whose
+// confidence so reaches the active level becomes active.
 func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memory.Status) error {
+	conf := m.Confidence
+	if c.confidence > 0 && status != memory.StatusRejected {
+		conf = max(conf, c.confidence, min(memory.ConfidenceMax, 1-(1-m.Confidence)*(1-c.confidence)))
+	}
 	newStatus := m.Status
-	if status == memory.StatusActive && m.Status == memory.StatusPending {
+	if m.Status == memory.StatusPending && (status == memory.StatusActive || memory.Route(conf) == memory.StatusActive) {
 		newStatus = memory.StatusActive
 	}
 	sources, _ := json.Marshal(append(m.SourceEvents, env.ID))
-	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = max(confidence, ?),
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = ?,
 		status = ?, source_events = ?, updated = ? WHERE id = ?`,
-		c.importance, c.confidence, newStatus, string(sources), env.Time.UnixNano(), m.ID); err != nil {
+		c.importance, conf, newStatus, string(sources), env.Time.UnixNano(), m.ID); err != nil {
 		return err
 	}
 	return history(w, env, m.ID, "merged", "", c.content)
