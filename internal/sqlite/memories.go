@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
 )
@@ -148,6 +149,9 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	if err != nil {
 		return err
 	}
+	if c.tier == 0 && status == memory.StatusActive && coreAtWrite(c.kind, c.category, c.importance) {
+		c.tier = 1
+	}
 	supersedes := ""
 	if status == memory.StatusActive {
 		if supersedes, err = supersede(w, env, current, c.id, c.predicate, c.updates); err != nil {
@@ -158,6 +162,20 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		return err
 	}
 	return history(w, env, c.id, "created", "", c.content)
+}
+
+// coreAtWrite reports whether a memory joins the core profile (tier 1) as
+// it is written, rather than at the next refresh_profile: who the user is,
+// their rules and their strong preferences, by the same bar the weekly
+// job applies (maintain.CoreProfile). The weekly job still trims the
+// profile to its size.
+func coreAtWrite(kind, category string, importance float64) bool {
+	switch memory.Kind(kind) {
+	case memory.KindIdentity, memory.KindRule, memory.KindPreference:
+	default:
+		return false
+	}
+	return importance >= maintain.CoreImportance && maintain.PriorityOf(memory.Category(category)).TTL() == 0
 }
 
 // ignoredLately reports whether the user ignored a candidate with the same
@@ -266,10 +284,14 @@ func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memo
 	if m.Status == memory.StatusPending && (status == memory.StatusActive || memory.Route(conf) == memory.StatusActive) {
 		newStatus = memory.StatusActive
 	}
+	tier := m.Tier
+	if newStatus == memory.StatusActive && coreAtWrite(string(m.Kind), string(m.Category), max(m.Importance, c.importance)) {
+		tier = 1
+	}
 	sources, _ := json.Marshal(append(m.SourceEvents, env.ID))
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = ?,
-		status = ?, source_events = ?, updated = ? WHERE id = ?`,
-		c.importance, conf, newStatus, string(sources), env.Time.UnixNano(), m.ID); err != nil {
+		status = ?, tier = ?, source_events = ?, updated = ? WHERE id = ?`,
+		c.importance, conf, newStatus, tier, string(sources), env.Time.UnixNano(), m.ID); err != nil {
 		return err
 	}
 	return history(w, env, m.ID, "merged", "", c.content)
@@ -497,8 +519,12 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if err != nil {
 			return err
 		}
+		tier := m.Tier
+		if coreAtWrite(string(m.Kind), string(m.Category), m.Importance) {
+			tier = 1
+		}
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'active', supersedes = ?,
-			snoozed_until = 0, updated = ? WHERE id = ?`, supersedes, at, m.ID); err != nil {
+			snoozed_until = 0, tier = ?, updated = ? WHERE id = ?`, supersedes, tier, at, m.ID); err != nil {
 			return err
 		}
 		return history(w, env, m.ID, "confirmed", "", "")
