@@ -170,7 +170,7 @@ func elidesSpeaker(text string) bool {
 // pull request instead".
 func continuesRule(c *clause) bool {
 	if c.zh {
-		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要"})
+		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是"})
 	}
 	return hasPrefixAny(c.low, []string{"open ", "use ", "instead", "then ", "and ", "run ", "create ", "ask ", "make ", "send ", "put ", "go through ", "rather "})
 }
@@ -250,7 +250,7 @@ var zhElidedVerbs = []string{
 // checking them first spares most clauses a dozen regular expressions.
 var personalOpeners = []string{
 	"我", "你", "叫", "大家", "您", "称呼", "咱们", "i ", "i'", "my ", "call ", "please call", "pls call",
-	"you can call", "just call", "feel free", "we ",
+	"you can call", "just call", "feel free", "we ", "our team ", "the team ",
 }
 
 // personal runs the user-only families that describe the speaker.

@@ -94,3 +94,41 @@ func TestIssue10Defects(t *testing.T) {
 		none(t, ok, PredError)
 	})
 }
+
+// Phrasings the benchmark covers, as unit tests: what they yield, and what
+// must yield nothing.
+func TestIssue10Phrasings(t *testing.T) {
+	user := func(s string) []memory.Candidate { return Extract(Input{Role: "user", Content: s}) }
+	for _, tc := range []struct {
+		in   string
+		want []want
+	}{
+		{"Hi! I'm Priya, a product designer based in Bangalore.", []want{{PredName, "user", "Priya"},
+			{PredOccupation, "user", "product designer"}, {PredLocation, "user", "Bangalore"}}},
+		{"我叫王磊，在字节跳动做后端开发。", []want{{PredName, "user", "王磊"}, {PredEmployer, "user", "字节跳动"}, {PredOccupation, "user", "后端开发"}}},
+		{"前端 Next.js 14，后端 FastAPI，向量库用 Qdrant。", []want{{PredVersion, "next.js", "Next.js 14"}, {PredUses, "fastapi", "FastAPI"}, {PredUses, "qdrant", "Qdrant"}}},
+		{"我在 Ubuntu 22.04 上开发。", []want{{PredVersion, "ubuntu", "Ubuntu 22.04"}}},
+		{"I love hiking and I drink oat milk lattes every morning.", []want{{PredLikes, "user", "hiking"}, {PredLikes, "user", "oat milk lattes every morning"}}},
+		{"我从来不喝咖啡。", []want{{PredDislikes, "user", "喝咖啡"}}},
+		{"I no longer drink coffee.", []want{{PredDislikes, "user", "coffee"}}},
+		{"Our team prefers squash merges.", []want{{PredPrefers, "user", "squash merges"}}},
+		{"Sorry, I misspoke: I'm 29, not 28.", []want{{PredAge, "user", "29"}}},
+		{"代码注释统一用英文写。", []want{{PredRule, "user", "代码注释统一用英文写"}}},
+		{"Please respond in bullet points from now on.", []want{{PredRule, "user", "respond in bullet points"}}},
+		{"以后给我的代码示例都用 TypeScript，不要用 JavaScript。", []want{{PredRule, "user", "都用 TypeScript，不要用 JavaScript"}}},
+		{"最终决定：接口统一返回 JSON。", []want{{PredDecision, "project", "接口统一返回 JSON"}}},
+		{"I plan to start learning Rust next month.", []want{{PredPlan, "user", "learning Rust"}}},
+		{"我同事小张用的是 Vim。", nil},
+		{"My colleague uses Emacs.", nil},
+		{"My wife likes sushi.", nil},
+		{"I'd like you to fix this.", nil},
+		{"I'm going to the dentist tomorrow.", nil},
+		{"Maybe we should try Bun.", nil},
+		{"I hope we can switch to Go someday.", nil},
+		{"先别升级 Node，等下周再说。", nil},
+		{"我将来可能会去读博。", nil},
+		{"Is Python 3.12 faster than 3.11?", nil},
+	} {
+		t.Run(tc.in, func(t *testing.T) { checkWants(t, user(tc.in), tc.want) })
+	}
+}

@@ -22,8 +22,8 @@ var (
 	reEnHabit   = regexp.MustCompile(`^i (?:(usually|always|often|normally|regularly|mostly) )?(drink|eat|listen to|read|play|watch|have)\s+(.+?)(?:\s+(every (?:morning|day|night|evening|week|weekend)|daily|each (?:morning|day)|at night|in the morning))?$`)
 
 	reEnFavorite = regexp.MustCompile(`^my (?:all-time |absolute |personal )?favou?rite (.{1,40}?) (?:is|are) (.+)$`)
-	reEnPref     = regexp.MustCompile(`^(i|we|our team|the team)((?: (?:really|also|still|just|generally|usually|always|definitely|totally|absolutely|strongly|actually|personally|truly|do|much|very much|kind of|kinda|sort of|mostly|normally|typically|tend to))*) (like|love|prefer|enjoy|adore|hate|dislike|detest|despise|loathe|can't stand|cannot stand|can not stand|don't like|do not like|don't really like|don't enjoy|do not enjoy|don't love|no longer like|don't care for)\s+(.+)$`)
-	reEnRather   = regexp.MustCompile(`^(i|we)(?:'d| would) (?:(?:much|really|rather|definitely) )?(prefer|rather)\s+(.+)$`)
+	reEnPref     = regexp.MustCompile(`^(i|we|our team|the team)((?: (?:really|also|still|just|generally|usually|always|definitely|totally|absolutely|strongly|actually|personally|truly|do|much|very much|kind of|kinda|sort of|mostly|normally|typically|tend to))*) (likes|loves|prefers|enjoys|hates|dislikes|like|love|prefer|enjoy|adore|hate|dislike|detest|despise|loathe|can't stand|cannot stand|can not stand|don't like|do not like|don't really like|don't enjoy|do not enjoy|don't love|no longer like|don't care for)\s+(.+)$`)
+	reEnRather   = regexp.MustCompile(`^(i|we)(?:'d| would) (?:(?:much|really|rather|definitely) )?(prefer|rather|like)\s+(.+)$`)
 	reEnFan      = regexp.MustCompile(`^i(?:'m| am) (a (?:big |huge |great )?fan of|(?:really |very )?into|not a (?:big )?fan of|not (?:really )?into|fond of|not fond of)\s+(.+)$`)
 )
 
@@ -37,6 +37,12 @@ type prefVerb struct {
 
 var enPrefVerbs = map[string]prefVerb{
 	"like":              {PredLikes, "likes", false},
+	"likes":             {PredLikes, "likes", false},
+	"loves":             {PredLikes, "loves", false},
+	"enjoys":            {PredLikes, "enjoys", false},
+	"prefers":           {PredPrefers, "prefers", false},
+	"hates":             {PredDislikes, "hates", false},
+	"dislikes":          {PredDislikes, "dislikes", false},
 	"love":              {PredLikes, "loves", false},
 	"enjoy":             {PredLikes, "enjoys", false},
 	"adore":             {PredLikes, "adores", false},
@@ -133,8 +139,16 @@ func (x *extractor) preference(c *clause) bool {
 			return false
 		}
 		verb := "would prefer"
-		if c.low[m[4]:m[5]] == "rather" {
+		switch c.low[m[4]:m[5]] {
+		case "rather":
 			verb = "would rather"
+		case "like":
+			// "I'd like answers in TypeScript" is a standing wish; "I'd
+			// like you to fix this" and "I'd like to know" are requests.
+			if lo := lowerASCII(obj); hasPrefixAny(lo, []string{"to ", "you", "a ", "an ", "some", "it", "this", "that", "help"}) {
+				return false
+			}
+			verb = "would like"
 		}
 		x.add(fact{pred: PredPrefers, subject: "user", content: enWho(c.low[m[2]:m[3]]) + " " + verb + " " + obj, conf: confWeak})
 		return true

@@ -91,6 +91,9 @@ func (x *extractor) rule(c *clause) bool {
 		!containsAny(c.low, "rule", "规则", "规定") && !strings.HasPrefix(c.text, "请") {
 		return false
 	}
+	if containsAny(c.text, "决定", "商定", "敲定") || containsAny(c.low, "decided", "decision", "agreed") {
+		return false // a decision, which may well say "统一" or "always"
+	}
 	var conf float64
 	text := c.text
 	low := c.low

@@ -2,6 +2,7 @@ package ruleextract
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,7 +49,10 @@ func (x *extractor) tools(c *clause) {
 			continue
 		}
 		class := t.class
-		hits := x.scanTools(c, t.end, class == useTool)
+		hits := x.scanTools(c, t.end, class == useTool && !t.knownOnly)
+		if t.knownOnly {
+			hits = slices.DeleteFunc(hits, func(h toolHit) bool { return !h.known })
+		}
 		if len(hits) == 0 && class != useTool && class != stopTool {
 			// "bumped python to 3.12", "Python 升级到了 3.12": the tool came first.
 			if v := leadingVersion(c.low[t.end:]); v != "" {

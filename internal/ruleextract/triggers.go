@@ -1,6 +1,7 @@
 package ruleextract
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -64,6 +65,7 @@ var (
 
 type triggerMatch struct {
 	start, end, class int
+	knownOnly         bool // only a known tool may follow
 }
 
 // findTriggers returns up to four non-overlapping triggers in c, in order.
@@ -94,10 +96,11 @@ func findTriggers(c *clause) []triggerMatch {
 			if strings.HasPrefix(c.low[end:], "了") {
 				end += len("了")
 			}
-			found = append(found, triggerMatch{start, end, t.class})
+			found = append(found, triggerMatch{start: start, end: end, class: t.class})
 		}
 	}
 	found = append(found, zhBareUse(c)...)
+	found = append(found, roleNouns(c)...)
 	if len(found) == 0 {
 		return nil
 	}
@@ -145,6 +148,24 @@ func toWithin(low string, i int) (int, bool) {
 	return 0, false
 }
 
+// Where a tool is named by the part of the stack it is, with no verb:
+// "前端 Next.js 14，后端 FastAPI", "backend FastAPI, vectors in Qdrant", "我在
+// Ubuntu 22.04 上开发". Only a known tool counts after these (see
+// knownOnly), so "the backend Team" is not a tool.
+var reRoleNoun = regexp.MustCompile(`(?:^|[,，、;；]\s*)(?:the |our )?(?:frontend|front-end|backend|back-end|database|db|cache|queue|vectors? in|search|ci|前端|后端|数据库|缓存|向量库|消息队列|主站|搜索)(?:\s*(?:is|:|：|用的是|是))?\s*|在\s*(?:[a-z][a-z0-9.+#-]*(?:\s*\d+(?:\.\d+)*)?)\s*上(?:开发|跑|运行|部署|写)`)
+
+func roleNouns(c *clause) []triggerMatch {
+	var out []triggerMatch
+	for _, m := range reRoleNoun.FindAllStringIndex(c.low, 4) {
+		end := m[1]
+		if strings.HasPrefix(c.low[m[0]:], "在") {
+			end = m[0] + len("在") // the tool follows 在
+		}
+		out = append(out, triggerMatch{m[0], end, useTool, true})
+	}
+	return out
+}
+
 // zhBareUse finds "<subject><adverbs>用" in Chinese text.
 func zhBareUse(c *clause) []triggerMatch {
 	var out []triggerMatch
@@ -177,7 +198,7 @@ func zhBareUse(c *clause) []triggerMatch {
 		}
 		for _, s := range zhUseSubjects {
 			if strings.HasSuffix(head, s) {
-				out = append(out, triggerMatch{len(head) - len(s), end, useTool})
+				out = append(out, triggerMatch{start: len(head) - len(s), end: end, class: useTool})
 				break
 			}
 		}
