@@ -62,6 +62,10 @@ func TestConfirmationIgnoreSnoozeAndRise(t *testing.T) {
 	if m, _ := get(snoozed); m.Status != memory.StatusSnoozed {
 		t.Fatalf("snoozed memory reads %q, want %q", m.Status, memory.StatusSnoozed)
 	}
+	decide(snoozed, "confirm", `{}`) // a snoozed memory can still be decided
+	if m, _ := get(snoozed); m.Status != memory.StatusActive {
+		t.Fatalf("snoozed then confirmed: %q, want active", m.Status)
+	}
 
 	first := add(`{"user":"nora","kind":"fact","category":"config","subject":"user","predicate":"note","content":"用户的车是蓝色的","confidence":0.7}`)
 	add(`{"user":"nora","kind":"fact","category":"config","subject":"user","predicate":"note","content":"用户的车是蓝色的","confidence":0.7}`)
