@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/engramhq/engram/internal/textseg"
 	"math"
 	"path/filepath"
 	"slices"
@@ -24,11 +25,11 @@ type brokenFTS struct{ *sqlite.Store }
 
 var errIndex = errors.New("fts5: database disk image is malformed")
 
-func (b brokenFTS) RecallMemories(context.Context, memory.Scope, string, int) ([]memory.MemoryHit, error) {
+func (b brokenFTS) RecallMemories(context.Context, memory.Scope, textseg.Query, int) ([]memory.MemoryHit, error) {
 	return nil, errIndex
 }
 
-func (b brokenFTS) RecallTurns(context.Context, memory.Scope, string, int) ([]memory.TurnHit, error) {
+func (b brokenFTS) RecallTurns(context.Context, memory.Scope, textseg.Query, int) ([]memory.TurnHit, error) {
 	return nil, errIndex
 }
 
@@ -145,8 +146,10 @@ func TestVectorFusion(t *testing.T) {
 		t.Fatalf("memories = %+v", resp.Blocks.Memories)
 	}
 	sig := resp.Blocks.Memories[0].Signals
-	want := (0.55*0.8 + 0.30*0 + 0.15*sig["recency"]) * sig["decay"] * sig["boost"]
-	if sig["semantic"] != 0.8 || sig["relevance"] != 0 || math.Abs(sig["score"]-want) > 1e-9 {
+	// seed 004's hybrid score, with importance and access as a bounded
+	// factor beside it.
+	want := (0.55*0.8 + 0.30*sig["relevance"] + 0.15*sig["recency"]) * (0.85 + 0.1*0.5 + 0.05*sig["access"]) * sig["decay"] * sig["boost"]
+	if sig["semantic"] != 0.8 || math.Abs(sig["score"]-want) > 1e-9 {
 		t.Fatalf("signals = %v, want hybrid score %v", sig, want)
 	}
 
