@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo bench-recall fuzz
+.PHONY: run test build bench bench-locomo bench-recall bench-extract fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -28,6 +28,10 @@ bench-locomo:
 ## bench-recall: recall@5/@10 on our own bilingual sets (dev: tuned on; test: held out) beside a plain BM25
 bench-recall:
 	$(GO) run ./cmd/engram-bench -only recall
+
+## bench-extract: extraction precision and recall on testdata/extract (rules; the LLM too when ENGRAM_LLM_BASE_URL is set)
+bench-extract:
+	$(GO) run ./cmd/engram-bench -only extract
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each)
 FUZZTIME ?= 20s

@@ -14,12 +14,16 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/dedupe"
+	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
 )
 
 // Main runs the benchmarks named by -only (default all) and prints the
 // figures README.md reports.
 func Main(args []string, out io.Writer) int {
+	if len(args) >= 2 && args[0] == "-only" && args[1] == "extract" {
+		return extractbench.Main(args[2:], out) // no engram to start: it measures extraction alone
+	}
 	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
 	only := fs.String("only", "ingest,ack,search,locomo,recall,llm,context,dedupe", "comma-separated: ingest, ack, search, locomo, recall, llm, context, dedupe")
 	recallDir := fs.String("recall", "testdata/recall", "the recall sets: dev/ (tuned on) and test/ (held out)")
