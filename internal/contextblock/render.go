@@ -72,8 +72,28 @@ func Render(b Blocks, lang string) string {
 	return sb.String()
 }
 
-// line is how an item is rendered; Fit counts its tokens.
+// line is how an item is rendered; Fit counts its tokens. The scratchpad
+// is markdown a person may have written: it keeps its lines, each quoted
+// on its own under the item, so its structure survives and none of it can
+// pose as the prompt's.
 func line(it Item) string {
+	if it.Kind == KindScratchpad && strings.Contains(strings.TrimSpace(it.Content), "\n") {
+		var lines []string
+		for _, l := range strings.Split(it.Content, "\n") {
+			if strings.TrimSpace(l) != "" {
+				lines = append(lines, l)
+			}
+		}
+		var sb strings.Builder
+		first := it
+		first.Content = lines[0]
+		sb.WriteString(line(first))
+		for _, l := range lines[1:] {
+			sb.WriteString("\n  ")
+			sb.WriteString(quoteContent(l))
+		}
+		return sb.String()
+	}
 	var sb strings.Builder
 	sb.WriteString("- ")
 	sb.WriteString(quoteContent(it.Content))
