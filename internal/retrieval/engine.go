@@ -300,11 +300,24 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			fall(err)
 		}
 	}
+	// A question about a time ("三月初", "late May", "上周") recalls what
+	// was written then, even when no word matches.
+	tw := parseTimeWindow(query, now)
+	if tw != nil && !textFailed {
+		then, err := e.Store.Memories(ctx, memory.MemoryQuery{Scope: scope, CreatedFrom: tw.from, CreatedTo: tw.to, Limit: e.PerPath})
+		if err == nil {
+			for _, m := range then {
+				if !slices.ContainsFunc(hits, func(h memory.MemoryHit) bool { return h.ID == m.ID }) {
+					hits = append(hits, memory.MemoryHit{Memory: m})
+				}
+			}
+		}
+	}
 	var semantic map[string]float64
 	if e.Vectors != nil {
 		semantic, hits = e.semanticRecall(ctx, scope, query, hits, resp)
 	}
-	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, asksFor(query), req.Explain)
+	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, asksFor(query), tw, req.Explain)
 	// A profile memory the query also matches is in the profile card
 	// already; listed twice it would be rendered and charged twice.
 	b.Memories = slices.DeleteFunc(b.Memories, func(it Item) bool {
@@ -320,6 +333,12 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		turns, err := RankTurns(ctx, e.Store, scope, q, e.Turns)
 		if err != nil {
 			fall(err)
+		}
+		if tw != nil {
+			for i := range turns {
+				turns[i].Score *= timeFactor(tw, turns[i].Time)
+			}
+			sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 		}
 		wantFiles := asksForAttachment(query)
 		for i, t := range turns {
@@ -416,7 +435,7 @@ func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query s
 // bounded and fade with time since the last use: retrieval must not feed
 // on itself. Only active memories are recalled, so a superseded value
 // never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, explain bool) []Item {
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, tw *timeWindow, explain bool) []Item {
 	if len(hits) == 0 {
 		return nil
 	}
@@ -431,6 +450,9 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		rel := 0.0
 		if top > 0 {
 			rel = h.BM25 / top
+		}
+		if tw.holds(h.Created) {
+			rel = max(rel, timeBase)
 		}
 		written := h.Updated
 		if h.Created.After(written) {
@@ -458,6 +480,7 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		if slices.Contains(intent, h.Kind) {
 			boost *= intentBoost
 		}
+		boost *= timeFactor(tw, h.Created)
 		score *= boost
 		var sig map[string]float64
 		if explain {
@@ -476,6 +499,19 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		return items[i].ID < items[j].ID
 	})
 	return items
+}
+
+// timeFactor is what an item written at t weighs for a question about
+// tw (1 for a question about no time).
+func timeFactor(tw *timeWindow, t time.Time) float64 {
+	switch {
+	case tw == nil:
+		return 1
+	case tw.holds(t):
+		return timeIn
+	default:
+		return timeOut
+	}
 }
 
 // accessSignal is access reinforcement that cannot run away: the count
