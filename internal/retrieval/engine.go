@@ -46,6 +46,11 @@ type (
 	ScratchpadReader interface {
 		Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
 	}
+	// DailyRecaller finds a scope's daily summaries (tier 3) for q, within
+	// the days from–to (YYYY-MM-DD, to exclusive) when they are set.
+	DailyRecaller interface {
+		RecallDailySummaries(ctx context.Context, scope memory.Scope, q textseg.Query, from, to string, limit int) ([]memory.DailySummary, error)
+	}
 	// SessionReader reads one session: its turns, and its episodes (a
 	// compression episode carries the summary of what left the agent's
 	// window).
@@ -361,6 +366,21 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 				b.Episodes = append(b.Episodes, Item{ID: ep.ID, Kind: "episode", Content: ep.Summary,
 					Provenance: fmt.Sprintf("episode %s · %s · %s", ep.ID, ep.Outcome, ep.Started.Format("2006-01-02")),
 					Score:      1 / float64(i+1), SessionID: ep.SessionID, Time: ep.Started})
+			}
+		}
+	}
+	// Daily summaries (tier 3: migrated dated logs, daily compression),
+	// by text and by the date a question names.
+	if dr, ok := e.Store.(DailyRecaller); ok && !textFailed && (searchable || tw != nil) {
+		from, to := "", ""
+		if tw != nil {
+			from, to = tw.from.Format("2006-01-02"), tw.to.Format("2006-01-02")
+		}
+		if days, err := dr.RecallDailySummaries(ctx, scope, q, from, to, 3); err == nil {
+			for i, d := range days {
+				at, _ := time.Parse("2006-01-02", d.Date)
+				b.Episodes = append(b.Episodes, Item{ID: "daily_" + d.Date + "_" + d.Channel, Kind: "daily", Content: d.Summary,
+					Provenance: fmt.Sprintf("daily summary · %s · %s", d.Date, d.Channel), Score: 0.5 / float64(i+1), Time: at})
 			}
 		}
 	}

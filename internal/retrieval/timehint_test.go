@@ -1,10 +1,13 @@
 package retrieval
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
 )
 
 func TestParseTimeWindow(t *testing.T) {
@@ -60,5 +63,32 @@ func TestTimeReferenceRecallsThatTime(t *testing.T) {
 	resp := f.ask(Request{Query: "二月底那个线上问题是什么"})
 	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != "oom" {
 		t.Fatalf("memories = %v, want the one written in late February first", got)
+	}
+}
+
+// Tier 3 is recalled (issue 10): a migrated myclaw daily log is found by
+// its words, and by the date a question names, in /v1/context and in
+// search.
+func TestDailySummariesRecalled(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 5)
+	day := time.Date(f.now.Year(), 3, 5, 0, 0, 0, 0, time.UTC)
+	if f.now.Month() < 4 {
+		day = day.AddDate(-1, 0, 0)
+	}
+	f.apply(user, events.TypeDailySummarized, day.Add(23*time.Hour), &events.DailySummary{Date: day.Format("2006-01-02"),
+		Channel: "telegram", Summary: "- 14:30 用户报告 gateway 在重连时丢消息，定位到 processLoop 没有处理 ctx 取消。", RawTokens: 40, Source: "migration"})
+	for _, q := range []string{"gateway 丢消息那次是什么原因", "三月初发生了什么"} {
+		resp := f.ask(Request{Query: q})
+		if !slices.ContainsFunc(resp.Blocks.Episodes, func(it Item) bool { return it.Kind == "daily" && strings.Contains(it.Content, "processLoop") }) {
+			t.Errorf("%q: episodes %+v, want the daily log", q, resp.Blocks.Episodes)
+		}
+	}
+	res, err := f.st.Search(t.Context(), memory.SearchQuery{Scope: user, Text: "gateway 重连", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res, func(r memory.SearchResult) bool { return r.Kind == memory.ResultDaily }) {
+		t.Fatalf("search = %+v, want the daily log", res)
 	}
 }
