@@ -233,3 +233,19 @@ func TestParaphrase(t *testing.T) {
 		}
 	}
 }
+
+// A question that names a speaker prefers what that speaker said.
+func TestSpeakerNamed(t *testing.T) {
+	f := newFixture(t)
+	for i, tc := range []struct{ speaker, text string }{
+		{"Melanie", "I went to a pottery class and loved it"},
+		{"Caroline", "I went to a pottery class last week"},
+	} {
+		f.apply(user, events.TypeTurnRecorded, f.now.Add(-time.Duration(10-i)*time.Hour),
+			&events.TurnRecorded{SessionID: fmt.Sprintf("s%d", i), TurnIndex: 0, Role: "user", Speaker: tc.speaker, Content: tc.text})
+	}
+	resp := f.ask(Request{Query: "What class did Caroline take?"})
+	if got := turnContents(resp.Blocks.Turns); len(got) == 0 || got[0] != "I went to a pottery class last week" {
+		t.Fatalf("turns = %q, want Caroline's first", got)
+	}
+}
