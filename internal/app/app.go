@@ -100,6 +100,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 	if err := a.openNATS(ctx); err != nil {
 		return err
 	}
+	declareMetrics()
 	if a.Roles&RoleRetriever != 0 {
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
@@ -230,6 +231,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 					errs[i] = stream.Permanent(err)
 				}
 			}
+			countNATSAccepted(msgs, errs)
 			return errs
 		})
 		if err != nil {
@@ -246,9 +248,12 @@ func (a *App) openHTTP() error {
 		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
+		Metrics:        metrics.Default.Handler(a.metricsState),
 	}
 	if a.Roles&RoleIngest != 0 {
-		srv.Publisher = publisher{stream.NewPublisher(a.js)}
+		p := stream.NewPublisher(a.js)
+		p.Via = metrics.PathHTTP
+		srv.Publisher = publisher{p}
 	}
 	if a.Roles&RoleRetriever != 0 {
 		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
@@ -316,7 +321,7 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 	var minute time.Time
 	sent := map[string]bool{}
 	return func(scope memory.Scope, from, to, reason string) {
-		metrics.Default.Inc("engram_retrieval_degraded_total", "from", from, "to", to)
+		metrics.Default.Degraded(from, to)
 		now := time.Now().UTC()
 		key := scope.Namespace + "\x00" + scope.User + "\x00" + from + "\x00" + to
 		mu.Lock()

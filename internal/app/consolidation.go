@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/secrets"
 	"github.com/engramhq/engram/internal/sqlite"
@@ -292,7 +293,7 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 	}
 	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
 	for subject, h := range endpoints {
-		if err := svc.AddEndpoint(names[subject], h, micro.WithEndpointSubject(subject)); err != nil {
+		if err := svc.AddEndpoint(names[subject], natsapi.Timed("consolidator_"+names[subject], h), micro.WithEndpointSubject(subject)); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}

@@ -66,6 +66,9 @@ func fate(err error) error {
 	return err
 }
 
+// extractorDurable is the extractor's consumer.
+const extractorDurable = "extractor"
+
 // openExtraction starts the batcher and the extractor on their own durable
 // consumers.
 func (a *App) openExtraction(ctx, runCtx context.Context) error {
@@ -121,7 +124,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	}
 	xcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
-		Durable:        "extractor",
+		Durable:        extractorDurable,
 		FilterSubjects: []string{stream.SubjectPrefix + ".*.*." + events.TypeExtractionRequested},
 		MaxDeliver:     xc.MaxAttempts,
 		// One request at a time, each given the LLM's timeout and then some

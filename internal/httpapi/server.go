@@ -51,6 +51,11 @@ type Server struct {
 	// the rules' confirm queue when it is also a RuleQueue); nil falls
 	// back to Memories when the read model behind it can.
 	Consolidation ConsolidationStore
+
+	// Metrics serves GET /metrics; nil serves metrics.Default alone.
+	Metrics http.Handler
+
+	routes []string
 }
 
 // Handler returns the API's routes.
@@ -64,12 +69,12 @@ func (s *Server) Handler() http.Handler {
 	if s.MaxBatchEvents == 0 {
 		s.MaxBatchEvents = 1000
 	}
-	mux := http.NewServeMux()
+	mux := &router{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", s.health)
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = metrics.Default.WriteTo(w)
-	})
+	if s.Metrics == nil {
+		s.Metrics = metrics.Default.Handler(nil)
+	}
+	mux.Handle("GET /metrics", s.Metrics)
 	if s.Publisher != nil {
 		mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
 	}
@@ -91,11 +96,83 @@ func (s *Server) Handler() http.Handler {
 		}
 	}
 	s.consolidationRoutes(mux)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	mux.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	s.routes = mux.patterns
+	for _, p := range mux.patterns {
+		metrics.Default.Route(p)
+	}
+	return s.observe(mux.ServeMux)
 }
+
+// Routes are the patterns ("GET /v1/search") the last Handler serves.
+func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
+
+// router is a ServeMux that remembers its patterns, for the metrics and
+// for the test that holds the OpenAPI document to them.
+type router struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (r *router) HandleFunc(pattern string, h http.HandlerFunc) { r.Handle(pattern, h) }
+
+func (r *router) Handle(pattern string, h http.Handler) {
+	r.ServeMux.Handle(pattern, h)
+	r.patterns = append(r.patterns, pattern)
+}
+
+// observe times each request by the route pattern it matched and logs it
+// at debug level: method, path, status, duration. Never the query (it
+// carries search text) nor a body.
+func (s *Server) observe(mux *http.ServeMux) http.Handler {
+	log := s.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		// The mux sets r.Pattern on this very request.
+		mux.ServeHTTP(sw, r)
+		d := time.Since(start)
+		metrics.Default.HTTPRequest(r.Pattern, sw.status, d)
+		if ce := log.Check(zap.DebugLevel, "http request"); ce != nil {
+			ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path),
+				zap.Int("status", sw.status), zap.Duration("duration", d))
+		}
+	})
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streamed responses through; Unwrap lets
+// http.ResponseController reach the connection.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 type ctxKey int
 
