@@ -61,6 +61,7 @@ type App struct {
 	store    *sqlite.Store
 	engine   *retrieval.Engine
 	services []micro.Service
+	catchUp  *catchUp // nil unless a retriever
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
@@ -207,9 +208,13 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		return err
 	}
 	log := a.Log.Named("projector")
+	durable := "projector-" + stream.EncodeToken(a.Config.Instance)
+	if a.catchUp, err = a.newCatchUp(ctx, durable); err != nil {
+		return err
+	}
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:        stream.MemoryStream,
-		Durable:       "projector-" + stream.EncodeToken(a.Config.Instance),
+		Durable:       durable,
 		Restart:       true,
 		StartSeq:      last + 1,
 		Batch:         512,
@@ -244,6 +249,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 func (a *App) openHTTP() error {
 	srv := &httpapi.Server{
 		Ready:          a.Ready,
+		Readiness:      a.Readiness,
 		Tokens:         a.Config.HTTP.Tokens,
 		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,

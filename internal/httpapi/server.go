@@ -36,8 +36,13 @@ type Server struct {
 	// Projected waits until the read model has applied a stream sequence
 	// (for ?wait=true); nil when this process keeps no read model.
 	Projected func(ctx context.Context, seq uint64) error
-	// Ready reports whether engram can accept events (nil = ready).
+	// Ready reports whether engram can accept events (nil = ready); GET
+	// /healthz answers with it.
 	Ready func(ctx context.Context) error
+	// Readiness reports whether engram can answer as it should: Ready, and
+	// the read model caught up with the stream (nil = Ready alone). GET
+	// /readyz answers with it.
+	Readiness func(ctx context.Context) error
 	// Tokens maps bearer tokens to the namespace each may use ("*" = all).
 	// Empty means no authentication (loopback only; config enforces it).
 	Tokens         map[string]string
@@ -71,6 +76,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux := &router{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", s.health)
+	mux.HandleFunc("GET /readyz", s.ready)
 	if s.Metrics == nil {
 		s.Metrics = metrics.Default.Handler(nil)
 	}
@@ -212,11 +218,23 @@ func checkNamespace(ctx context.Context, ns string) error {
 // EFORBIDDEN is an edge-only code: authenticated, but not for this namespace.
 const EFORBIDDEN = "forbidden"
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if s.Ready != nil {
+func (s *Server) health(w http.ResponseWriter, r *http.Request) { probe(w, r, s.Ready) }
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if s.Readiness != nil {
+		probe(w, r, s.Readiness)
+		return
+	}
+	probe(w, r, s.Ready)
+}
+
+// probe answers 200 {"status":"ok"} when check passes (or is nil), 503
+// with the reason otherwise.
+func probe(w http.ResponseWriter, r *http.Request, check func(context.Context) error) {
+	if check != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := s.Ready(ctx); err != nil {
+		if err := check(ctx); err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
 			return
 		}
