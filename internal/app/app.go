@@ -62,6 +62,7 @@ type App struct {
 	engine   *retrieval.Engine
 	services []micro.Service
 	catchUp  *catchUp // nil unless a retriever
+	api      *httpapi.Server
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
@@ -270,7 +271,7 @@ func (a *App) openHTTP() error {
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
 	}
-	a.httpLn = ln
+	a.httpLn, a.api = ln, srv
 	a.httpSrv = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

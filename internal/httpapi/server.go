@@ -77,6 +77,7 @@ func (s *Server) Handler() http.Handler {
 	mux := &router{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.HandleFunc("GET /readyz", s.ready)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	if s.Metrics == nil {
 		s.Metrics = metrics.Default.Handler(nil)
 	}
