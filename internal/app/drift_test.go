@@ -1,0 +1,32 @@
+package app
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// The context response's budget uses snake_case keys like every other key,
+// and an empty scratchpad has no zero "updated" time.
+func TestResponseKeys(t *testing.T) {
+	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
+	base := "http://" + a.HTTPAddr()
+	r := do(t, "POST", base+"/v1/context", "application/json", []byte(`{"user":"ana","query":"what do I like","force":true}`), nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("context: %d %s", r.Status, r.Raw)
+	}
+	budget, _ := json.Marshal(r.Body["budget"])
+	for _, key := range []string{`"total"`, `"profile"`, `"recent"`, `"long_term"`, `"reserve"`} {
+		if !strings.Contains(string(budget), key) {
+			t.Errorf("budget %s has no %s key", budget, key)
+		}
+	}
+	r = do(t, "GET", base+"/v1/scratchpad?user=ana", "", nil, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("scratchpad: %d %s", r.Status, r.Raw)
+	}
+	if pad, _ := r.Body["scratchpad"].(map[string]any); pad == nil || pad["updated"] != nil {
+		t.Errorf("empty scratchpad: %s, want no updated", r.Raw)
+	}
+}
