@@ -216,6 +216,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:        stream.MemoryStream,
 		Durable:       durable,
+		Description:   "engram projector: applies every event to this instance's SQLite read model",
 		Restart:       true,
 		StartSeq:      last + 1,
 		Batch:         512,

@@ -90,6 +90,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "consolidator",
+		Description:    "engram consolidator: runs the rules on events (episodes, scratchpad, profile, dedupe)",
 		FilterSubjects: consolidatorSubjects(current(), log),
 		// An episode or scratchpad written by the model, plus the wait for
 		// the read model, before JetStream would redeliver.

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/stream"
 )
 
 // The context response's budget uses snake_case keys like every other key,
@@ -28,5 +30,26 @@ func TestResponseKeys(t *testing.T) {
 	}
 	if pad, _ := r.Body["scratchpad"].(map[string]any); pad == nil || pad["updated"] != nil {
 		t.Errorf("empty scratchpad: %s, want no updated", r.Raw)
+	}
+}
+
+// Every durable consumer says what it is for (`nats consumer info`).
+func TestConsumerDescriptions(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Embed.BaseURL, cfg.Embed.Model = "http://127.0.0.1:1/v1", "test-embed"
+	a := startApp(t, cfg, RoleAll)
+	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ci := range s.ListConsumers(t.Context()).Info() {
+		n++
+		if ci.Config.Description == "" {
+			t.Errorf("consumer %s has no description", ci.Name)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("%d consumers, want projector, batcher, extractor, embedder, consolidator", n)
 	}
 }

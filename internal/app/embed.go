@@ -68,6 +68,7 @@ func (a *App) openEmbedder(ctx, runCtx context.Context, client *llm.Client) erro
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "embedder",
+		Description:    "engram embedder: embeds memories and episodes for semantic recall",
 		FilterSubjects: embedSubjects,
 		MaxDeliver:     a.Config.Extract.MaxAttempts * 2,
 		AckWait:        2*a.Config.Embed.Timeout + 5*time.Second,

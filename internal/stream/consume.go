@@ -60,8 +60,10 @@ func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
 
 // ConsumerConfig configures a durable pull consumer.
 type ConsumerConfig struct {
-	Stream         string
-	Durable        string
+	Stream  string
+	Durable string
+	// Description says what the consumer is for (nats consumer info).
+	Description    string
 	FilterSubjects []string
 	// MaxDeliver is how many times a message is tried before it is dead-lettered.
 	MaxDeliver int
@@ -113,6 +115,7 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 	metrics.Default.Consumer(cfg.Durable)
 	cc := jetstream.ConsumerConfig{
 		Durable:        cfg.Durable,
+		Description:    cfg.Description,
 		AckPolicy:      jetstream.AckExplicitPolicy,
 		AckWait:        cfg.AckWait,
 		MaxDeliver:     cfg.MaxDeliver,
