@@ -3,8 +3,12 @@ package app
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/config"
+	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/engramhq/engram/internal/stream"
 )
@@ -51,5 +55,21 @@ func TestConsumerDescriptions(t *testing.T) {
 	}
 	if n < 5 {
 		t.Fatalf("%d consumers, want projector, batcher, extractor, embedder, consolidator", n)
+	}
+}
+
+// deploy/nats.conf keeps its JetStream store apart from the embedded
+// server's (engram serve's <data_dir>/nats), so a nats-server started with
+// it never opens engram serve's stream.
+func TestDeployNATSStoreApart(t *testing.T) {
+	opts, err := server.ProcessConfigFile("../../deploy/nats.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	got, _ := filepath.Abs(filepath.Join("../..", opts.StoreDir))
+	engram, _ := filepath.Abs(filepath.Join("../..", cfg.JetStreamDir()))
+	if rel, err := filepath.Rel(engram, got); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Fatalf("deploy/nats.conf store_dir %q is inside engram's own store %q", opts.StoreDir, cfg.JetStreamDir())
 	}
 }
