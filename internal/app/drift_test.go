@@ -73,3 +73,17 @@ func TestDeployNATSStoreApart(t *testing.T) {
 		t.Fatalf("deploy/nats.conf store_dir %q is inside engram's own store %q", opts.StoreDir, cfg.JetStreamDir())
 	}
 }
+
+// A worker's -h shows its own defaults: the retriever listens on 7421.
+func TestWorkerHelpDefaults(t *testing.T) {
+	var out strings.Builder
+	code := serve("retriever", RoleRetriever, []string{"-h"}, WorkerDefaults(config.Default(), "127.0.0.1:7421"), &out)
+	if code != 2 {
+		t.Fatalf("-h exit %d, want 2", code)
+	}
+	help := out.String()
+	if !strings.Contains(help, "default 127.0.0.1:7421") || strings.Contains(help, "7420") ||
+		!strings.Contains(help, "nats://127.0.0.1:4222") {
+		t.Fatalf("retriever -h:\n%s", help)
+	}
+}
