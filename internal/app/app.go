@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/mcpserver"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/natsapi"
@@ -267,6 +268,10 @@ func (a *App) openHTTP() error {
 		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
 		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.WaitProjected
+	}
+	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
+		// MCP's tools call the API in process, with the MCP request's token.
+		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version))
 	}
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {

@@ -59,6 +59,9 @@ type Server struct {
 
 	// Metrics serves GET /metrics; nil serves metrics.Default alone.
 	Metrics http.Handler
+	// MCP, when set, serves the MCP streamable HTTP transport at POST
+	// /mcp, under the same tokens as the API.
+	MCP http.Handler
 
 	routes []string
 }
@@ -103,6 +106,9 @@ func (s *Server) Handler() http.Handler {
 		}
 	}
 	s.consolidationRoutes(mux)
+	if s.MCP != nil {
+		mux.HandleFunc("POST /mcp", s.auth(s.MCP.ServeHTTP))
+	}
 	mux.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 	})
