@@ -22,6 +22,18 @@ func TestREADMERulesRun(t *testing.T) {
 	if len(names) == 0 {
 		t.Fatal("README.md has no `engram rules run` example")
 	}
+	a := runningEngram(t)
+	for _, m := range names {
+		if out, errOut, code := run(t, "rules", "run", m[1], "--nats-url", a.NATSURL()); code != 0 {
+			t.Errorf("README's `engram rules run %s`: exit %d, %q %q", m[1], code, out, errOut)
+		}
+	}
+}
+
+// runningEngram is an engram whose NATS listens on a free port, closed
+// when the test ends.
+func runningEngram(t *testing.T) *app.App {
+	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.HTTP.Addr = ""
@@ -30,14 +42,10 @@ func TestREADMERulesRun(t *testing.T) {
 	if err := a.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		a.Close(ctx)
-	}()
-	for _, m := range names {
-		if out, errOut, code := run(t, "rules", "run", m[1], "--nats-url", a.NATSURL()); code != 0 {
-			t.Errorf("README's `engram rules run %s`: exit %d, %q %q", m[1], code, out, errOut)
-		}
-	}
+	})
+	return a
 }

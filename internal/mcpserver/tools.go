@@ -30,9 +30,8 @@ func (s scope) query() url.Values {
 }
 
 type rememberIn struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is; the same id every time"`
-	Content   string `json:"content" jsonschema:"what was said, or the fact to keep"`
+	scope
+	Content string `json:"content" jsonschema:"what was said, or the fact to keep"`
 	// A turn of the conversation.
 	SessionID string `json:"session_id,omitempty" jsonschema:"a turn: the conversation it belongs to"`
 	TurnIndex *int   `json:"turn_index,omitempty" jsonschema:"a turn: its position in the session, from 0"`
@@ -46,8 +45,7 @@ type rememberIn struct {
 }
 
 type recallIn struct {
-	Namespace    string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User         string `json:"user" jsonschema:"the user whose memory this is"`
+	scope
 	Query        string `json:"query" jsonschema:"the user's message, or what to recall"`
 	SessionID    string `json:"session_id,omitempty" jsonschema:"the current session, for its recent turns"`
 	BudgetTokens int    `json:"budget_tokens,omitempty" jsonschema:"the most tokens the block may take (default 4000)"`
@@ -55,31 +53,27 @@ type recallIn struct {
 }
 
 type searchIn struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is"`
-	Q         string `json:"q" jsonschema:"the search text"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"at most this many results"`
+	scope
+	Q     string `json:"q" jsonschema:"the search text"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many results"`
 }
 
 type listIn struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is"`
-	Kind      string `json:"kind,omitempty" jsonschema:"only this kind"`
-	Category  string `json:"category,omitempty" jsonschema:"only this category"`
-	Status    string `json:"status,omitempty" jsonschema:"active (default), pending, superseded, rejected, archived or all"`
-	AsOf      string `json:"as_of,omitempty" jsonschema:"RFC 3339 time: what was current then"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"1 to 1000"`
+	scope
+	Kind     string `json:"kind,omitempty" jsonschema:"only this kind"`
+	Category string `json:"category,omitempty" jsonschema:"only this category"`
+	Status   string `json:"status,omitempty" jsonschema:"active (default), pending, superseded, rejected, archived or all"`
+	AsOf     string `json:"as_of,omitempty" jsonschema:"RFC 3339 time: what was current then"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"1 to 1000"`
 }
 
 type idIn struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is"`
-	ID        string `json:"id" jsonschema:"the memory's id"`
+	scope
+	ID string `json:"id" jsonschema:"the memory's id"`
 }
 
 type updateIn struct {
-	Namespace  string   `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User       string   `json:"user" jsonschema:"the user whose memory this is"`
+	scope
 	ID         string   `json:"id" jsonschema:"the memory's id"`
 	Content    *string  `json:"content,omitempty" jsonschema:"the new text"`
 	Kind       *string  `json:"kind,omitempty"`
@@ -89,16 +83,14 @@ type updateIn struct {
 }
 
 type pendingIn struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is"`
-	ID        string `json:"id,omitempty" jsonschema:"with action: the pending memory to decide"`
-	Action    string `json:"action,omitempty" jsonschema:"confirm, ignore or snooze; leave out to list what is pending"`
-	For       string `json:"for,omitempty" jsonschema:"snooze: for how long, such as 24h"`
+	scope
+	ID     string `json:"id,omitempty" jsonschema:"with action: the pending memory to decide"`
+	Action string `json:"action,omitempty" jsonschema:"confirm, ignore or snooze; leave out to list what is pending"`
+	For    string `json:"for,omitempty" jsonschema:"snooze: for how long, such as 24h"`
 }
 
 type episodesIn struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is"`
+	scope
 	Q         string `json:"q,omitempty" jsonschema:"search text; leave out for the newest"`
 	SessionID string `json:"session_id,omitempty" jsonschema:"only this session's"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"1 to 1000"`
@@ -173,7 +165,7 @@ func (t tools) recall(ctx context.Context, req *mcp.CallToolRequest, in recallIn
 }
 
 func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
-	q := scope{in.Namespace, in.User}.query()
+	q := in.query()
 	q.Set("q", in.Q)
 	if in.Limit > 0 {
 		q.Set("limit", strconv.Itoa(in.Limit))
@@ -182,7 +174,7 @@ func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn
 }
 
 func (t tools) list(ctx context.Context, req *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, any, error) {
-	q := scope{in.Namespace, in.User}.query()
+	q := in.query()
 	for k, v := range map[string]string{"kind": in.Kind, "category": in.Category, "status": in.Status, "as_of": in.AsOf} {
 		if v != "" {
 			q.Set(k, v)
@@ -195,11 +187,11 @@ func (t tools) list(ctx context.Context, req *mcp.CallToolRequest, in listIn) (*
 }
 
 func (t tools) get(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, any, error) {
-	return t.get0(ctx, req, "/v1/memories/"+url.PathEscape(in.ID), scope{in.Namespace, in.User}.query())
+	return t.get0(ctx, req, "/v1/memories/"+url.PathEscape(in.ID), in.query())
 }
 
 func (t tools) update(ctx context.Context, req *mcp.CallToolRequest, in updateIn) (*mcp.CallToolResult, any, error) {
-	q := scope{in.Namespace, in.User}.query()
+	q := in.query()
 	q.Set("wait", "true")
 	patch := map[string]any{}
 	for k, v := range map[string]any{"content": in.Content, "kind": in.Kind, "category": in.Category,
@@ -223,7 +215,7 @@ func (t tools) update(ctx context.Context, req *mcp.CallToolRequest, in updateIn
 }
 
 func (t tools) forget(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, any, error) {
-	q := scope{in.Namespace, in.User}.query()
+	q := in.query()
 	q.Set("wait", "true")
 	raw, err := t.call(ctx, req, http.MethodDelete, "/v1/memories/"+url.PathEscape(in.ID), q, "", nil)
 	if err != nil {
@@ -233,7 +225,7 @@ func (t tools) forget(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*
 }
 
 func (t tools) pending(ctx context.Context, req *mcp.CallToolRequest, in pendingIn) (*mcp.CallToolResult, any, error) {
-	q := scope{in.Namespace, in.User}.query()
+	q := in.query()
 	if in.Action == "" {
 		return t.get0(ctx, req, "/v1/pending", q)
 	}
@@ -253,7 +245,7 @@ func (t tools) pending(ctx context.Context, req *mcp.CallToolRequest, in pending
 }
 
 func (t tools) episodes(ctx context.Context, req *mcp.CallToolRequest, in episodesIn) (*mcp.CallToolResult, any, error) {
-	q := scope{in.Namespace, in.User}.query()
+	q := in.query()
 	for k, v := range map[string]string{"q": in.Q, "session": in.SessionID} {
 		if v != "" {
 			q.Set(k, v)
