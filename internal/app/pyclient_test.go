@@ -39,6 +39,26 @@ func TestPythonClient(t *testing.T) {
 	}
 }
 
+// The TypeScript client's tests (clients/typescript, node --test) pass
+// against a real engram with tokens on; skipped without node.
+func TestTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	const token = "ts-client-token-012345678"
+	cfg := testConfig(t, t.TempDir())
+	cfg.HTTP.Tokens = map[string]string{token: "*"}
+	a := startApp(t, cfg, RoleAll)
+	cmd := exec.CommandContext(t.Context(), node, "--test", "engram.test.mjs")
+	cmd.Dir = "../../clients/typescript"
+	cmd.Env = []string{"ENGRAM_URL=http://" + a.HTTPAddr(), "ENGRAM_TOKEN=" + token, "PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "# pass 3") {
+		t.Fatalf("typescript client tests: %v\n%s", err, out)
+	}
+}
+
 func searchHTTPAuth(t *testing.T, a *App, user, q, token string) int {
 	t.Helper()
 	var n int
