@@ -271,7 +271,7 @@ func (a *App) openHTTP() error {
 	}
 	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
 		// MCP's tools call the API in process, with the MCP request's token.
-		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version))
+		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version, ""))
 	}
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {

@@ -127,6 +127,11 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: endpoint,
 		HTTPClient: &http.Client{Transport: bearer{mcpToken}}, DisableStandaloneSSE: true})
 	exercise(t, a, cs, "ana")
+	// /mcp serves every user: a call must name one.
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"q": "tea"}}); err != nil ||
+		!res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "user: required") {
+		t.Fatalf("search without a user: %v %+v", err, res)
+	}
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "no-token", Version: "1"}, nil)
 	if _, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil); err == nil {
@@ -147,7 +152,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 // engram mcp on stdio: the same tools, calling a running engram's HTTP API.
 func TestMCPStdio(t *testing.T) {
 	a := mcpApp(t)
-	srv := mcpserver.New(mcpserver.Remote("http://"+a.HTTPAddr(), mcpToken, nil), Version)
+	srv := mcpserver.New(mcpserver.Remote("http://"+a.HTTPAddr(), mcpToken, nil), Version, "bo")
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -160,4 +165,9 @@ func TestMCPStdio(t *testing.T) {
 	})
 	cs := mcpClient(t, &mcp.IOTransport{Reader: toClient, Writer: fromClient})
 	exercise(t, a, cs, "bo")
+	// Started with a default user, a call may leave user out.
+	call(t, cs, "remember", map[string]any{"kind": "fact", "category": "event", "content": "flies to Osaka on Friday"})
+	if list, _ := call(t, cs, "list_memories", map[string]any{"kind": "fact"}); len(list["memories"].([]any)) != 1 {
+		t.Fatalf("list_memories for the default user: %v", list)
+	}
 }

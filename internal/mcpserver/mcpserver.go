@@ -109,14 +109,16 @@ func ServeStdio(ctx context.Context, s *mcp.Server, in io.ReadCloser, out io.Wri
 	return s.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 }
 
-// New returns the MCP server: its tools and resources call api.
-func New(api API, version string) *mcp.Server {
+// New returns the MCP server: its tools and resources call api. user, when
+// not empty, is the user of the calls that name none (a desktop host's
+// single user); "" makes user required.
+func New(api API, version, user string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "engram", Title: "engram memory", Version: version}, &mcp.ServerOptions{
 		Instructions: "engram is long-term memory. Call recall with the user's message before answering, to get what " +
 			"engram knows that bears on it; call remember with each turn of the conversation (or with a fact the " +
 			"user asked you to keep). Memories are per user: pass the same user id every time.",
 	})
-	t := tools{api: api}
+	t := tools{api: api, user: user}
 	t.register(s)
 	for _, card := range []struct{ name, key, desc string }{
 		{"MEMORY.md", "memory_md", "What engram remembers about the user, as a card: facts, preferences, rules, by kind."},
@@ -130,7 +132,10 @@ func New(api API, version string) *mcp.Server {
 	return s
 }
 
-type tools struct{ api API }
+type tools struct {
+	api  API
+	user string
+}
 
 // call runs one API request for a tool and returns its JSON body; an API
 // error becomes the tool's error, with the API's code and message.

@@ -18,7 +18,26 @@ const source = "mcp"
 
 type scope struct {
 	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace; default is default"`
-	User      string `json:"user" jsonschema:"the user whose memory this is; the same id every time"`
+	User      string `json:"user,omitempty" jsonschema:"the user whose memory this is, the same id every time; required unless engram mcp was started with --user"`
+}
+
+func (s *scope) scopeOf() *scope { return s }
+
+// withUser fills a tool input's user with the server's default user (engram
+// mcp --user) when the call leaves it out.
+func withUser[In any](user string, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		if s, ok := any(&in).(interface{ scopeOf() *scope }); ok {
+			sc := s.scopeOf()
+			if sc.User == "" {
+				sc.User = user
+			}
+			if sc.User == "" {
+				return nil, nil, errors.New("user: required (or start engram mcp with --user)")
+			}
+		}
+		return h(ctx, req, in)
+	}
 }
 
 func (s scope) query() url.Values {
@@ -99,23 +118,23 @@ type episodesIn struct {
 func (t tools) register(s *mcp.Server) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s, &mcp.Tool{Name: "remember", Description: "Record a turn of the conversation (session_id, turn_index, role, " +
-		"content), from which engram extracts memories; or, with kind, write a memory directly."}, t.remember)
+		"content), from which engram extracts memories; or, with kind, write a memory directly."}, withUser(t.user, t.remember))
 	mcp.AddTool(s, &mcp.Tool{Name: "recall", Annotations: readOnly, Description: "What engram knows that bears on the " +
 		"user's message: profile, scratchpad, memories, episodes and recent turns, fitted to a token budget and rendered as " +
-		"a block to put in the prompt."}, t.recall)
+		"a block to put in the prompt."}, withUser(t.user, t.recall))
 	mcp.AddTool(s, &mcp.Tool{Name: "search", Annotations: readOnly, Description: "Full-text search of the user's active " +
-		"memories and past turns, best first."}, t.search)
+		"memories and past turns, best first."}, withUser(t.user, t.search))
 	mcp.AddTool(s, &mcp.Tool{Name: "list_memories", Annotations: readOnly, Description: "The user's memories, filtered by " +
-		"kind, category or status, or as they were at a time (as_of)."}, t.list)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_memory", Annotations: readOnly, Description: "One memory and its history."}, t.get)
+		"kind, category or status, or as they were at a time (as_of)."}, withUser(t.user, t.list))
+	mcp.AddTool(s, &mcp.Tool{Name: "get_memory", Annotations: readOnly, Description: "One memory and its history."}, withUser(t.user, t.get))
 	mcp.AddTool(s, &mcp.Tool{Name: "update_memory", Description: "Change a memory's text, kind, category, importance or " +
-		"confidence."}, t.update)
+		"confidence."}, withUser(t.user, t.update))
 	mcp.AddTool(s, &mcp.Tool{Name: "forget_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
-		Description: "Delete a memory."}, t.forget)
+		Description: "Delete a memory."}, withUser(t.user, t.forget))
 	mcp.AddTool(s, &mcp.Tool{Name: "pending", Description: "Memories engram was unsure of, waiting for the user: list them, " +
-		"or confirm, ignore or snooze one."}, t.pending)
+		"or confirm, ignore or snooze one."}, withUser(t.user, t.pending))
 	mcp.AddTool(s, &mcp.Tool{Name: "episodes", Annotations: readOnly, Description: "Summaries of past sessions (goal, " +
-		"actions, outcome): the newest, one session's, or those matching q."}, t.episodes)
+		"actions, outcome): the newest, one session's, or those matching q."}, withUser(t.user, t.episodes))
 }
 
 func ptr[T any](v T) *T { return &v }
