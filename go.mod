@@ -3,6 +3,7 @@ module github.com/engramhq/engram
 go 1.26.0
 
 require (
+	github.com/blevesearch/go-porterstemmer v1.0.3
 	github.com/cloudevents/sdk-go/v2 v2.16.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats-server/v2 v2.15.2

@@ -3,7 +3,7 @@
 
 export type Kind = "fact" | "preference" | "rule" | "skill" | "error" | "context" | "identity";
 export type Category = "identity" | "config" | "credential" | "decision" | "solution" | "event" | "conversation" | "temp" | "debug";
-export type Status = "active" | "pending" | "superseded" | "rejected" | "archived";
+export type Status = "active" | "pending" | "snoozed" | "superseded" | "rejected" | "archived";
 
 export interface Memory {
   id: string; namespace: string; user: string; agent?: string; tier: number;

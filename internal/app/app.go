@@ -380,6 +380,15 @@ func (a *App) WaitProjected(ctx context.Context, seq uint64) error {
 	}
 }
 
+// SetRetrievalClock sets the clock /v1/context ranks by (recency, decay,
+// "last week"), for benchmarks that replay a data set written for another
+// day. Call it between requests, never during one.
+func (a *App) SetRetrievalClock(now func() time.Time) {
+	if a.engine != nil {
+		a.engine.Now = now
+	}
+}
+
 // HTTPAddr is the address the HTTP API listens on ("" if none).
 func (a *App) HTTPAddr() string {
 	if a.httpLn == nil {

@@ -31,7 +31,7 @@ var owners = map[string][]string{
 var leaves = map[string][]string{
 	"internal/memory":       {},
 	"events":                {"github.com/cloudevents/sdk-go/v2/event"},
-	"internal/textseg":      {},
+	"internal/textseg":      {"github.com/blevesearch/go-porterstemmer"},
 	"internal/llm":          {},
 	"internal/secrets":      {},
 	"internal/prefilter":    {},
