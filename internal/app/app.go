@@ -64,6 +64,10 @@ type App struct {
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
+	// busRole is the NATS user the process connects as (stream.RoleWorker
+	// unless set; operator commands use stream.RoleOperator).
+	busRole string
+
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
@@ -155,24 +159,33 @@ func (a *App) Open(ctx context.Context) (err error) {
 }
 
 func (a *App) openNATS(ctx context.Context) error {
-	cc := stream.ConnConfig{
-		URL: a.Config.NATS.URL, Name: "engram", Creds: a.Config.NATS.Creds, NKey: a.Config.NATS.NKey,
-		Token: a.Config.NATS.Token, User: a.Config.NATS.User, Pass: a.Config.NATS.Password,
-		TLSCA: a.Config.NATS.TLSCA, TLSCert: a.Config.NATS.TLSCert, TLSKey: a.Config.NATS.TLSKey,
+	role := a.busRole
+	if role == "" {
+		role = stream.RoleWorker
 	}
 	var extra []nats.Option
 	if a.Config.NATS.URL == "" {
+		auth, err := stream.EnsureAuth(AuthDir(a.Config), agentNamespaces(a.Config))
+		if err != nil {
+			return err
+		}
 		emb, err := stream.StartEmbedded(stream.EmbeddedConfig{
 			StoreDir: a.Config.JetStreamDir(),
 			Listen:   a.Config.NATS.Listen,
 			Sync:     stream.Sync(a.Config.NATS.Sync),
+			Auth:     auth,
 		})
 		if err != nil {
 			return err
 		}
 		a.embedded = emb
 		extra = append(extra, emb.ConnectOption())
+		if a.Config.NATS.Listen != "" {
+			a.Log.Info("nats clients need credentials", zap.String("dir", auth.Dir),
+				zap.String("how", "engram creds prints the nats CLI and agent settings"))
+		}
 	}
+	cc := connConfig(a.Config, "engram", role)
 	nc, err := stream.Connect(cc, extra...)
 	if err != nil {
 		return err

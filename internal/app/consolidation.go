@@ -310,9 +310,9 @@ func RequestJob(ctx context.Context, cfg config.Config, req JobRequest) (JobRepl
 		}
 		url = "nats://" + cfg.NATS.Listen
 	}
-	nc, err := stream.Connect(stream.ConnConfig{URL: url, Name: "engram-cli", Creds: cfg.NATS.Creds, NKey: cfg.NATS.NKey,
-		Token: cfg.NATS.Token, User: cfg.NATS.User, Pass: cfg.NATS.Password,
-		TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey})
+	cc := connConfig(cfg, "engram-cli", stream.RoleOperator)
+	cc.URL = url
+	nc, err := stream.Connect(cc)
 	if err != nil {
 		return JobReply{}, err
 	}

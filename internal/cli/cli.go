@@ -27,6 +27,7 @@ Usage:
   engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
   engram search  [flags] QUERY    search a user's memory through a running engram
   engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
+  engram creds   [agent NS]       the embedded NATS's users (operator, worker, agents) and how to use them
   engram version
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
@@ -47,6 +48,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return search(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
+	case "creds":
+		return creds(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0

@@ -113,11 +113,11 @@ func TestRulesRun(t *testing.T) {
 		defer cancel()
 		a.Close(ctx)
 	}()
-	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL())
+	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL(), "--data-dir", cfg.DataDir)
 	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
 	}
-	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL()); code != 1 || !strings.Contains(errOut, "nope") {
+	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL(), "--data-dir", cfg.DataDir); code != 1 || !strings.Contains(errOut, "nope") {
 		t.Fatalf("unknown job: exit %d, %q", code, errOut)
 	}
 }

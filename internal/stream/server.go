@@ -51,6 +51,9 @@ type EmbeddedConfig struct {
 	Sync Sync
 	// MaxPayload bounds one message; it must exceed the largest event.
 	MaxPayload int32
+	// Auth, when set, is the only way in: every client, in-process ones
+	// too, connects as one of its users and gets that role's permissions.
+	Auth *Auth
 }
 
 // Embedded is a running in-process nats-server with JetStream.
@@ -88,7 +91,13 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nats listen %q: port: %w", cfg.Listen, err)
 		}
+		if p == 0 {
+			p = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+		}
 		opts.Host, opts.Port = host, p
+	}
+	if cfg.Auth != nil {
+		opts.Nkeys = cfg.Auth.nkeyUsers()
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
