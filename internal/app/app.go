@@ -148,6 +148,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if a.Roles&RoleIngest != 0 {
+		if err := a.openInput(); err != nil {
+			return err
+		}
+	}
 	if a.Config.HTTP.Addr != "" && a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		if err := a.openHTTP(); err != nil {
 			return err
@@ -253,21 +258,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 }
 
 func (a *App) openHTTP() error {
-	srv := &httpapi.Server{
-		Ready:          a.Ready,
-		Tokens:         a.Config.HTTP.Tokens,
-		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
-		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
-		Log:            a.Log.Named("http"),
-	}
-	if a.Roles&RoleIngest != 0 {
-		srv.Publisher = publisher{stream.NewPublisher(a.js)}
-	}
-	if a.Roles&RoleRetriever != 0 {
-		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
-		srv.Consolidation = a.ConsolidationAPI()
-		srv.Projected = a.WaitProjected
-	}
+	srv := a.apiServer()
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
@@ -286,6 +277,29 @@ func (a *App) openHTTP() error {
 		}
 	})
 	return nil
+}
+
+// apiServer is the API of this process's roles, for HTTP and, through
+// BusInput, for events arriving on the bus.
+// apiServer is the API of this process's roles, for HTTP and, through
+// BusInput, for events that arrive on the bus.
+func (a *App) apiServer() *httpapi.Server {
+	srv := &httpapi.Server{
+		Ready:          a.Ready,
+		Tokens:         a.Config.HTTP.Tokens,
+		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
+		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
+		Log:            a.Log.Named("http"),
+	}
+	if a.Roles&RoleIngest != 0 {
+		srv.Publisher = publisher{stream.NewPublisher(a.js)}
+	}
+	if a.Roles&RoleRetriever != 0 {
+		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
+		srv.Consolidation = a.ConsolidationAPI()
+		srv.Projected = a.WaitProjected
+	}
+	return srv
 }
 
 // publisher adapts the stream publisher to what the HTTP edge needs.
