@@ -281,8 +281,6 @@ func (a *App) openHTTP() error {
 
 // apiServer is the API of this process's roles, for HTTP and, through
 // BusInput, for events arriving on the bus.
-// apiServer is the API of this process's roles, for HTTP and, through
-// BusInput, for events that arrive on the bus.
 func (a *App) apiServer() *httpapi.Server {
 	srv := &httpapi.Server{
 		Ready:          a.Ready,
