@@ -68,6 +68,10 @@ type App struct {
 	// unless set; operator commands use stream.RoleOperator).
 	busRole string
 
+	// originEvery is how often the projector checks that MEMORY is still
+	// the stream its read model was built from; tests shorten it.
+	originEvery time.Duration
+
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
@@ -79,7 +83,7 @@ type App struct {
 
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
-	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff}
+	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second}
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -212,19 +216,36 @@ func (a *App) openNATS(ctx context.Context) error {
 // openReadModel opens SQLite and starts the projector where the read
 // model left off. The consumer is recreated at that position every start:
 // the position stored with the data is the truth, so a deleted database is
-// rebuilt from the start of the stream without an operator's help.
+// rebuilt from the start of the stream without an operator's help, and so
+// is one built from a MEMORY stream that has since been recreated
+// (origin.go).
 func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	store, err := sqlite.Open(ctx, a.Config.ReadModelPath())
 	if err != nil {
 		return err
 	}
 	a.store = store
-	last, err := store.LastSeq(ctx)
-	if err != nil {
+	if err := a.checkOrigin(ctx); err != nil {
 		return err
 	}
 	log := a.Log.Named("projector")
-	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	cons, err := a.projectorConsumer(ctx, log)
+	if err != nil {
+		return err
+	}
+	p := projector.New(store, log)
+	a.wg.Go(func() { a.runProjector(runCtx, cons, p, log) })
+	return nil
+}
+
+// projectorConsumer starts the read model's consumer after the last
+// event it applied.
+func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.Consumer, error) {
+	last, err := a.store.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:        stream.MemoryStream,
 		Durable:       "projector-" + stream.EncodeToken(a.Config.Instance),
 		Restart:       true,
@@ -232,29 +253,23 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		Batch:         512,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 	}, log)
-	if err != nil {
-		return err
-	}
-	p := projector.New(store, log)
-	a.wg.Go(func() {
-		err := cons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
-			batch := make([]memory.Applied, len(msgs))
-			for i, m := range msgs {
-				batch[i] = m.Applied()
-			}
-			errs := p.Apply(ctx, batch)
-			for i, err := range errs {
-				if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
-					errs[i] = stream.Permanent(err)
-				}
-			}
-			return errs
-		})
-		if err != nil {
-			log.Error("projector stopped", zap.Error(err))
+}
+
+// project applies a batch to the read model.
+func project(p *projector.Projector) stream.BatchHandler {
+	return func(ctx context.Context, msgs []*stream.Message) []error {
+		batch := make([]memory.Applied, len(msgs))
+		for i, m := range msgs {
+			batch[i] = m.Applied()
 		}
-	})
-	return nil
+		errs := p.Apply(ctx, batch)
+		for i, err := range errs {
+			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
+				errs[i] = stream.Permanent(err)
+			}
+		}
+		return errs
+	}
 }
 
 func (a *App) openHTTP() error {
