@@ -304,7 +304,9 @@ func (a *App) apiServer() *httpapi.Server {
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
 	}
-	if a.Roles&RoleIngest != 0 {
+	if a.Roles&(RoleIngest|RoleRetriever) != 0 {
+		// A retriever publishes too: the write API (memories, pending
+		// decisions, the scratchpad) reads the read model, then publishes.
 		srv.Publisher = publisher{stream.NewPublisher(a.js)}
 	}
 	if a.Roles&RoleRetriever != 0 {

@@ -219,7 +219,8 @@ func (a *App) ConsolidationAPI() httpapi.ConsolidationStore {
 	if c := a.consolidator(); c != nil {
 		return consolidationAPI{Store: a.store, c: c}
 	}
-	return a.store
+	// The consolidator runs in another process: its queue is asked over NATS.
+	return remoteQueue{Store: a.store, nc: a.nc}
 }
 
 // consolidationAPI joins the read model and the consolidator's queue.
@@ -230,8 +231,8 @@ type consolidationAPI struct {
 
 var _ httpapi.RuleQueue = consolidationAPI{}
 
-func (x consolidationAPI) PendingFirings(scope *memory.Scope) []consolidation.Pending {
-	return x.c.PendingFirings(scope)
+func (x consolidationAPI) PendingFirings(_ context.Context, scope *memory.Scope) ([]consolidation.Pending, error) {
+	return x.c.PendingFirings(scope), nil
 }
 
 func (x consolidationAPI) Approve(ctx context.Context, id string, scope *memory.Scope) error {
@@ -277,17 +278,19 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 			reply(req, JobReply{Ran: ran}, err)
 		},
 		PendingSubject: func(req micro.Request) {
-			reply(req, map[string]any{"pending": c.PendingFirings(nil)}, nil)
+			var body queueRequest
+			_ = json.Unmarshal(req.Data(), &body)
+			reply(req, map[string]any{"pending": c.PendingFirings(body.scope())}, nil)
 		},
 		ApproveSubject: func(req micro.Request) {
-			var body struct{ ID string }
+			var body queueRequest
 			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, nil))
+			reply(req, map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, body.scope()))
 		},
 		DismissSubject: func(req micro.Request) {
-			var body struct{ ID string }
+			var body queueRequest
 			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, nil))
+			reply(req, map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, body.scope()))
 		},
 	}
 	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
