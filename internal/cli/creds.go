@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/engramhq/engram/internal/app"
@@ -18,18 +19,20 @@ func creds(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f app.Flags
 	f.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	natsConf := fs.String("nats-conf", "", "also write the users as a nats-server config block to this file (include it from an external server's config)")
+	pos, err := parseAnyOrder(fs, args)
+	if err != nil {
 		return 2
 	}
 	agent := ""
-	switch fs.NArg() {
+	switch len(pos) {
 	case 0:
 	case 2:
-		if fs.Arg(0) != "agent" {
+		if pos[0] != "agent" {
 			fmt.Fprintln(stderr, "usage: engram creds [agent NAMESPACE] [flags]")
 			return 2
 		}
-		agent = fs.Arg(1)
+		agent = pos[1]
 	default:
 		fmt.Fprintln(stderr, "usage: engram creds [agent NAMESPACE] [flags]")
 		return 2
@@ -43,6 +46,12 @@ func creds(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "engram creds: %v\n", err)
 		return 1
+	}
+	if *natsConf != "" {
+		if err := os.WriteFile(*natsConf, []byte(auth.ServerConfig()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "engram creds: %v\n", err)
+			return 1
+		}
 	}
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {

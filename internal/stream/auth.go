@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -215,14 +216,49 @@ func permissions(name string) *server.Permissions {
 
 // nkeyUsers is what the embedded server is told.
 func (a *Auth) nkeyUsers() []*server.NkeyUser {
-	names := make([]string, 0, len(a.users))
-	for name := range a.users {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := a.names()
 	out := make([]*server.NkeyUser, 0, len(names))
 	for _, name := range names {
 		out = append(out, &server.NkeyUser{Nkey: a.users[name], Permissions: permissions(name)})
 	}
 	return out
+}
+
+func (a *Auth) names() []string {
+	names := make([]string, 0, len(a.users))
+	for name := range a.users {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ServerConfig is the users as a nats-server configuration block, to
+// include from the config of an external server or cluster (deploy/): the
+// same users and permissions as the embedded server's, public keys only.
+func (a *Auth) ServerConfig() string {
+	var b strings.Builder
+	b.WriteString("# engram's NATS users (engram creds --nats-conf); public keys only.\nauthorization {\n  users = [\n")
+	list := func(xs []string) string {
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = strconv.Quote(x)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	for _, name := range a.names() {
+		p := permissions(name)
+		fmt.Fprintf(&b, "    # %s\n    { nkey: %q, permissions: {\n", name, a.users[name])
+		fmt.Fprintf(&b, "        publish: { allow: %s", list(p.Publish.Allow))
+		if len(p.Publish.Deny) > 0 {
+			fmt.Fprintf(&b, ", deny: %s", list(p.Publish.Deny))
+		}
+		fmt.Fprintf(&b, " }\n        subscribe: { allow: %s }\n", list(p.Subscribe.Allow))
+		if p.Response != nil {
+			fmt.Fprintf(&b, "        allow_responses: { max: %d }\n", p.Response.MaxMsgs)
+		}
+		b.WriteString("    } }\n")
+	}
+	b.WriteString("  ]\n}\n")
+	return b.String()
 }

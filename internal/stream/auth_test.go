@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -155,6 +157,42 @@ func TestAuthRequired(t *testing.T) {
 // the rest.
 func TestAuthRoles(t *testing.T) {
 	emb, auth := startAuthServer(t)
+	testRoles(t, emb, auth)
+}
+
+// An external nats-server given ServerConfig (as deploy/cluster.sh does)
+// enforces the same roles.
+func TestAuthServerConfig(t *testing.T) {
+	auth, err := EnsureAuth(filepath.Join(t.TempDir(), "nats-auth"), []string{"acme", "beta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(conf, []byte("listen: 127.0.0.1:-1\njetstream { store_dir: "+strconv.Quote(t.TempDir())+" }\n"+auth.ServerConfig()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatalf("ServerConfig does not parse: %v\n%s", err, auth.ServerConfig())
+	}
+	if got, want := len(opts.Nkeys), 4; got != want {
+		t.Fatalf("%d nkey users, want %d", got, want)
+	}
+	opts.NoSigs, opts.NoLog = true, true
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	emb := &Embedded{srv: srv}
+	t.Cleanup(emb.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	testRoles(t, emb, auth)
+}
+
+func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 	worker := connectAs(t, emb, auth.SeedFile(RoleWorker, ""))
 	wjs, err := jetstream.New(worker.nc)
 	if err != nil {
