@@ -205,9 +205,7 @@ func (a *App) openNATS(ctx context.Context) error {
 		return fmt.Errorf("jetstream: %w", err)
 	}
 	a.js = js
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return stream.EnsureStreams(sctx, js, stream.StreamsConfig{
+	return ensureStreams(ctx, js, stream.StreamsConfig{
 		Replicas:        a.Config.NATS.Replicas,
 		DuplicateWindow: a.Config.NATS.DuplicateWindow,
 	})

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // AuthDir is where the embedded server's users are kept as nkey seeds
@@ -60,4 +63,24 @@ func BusCredentials(cfg config.Config, agent string) (*stream.Auth, error) {
 		}
 	}
 	return stream.EnsureAuth(AuthDir(cfg), agentNamespaces(cfg))
+}
+
+// ensureStreams creates or updates the streams, asking again for up to
+// 30 s: on a cluster that has just formed, or when several workers start
+// at once, a JetStream API request can go unanswered.
+func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg stream.StreamsConfig) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := stream.EnsureStreams(actx, js, cfg)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
