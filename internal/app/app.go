@@ -108,10 +108,13 @@ func (a *App) Open(ctx context.Context) (err error) {
 	if err := a.openNATS(ctx); err != nil {
 		return err
 	}
-	if a.Roles&RoleRetriever != 0 {
+	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
+		// Every worker that reads keeps a read model of its own (readmodel.go).
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
 		}
+	}
+	if a.Roles&RoleRetriever != 0 {
 		a.engine = retrieval.NewEngine(a.store)
 		a.engine.Tokens = func(model string) retrieval.Counter {
 			if model == "" {
@@ -245,7 +248,7 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 	}
 	return stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:        stream.MemoryStream,
-		Durable:       "projector-" + stream.EncodeToken(a.Config.Instance),
+		Durable:       a.projectorDurable(),
 		Restart:       true,
 		StartSeq:      last + 1,
 		Batch:         512,
