@@ -7,33 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
-
-// externalNATS starts a nats-server with JetStream, as deploy/nats.conf
-// does, for workers run apart.
-func externalNATS(t *testing.T) string {
-	t.Helper()
-	opts, err := server.ProcessConfigFile("../../deploy/nats.conf")
-	if err != nil {
-		t.Fatalf("deploy/nats.conf: %v", err)
-	}
-	opts.StoreDir = t.TempDir()
-	opts.Port = server.RANDOM_PORT
-	opts.HTTPPort = 0
-	opts.NoSigs, opts.NoLog = true, true
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10e9) {
-		t.Fatal("nats not ready")
-	}
-	return ns.ClientURL()
-}
 
 // The retriever run apart serves the whole write API: manual memories,
 // pending decisions, the scratchpad, and the consolidator's confirm queue
