@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo fuzz cluster cluster-stop
+.PHONY: run test build bench bench-locomo fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -16,6 +16,8 @@ test:
 ## build: all binaries into ./bin
 build:
 	$(GO) build -o bin/ ./cmd/...
+
+.PHONY: cluster cluster-stop
 
 ## cluster: three nats-server nodes on loopback and the workers apart (deploy/cluster.sh); cluster-stop stops them
 cluster:
