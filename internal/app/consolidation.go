@@ -111,8 +111,15 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 			log.Error("consolidator consumer stopped", zap.Error(err))
 		}
 	})
+	fs, err := a.openFirings(ctx, log)
+	if err != nil {
+		return fmt.Errorf("schedule bucket: %w", err)
+	}
+	c.Claim = fs.claim
 	a.wg.Go(func() {
-		if err := c.Run(runCtx, time.Time{}); err != nil {
+		// From the last firing run by any instance: what fell due while
+		// none ran is run now.
+		if err := c.Run(runCtx, fs.since(runCtx)); err != nil {
 			log.Error("consolidator schedule stopped", zap.Error(err))
 		}
 	})
