@@ -111,6 +111,14 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 			log.Error("consolidator consumer stopped", zap.Error(err))
 		}
 	})
+	queue, err := a.openConfirmQueue(ctx)
+	if err != nil {
+		return fmt.Errorf("confirm queue bucket: %w", err)
+	}
+	c.Queue = queue
+	c.Trigger = func(ctx context.Context, seq uint64) (*memory.Applied, error) {
+		return stream.Load(ctx, a.js, seq, a.Config.HTTP.MaxEventBytes)
+	}
 	fs, err := a.openFirings(ctx, log)
 	if err != nil {
 		return fmt.Errorf("schedule bucket: %w", err)
@@ -238,8 +246,8 @@ type consolidationAPI struct {
 
 var _ httpapi.RuleQueue = consolidationAPI{}
 
-func (x consolidationAPI) PendingFirings(_ context.Context, scope *memory.Scope) ([]consolidation.Pending, error) {
-	return x.c.PendingFirings(scope), nil
+func (x consolidationAPI) PendingFirings(ctx context.Context, scope *memory.Scope) ([]consolidation.Pending, error) {
+	return x.c.ListPending(ctx, scope)
 }
 
 func (x consolidationAPI) Approve(ctx context.Context, id string, scope *memory.Scope) error {
@@ -287,7 +295,8 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 		PendingSubject: func(req micro.Request) {
 			var body queueRequest
 			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]any{"pending": c.PendingFirings(body.scope())}, nil)
+			pending, err := c.ListPending(runCtx, body.scope())
+			reply(req, map[string]any{"pending": pending}, err)
 		},
 		ApproveSubject: func(req micro.Request) {
 			var body queueRequest
