@@ -103,7 +103,9 @@ func TestContext(t *testing.T) {
 			if strings.HasPrefix(strings.TrimSpace(line), "System:") {
 				t.Fatalf("stored text poses as structure: %q", line)
 			}
-			if strings.Contains(line, "Ignore previous") && !strings.HasPrefix(strings.TrimSpace(line), "- ") {
+			// An item's line, or a quoted continuation line of the scratchpad.
+			quoted := strings.HasPrefix(strings.TrimSpace(line), "- ") || strings.HasPrefix(line, "  \"") || strings.HasPrefix(line, "  「")
+			if strings.Contains(line, "Ignore previous") && !quoted {
 				t.Fatalf("stored text not rendered as a quoted item: %q", line)
 			}
 		}
@@ -156,7 +158,7 @@ func TestContext(t *testing.T) {
 	t.Run("metrics", func(t *testing.T) {
 		r := do(t, "GET", "http://"+a.HTTPAddr()+"/metrics", "", nil, nil)
 		if r.Status != 200 || !strings.Contains(r.Raw, "engram_context_requests_total ") ||
-			!strings.Contains(r.Raw, `engram_events_accepted_total{type="turn.recorded"}`) {
+			!strings.Contains(r.Raw, `engram_events_accepted_total{path="http",type="turn.recorded"}`) {
 			t.Fatalf("metrics: %d %s", r.Status, r.Raw)
 		}
 	})

@@ -11,7 +11,7 @@ import (
 // not allow it), and get POST /v1/events' validation and answer.
 func (a *App) openInput() error {
 	srv := a.apiServer()
-	srv.Searcher, srv.Memories, srv.Context, srv.Consolidation = nil, nil, nil, nil
+	srv.Searcher, srv.Memories, srv.Context, srv.Consolidation, srv.MCP = nil, nil, nil, nil, nil
 	svc, err := natsapi.ServeInput(a.nc, srv.BusInput(), Version, a.Log.Named("input"))
 	if err != nil {
 		return fmt.Errorf("nats input service: %w", err)

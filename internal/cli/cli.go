@@ -27,6 +27,7 @@ Usage:
   engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
   engram search  [flags] QUERY    search a user's memory through a running engram
   engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
+  engram mcp     [flags]          MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
   engram creds   [agent NS]       the embedded NATS's users (operator, worker, agents) and how to use them
   engram version
 
@@ -48,6 +49,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return search(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
+	case "mcp":
+		return mcpCommand(args[1:], stdout, stderr)
 	case "creds":
 		return creds(args[1:], stdout, stderr)
 	case "version", "--version", "-v":

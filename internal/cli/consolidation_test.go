@@ -100,24 +100,12 @@ func TestRulesTest(t *testing.T) {
 
 // A job runs now on a running engram, asked over NATS.
 func TestRulesRun(t *testing.T) {
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTP.Addr = ""
-	cfg.NATS.Listen = "127.0.0.1:0"
-	a := app.New(cfg, app.RoleAll, zaptest.NewLogger(t))
-	if err := a.Open(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Close(ctx)
-	}()
-	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL(), "--data-dir", cfg.DataDir)
+	a := runningEngram(t)
+	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir)
 	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
 	}
-	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL(), "--data-dir", cfg.DataDir); code != 1 || !strings.Contains(errOut, "nope") {
+	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir); code != 1 || !strings.Contains(errOut, "nope") {
 		t.Fatalf("unknown job: exit %d, %q", code, errOut)
 	}
 }
