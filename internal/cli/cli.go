@@ -28,6 +28,7 @@ Usage:
   engram search  [flags] QUERY    search a user's memory through a running engram
   engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
   engram mcp     [flags]          MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
+  engram creds   [agent NS]       the embedded NATS's users (operator, worker, agents) and how to use them
   engram version
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
@@ -50,6 +51,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return dlq(args[1:], stdout, stderr)
 	case "mcp":
 		return mcpCommand(args[1:], stdout, stderr)
+	case "creds":
+		return creds(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0
