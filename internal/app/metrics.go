@@ -32,6 +32,11 @@ func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
 		}
 		lag := info.State.LastSeq - min(last, info.State.LastSeq)
 		s.ProjectorLag = &lag
+		q, err := a.store.Stats(ctx, "", 0)
+		if err != nil {
+			return s, err
+		}
+		s.Quality = &metrics.Quality{ConfirmationRate: q.ConfirmationRate, WrongWriteRate: q.WrongWriteRate}
 	}
 	consumers := mem.ListConsumers(ctx)
 	for ci := range consumers.Info() {

@@ -26,6 +26,7 @@ Usage:
   engram serve   [flags]          run engram: embedded NATS + JetStream, every worker, HTTP API
   engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
   engram search  [flags] QUERY    search a user's memory through a running engram
+  engram stats   [flags]          a namespace's counts and memory-quality figures, from a running engram
   engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
   engram mcp     [flags]          MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
   engram creds   [agent NS]       the embedded NATS's users (operator, worker, agents) and how to use them
@@ -47,6 +48,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return rebuild(args[1:], stdout, stderr)
 	case "search":
 		return search(args[1:], stdout, stderr)
+	case "stats":
+		return stats(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
 	case "mcp":

@@ -39,5 +39,6 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	recordContext(req.Namespace, resp)
 	writeJSON(w, http.StatusOK, resp)
 }

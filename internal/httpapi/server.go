@@ -98,6 +98,9 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("GET /v1/memories", s.auth(s.listMemories))
 		mux.HandleFunc("GET /v1/memories/{id}", s.auth(s.getMemory))
 		mux.HandleFunc("GET /v1/pending", s.auth(s.listPending))
+		if _, ok := s.Memories.(StatsReader); ok {
+			mux.HandleFunc("GET /v1/stats", s.auth(s.stats))
+		}
 		if s.Publisher != nil {
 			mux.HandleFunc("POST /v1/memories", s.auth(s.addMemory))
 			mux.HandleFunc("PATCH /v1/memories/{id}", s.auth(s.patchMemory))

@@ -14,6 +14,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,12 +49,17 @@ type Registry struct {
 	natsRequests    *prometheus.CounterVec
 	eventsAccepted  *prometheus.CounterVec
 	contextRequests prometheus.Counter
-	degraded        *prometheus.CounterVec
-	deadLettered    *prometheus.CounterVec
-	llmCalls        *prometheus.CounterVec
-	llmErrors       *prometheus.CounterVec
-	llmTokens       *prometheus.CounterVec
-	llmDuration     *prometheus.HistogramVec
+	contextServed   *prometheus.CounterVec
+	contextTokens   *prometheus.CounterVec
+
+	ctxMu        sync.Mutex
+	ctxNS        map[string]ContextFigures
+	degraded     *prometheus.CounterVec
+	deadLettered *prometheus.CounterVec
+	llmCalls     *prometheus.CounterVec
+	llmErrors    *prometheus.CounterVec
+	llmTokens    *prometheus.CounterVec
+	llmDuration  *prometheus.HistogramVec
 }
 
 // Default is the process's registry.
@@ -62,7 +68,7 @@ var Default = New()
 // New returns a registry with every metric declared and the Go and process
 // collectors registered.
 func New() *Registry {
-	r := &Registry{reg: prometheus.NewRegistry()}
+	r := &Registry{reg: prometheus.NewRegistry(), ctxNS: map[string]ContextFigures{}}
 	r.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "engram_http_request_duration_seconds",
 		Help: "Time to answer an HTTP API request, by route pattern.", Buckets: latencyBuckets,
@@ -89,6 +95,16 @@ func New() *Registry {
 		Name: "engram_context_requests_total",
 		Help: "Context blocks asked for over HTTP.",
 	})
+	r.contextServed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_context_served_total",
+		Help: "Context blocks served, by whether they held at least one memory or turn (result hit) or neither (miss); " +
+			"the retrieval hit rate is hit / (hit + miss).",
+	}, []string{"result"})
+	r.contextTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_context_tokens_total",
+		Help: "Tokens of the context blocks served: all of them (block all), and those of long-term memories, " +
+			"the profile and memories blocks (block memory); the memory-token share is memory / all.",
+	}, []string{"block"})
 	r.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "engram_retrieval_degraded_total",
 		Help: "Falls down the retrieval degradation chain, by where from and where to.",
@@ -114,8 +130,14 @@ func New() *Registry {
 		Help: "Time of a call to the LLM or embedding endpoint, retries included.", Buckets: latencyBuckets,
 	}, []string{"op"})
 	r.reg.MustRegister(r.httpDuration, r.httpRequests, r.natsDuration, r.natsRequests, r.eventsAccepted,
-		r.contextRequests, r.degraded, r.deadLettered, r.llmCalls, r.llmErrors, r.llmTokens, r.llmDuration,
+		r.contextRequests, r.contextServed, r.contextTokens, r.degraded, r.deadLettered, r.llmCalls, r.llmErrors, r.llmTokens, r.llmDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, v := range []string{"hit", "miss"} {
+		r.contextServed.WithLabelValues(v)
+	}
+	for _, v := range []string{"all", "memory"} {
+		r.contextTokens.WithLabelValues(v)
+	}
 	for _, op := range []string{OpChat, OpEmbed} {
 		r.llmCalls.WithLabelValues(op)
 		r.llmDuration.WithLabelValues(op)
@@ -170,6 +192,61 @@ func (r *Registry) EventsAccepted(path, eventType string) float64 {
 
 // ContextRequest counts a context block asked for.
 func (r *Registry) ContextRequest() { r.contextRequests.Inc() }
+
+// ContextFigures are what the context blocks served in a namespace held,
+// since this process started.
+type ContextFigures struct {
+	// Served blocks; Hits of them held at least one memory or turn.
+	Served, Hits uint64
+	// MemoryTokens of TotalTokens were long-term memories' (the profile
+	// and memories blocks).
+	MemoryTokens, TotalTokens uint64
+}
+
+// HitRate is Hits / Served, 0 before the first block.
+func (f ContextFigures) HitRate() float64 { return ratio(f.Hits, f.Served) }
+
+// MemoryTokenShare is MemoryTokens / TotalTokens, 0 before the first token.
+func (f ContextFigures) MemoryTokenShare() float64 { return ratio(f.MemoryTokens, f.TotalTokens) }
+
+func ratio(n, d uint64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// ContextServed records a context block served in namespace: whether it
+// held a memory or turn (hit), its long-term memories' tokens and its
+// total tokens. The namespace is kept for Context, not as a label.
+func (r *Registry) ContextServed(namespace string, hit bool, memoryTokens, totalTokens int) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	memoryTokens, totalTokens = max(memoryTokens, 0), max(totalTokens, 0)
+	r.contextServed.WithLabelValues(result).Inc()
+	r.contextTokens.WithLabelValues("memory").Add(float64(memoryTokens))
+	r.contextTokens.WithLabelValues("all").Add(float64(totalTokens))
+	r.ctxMu.Lock()
+	defer r.ctxMu.Unlock()
+	f := r.ctxNS[namespace]
+	f.Served++
+	if hit {
+		f.Hits++
+	}
+	f.MemoryTokens += uint64(memoryTokens)
+	f.TotalTokens += uint64(totalTokens)
+	r.ctxNS[namespace] = f
+}
+
+// Context returns what the blocks served in namespace held since this
+// process started.
+func (r *Registry) Context(namespace string) ContextFigures {
+	r.ctxMu.Lock()
+	defer r.ctxMu.Unlock()
+	return r.ctxNS[namespace]
+}
 
 // Degraded counts a fall down the retrieval degradation chain.
 func (r *Registry) Degraded(from, to string) { r.degraded.WithLabelValues(from, to).Inc() }
@@ -237,6 +314,18 @@ type Snapshot struct {
 	DeadLetters *uint64
 	// ExtractionBacklog is how many extraction requests wait or run.
 	ExtractionBacklog *uint64
+	// Quality is seed 004 §9's memory-quality figures over every
+	// namespace, read from the read model.
+	Quality *Quality
+}
+
+// Quality is what the memory-quality gauges show.
+type Quality struct {
+	// ConfirmationRate is confirmed / decided pending candidates.
+	ConfirmationRate float64
+	// WrongWriteRate is the share of memories written that were ignored or
+	// superseded within the window.
+	WrongWriteRate float64
 }
 
 // Consumer is one durable consumer's position.
@@ -261,6 +350,11 @@ var (
 		"Messages held in the DEADLETTER stream (engram dlq ls lists them).", nil, nil)
 	descBacklog = prometheus.NewDesc("engram_extraction_backlog_requests",
 		"Extraction requests waiting for or in the extractor.", nil, nil)
+	descConfirm = prometheus.NewDesc("engram_memory_confirmation_ratio",
+		"Pending memory candidates confirmed, of those users confirmed or ignored (all namespaces, from the read model).", nil, nil)
+	descWrong = prometheus.NewDesc("engram_memory_wrong_write_ratio",
+		"Memories written that were ignored or superseded within 7 days of being written, of all memories written "+
+			"(all namespaces, from the read model).", nil, nil)
 	descUp = prometheus.NewDesc("engram_state_up",
 		"1 when the last scrape could read the stream's state, 0 when it could not.", nil, nil)
 )
@@ -268,7 +362,7 @@ var (
 type stateCollector struct{ read State }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descUp} {
+	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descUp} {
 		ch <- d
 	}
 }
@@ -290,6 +384,10 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descLag, s.ProjectorLag)
 	gauge(descDLQ, s.DeadLetters)
 	gauge(descBacklog, s.ExtractionBacklog)
+	if q := s.Quality; q != nil {
+		ch <- prometheus.MustNewConstMetric(descConfirm, prometheus.GaugeValue, q.ConfirmationRate)
+		ch <- prometheus.MustNewConstMetric(descWrong, prometheus.GaugeValue, q.WrongWriteRate)
+	}
 	for _, cs := range s.Consumers {
 		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(cs.Pending), cs.Name)
 		ch <- prometheus.MustNewConstMetric(descAckPending, prometheus.GaugeValue, float64(cs.AckPending), cs.Name)

@@ -25,9 +25,11 @@ func TestLint(t *testing.T) {
 	r.Degraded("fts", "recent")
 	r.DeadLettered("extractor")
 	r.ContextRequest()
+	r.ContextServed("default", true, 30, 100)
 	state := func(context.Context) (Snapshot, error) {
 		return Snapshot{ProjectorLag: u64(3), DeadLetters: u64(1), ExtractionBacklog: u64(2),
-			Consumers: []Consumer{{Name: "batcher", Pending: 5, AckPending: 1}}}, nil
+			Consumers: []Consumer{{Name: "batcher", Pending: 5, AckPending: 1}},
+			Quality:   &Quality{ConfirmationRate: 0.5, WrongWriteRate: 0.25}}, nil
 	}
 	g := r.Gatherer(state)
 	problems, err := testutil.GatherAndLint(g)
@@ -51,6 +53,8 @@ func TestLint(t *testing.T) {
 	for _, name := range []string{"engram_projector_lag_events", "engram_consumer_pending_messages",
 		"engram_dead_letters_messages", "engram_extraction_backlog_requests", "engram_llm_tokens_total",
 		"engram_http_request_duration_seconds", "engram_nats_request_duration_seconds",
+		"engram_context_served_total", "engram_context_tokens_total",
+		"engram_memory_confirmation_ratio", "engram_memory_wrong_write_ratio",
 		"go_goroutines", "process_resident_memory_bytes"} {
 		if !seen[name] {
 			t.Errorf("%s missing", name)
@@ -73,5 +77,29 @@ func TestStateDown(t *testing.T) {
 		"# TYPE engram_state_up gauge\nengram_state_up 0\n"
 	if err := testutil.GatherAndCompare(g, strings.NewReader(want), "engram_state_up", "engram_projector_lag_events"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The context figures add up per namespace, and the counters over all.
+func TestContextServed(t *testing.T) {
+	r := New()
+	r.ContextServed("a", true, 30, 100)
+	r.ContextServed("a", false, 0, 40)
+	r.ContextServed("b", true, 10, 10)
+	a := r.Context("a")
+	if a.Served != 2 || a.Hits != 1 || a.HitRate() != 0.5 || a.MemoryTokens != 30 || a.TotalTokens != 140 {
+		t.Errorf("namespace a = %+v", a)
+	}
+	if got, want := a.MemoryTokenShare(), 30.0/140; got != want {
+		t.Errorf("memory-token share = %v, want %v", got, want)
+	}
+	if got := r.Context("none"); got.HitRate() != 0 || got.MemoryTokenShare() != 0 {
+		t.Errorf("empty namespace = %+v", got)
+	}
+	if got := testutil.ToFloat64(r.contextServed.WithLabelValues("hit")); got != 2 {
+		t.Errorf("hits = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(r.contextTokens.WithLabelValues("memory")); got != 40 {
+		t.Errorf("memory tokens = %v, want 40", got)
 	}
 }
