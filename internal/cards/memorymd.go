@@ -70,6 +70,19 @@ type entry struct {
 // credentials, or would expire at now are left out, as is a second entry
 // with the same text. When not even the title fits, the result is "".
 func MemoryMD(mems []memory.Memory, now time.Time, maxChars int) string {
+	return memoryMD(mems, now, maxChars, false)
+}
+
+// MemoryMDFile is MemoryMD as written to a file a person may edit: each
+// entry ends with its memory's id in an HTML comment ("- User likes tea
+// <!-- m_0123abcd -->"), which ParseMemoryMD reads back. The comments do
+// not count against maxChars. An entry's text cannot hold "<!--" (escape
+// writes '<' as "\<"), so the comment is always engram's.
+func MemoryMDFile(mems []memory.Memory, now time.Time, maxChars int) string {
+	return memoryMD(mems, now, maxChars, true)
+}
+
+func memoryMD(mems []memory.Memory, now time.Time, maxChars int, ids bool) string {
 	if maxChars <= 0 {
 		maxChars = MemoryMDChars
 	}
@@ -124,7 +137,7 @@ func MemoryMD(mems []memory.Memory, now time.Time, maxChars int) string {
 	if used > maxChars {
 		return ""
 	}
-	chosen := make(map[memory.Kind][]string)
+	chosen := make(map[memory.Kind][]entry)
 	for _, e := range cands {
 		cost := runes(e.text) + len("- \n")
 		if len(chosen[e.kind]) == 0 {
@@ -134,7 +147,7 @@ func MemoryMD(mems []memory.Memory, now time.Time, maxChars int) string {
 			continue
 		}
 		used += cost
-		chosen[e.kind] = append(chosen[e.kind], e.text)
+		chosen[e.kind] = append(chosen[e.kind], e)
 	}
 
 	var b strings.Builder
@@ -144,8 +157,12 @@ func MemoryMD(mems []memory.Memory, now time.Time, maxChars int) string {
 			continue
 		}
 		b.WriteString("\n## " + h.kinds[k] + "\n")
-		for _, t := range chosen[k] {
-			b.WriteString("- " + t + "\n")
+		for _, e := range chosen[k] {
+			b.WriteString("- " + e.text)
+			if ids && validCardID(e.id) {
+				b.WriteString(" <!-- " + e.id + " -->")
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()
