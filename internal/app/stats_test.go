@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/sqlite"
 	"go.uber.org/zap/zaptest"
 )
@@ -49,8 +50,11 @@ func TestQualityStats(t *testing.T) {
 	mustAccept(t, postEvent(t, a, turn))
 	waitSettled(t, a)
 
-	// Two context blocks: one finds the tea, one (a user with nothing) finds nothing.
-	var memTokens, allTokens int
+	// Two context blocks: one finds the tea, one (a user with nothing) finds
+	// nothing. The process counts them since it started (-count=N runs
+	// this test in one process).
+	prior := metrics.Default.Context(ns)
+	memTokens, allTokens := int(prior.MemoryTokens), int(prior.TotalTokens)
 	for _, body := range []string{`{"namespace":"` + ns + `","user":"qa","query":"what tea does the user like?","force":true}`,
 		`{"namespace":"` + ns + `","user":"nobody","query":"what tea does the user like?","force":true}`} {
 		r := do(t, "POST", base+"/v1/context", "application/json", []byte(body), nil)
@@ -71,7 +75,7 @@ func TestQualityStats(t *testing.T) {
 			}
 		}
 	}
-	if memTokens == 0 || allTokens < memTokens {
+	if memTokens == int(prior.MemoryTokens) || allTokens < memTokens {
 		t.Fatalf("setup: memory tokens %d of %d", memTokens, allTokens)
 	}
 
@@ -89,7 +93,7 @@ func TestQualityStats(t *testing.T) {
 		"confirmed": 2.0, "ignored": 1.0, "confirmation_rate": 2.0 / 3,
 		// written: 6; wrong: Beijing (superseded) and running (ignored).
 		"written": 6.0, "wrong_writes": 2.0, "wrong_write_rate": 2.0 / 6, "window_days": 7.0,
-		"context_served": 2.0, "retrieval_hit_rate": 0.5, "memory_token_share": float64(memTokens) / float64(allTokens),
+		"context_served": float64(prior.Served + 2), "retrieval_hit_rate": float64(prior.Hits+1) / float64(prior.Served+2), "memory_token_share": float64(memTokens) / float64(allTokens),
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -1,12 +1,16 @@
 package consolidation
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,23 +93,263 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	if c.CardsDir == "" || c.Store == nil {
 		return nil
 	}
+	c.cardsMu.Lock()
+	defer c.cardsMu.Unlock()
+	dir := CardsPath(c.CardsDir, scope)
 	mems, err := c.Store.ActiveMemories(ctx, scope)
 	if err != nil {
 		return memory.Errorf(memory.EUNAVAILABLE, "read memories: %v", err)
+	}
+	imported, err := c.importCardEdits(ctx, scope, dir, mems, now)
+	if err != nil {
+		// Writing the card now would throw the person's edit away.
+		return fmt.Errorf("MEMORY.md edited by hand, not imported (the card is left as it is): %w", err)
+	}
+	if imported {
+		if c.Head == nil {
+			// The events just published re-render the card once applied.
+			return nil
+		}
+		head, err := c.Head(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.waitSeq(ctx, head); err != nil {
+			return err
+		}
+		if mems, err = c.Store.ActiveMemories(ctx, scope); err != nil {
+			return memory.Errorf(memory.EUNAVAILABLE, "read memories: %v", err)
+		}
 	}
 	pad, err := c.scratchpad(ctx, scope)
 	if err != nil {
 		return err
 	}
-	memMD, userMD := Cards(mems, &pad, now, maxChars, perKind)
-	dir := CardsPath(c.CardsDir, scope)
+	if perKind > 0 && perKind < cards.MemoryMDPerKind {
+		mems = topPerKind(mems, perKind, now)
+	}
+	memMD, userMD := cards.MemoryMDFile(mems, now, maxChars), cards.UserMD(mems, &pad, now)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("cards dir: %w", err)
+	}
+	// What engram wrote is kept beside the card, so that a person's edit
+	// can be told from it (importCardEdits). It is written first: a crash
+	// between the two leaves a card that differs from it only by engram's
+	// own rendering, which reads as no edit of any line.
+	if err := cards.WriteAtomic(filepath.Join(dir, lastMemoryCard), []byte(memMD)); err != nil {
+		return err
 	}
 	if err := cards.WriteAtomic(filepath.Join(dir, MemoryCard), []byte(memMD)); err != nil {
 		return err
 	}
+	c.noteCardStat(filepath.Join(dir, MemoryCard))
 	return cards.WriteAtomic(filepath.Join(dir, UserCard), []byte(userMD))
+}
+
+// lastMemoryCard is the MEMORY.md engram last wrote, kept beside it.
+const lastMemoryCard = ".MEMORY.md.engram"
+
+// cardEditReason is the reason of a memory.deleted for a line a person
+// removed from MEMORY.md.
+const cardEditReason = "removed from MEMORY.md by hand"
+
+// importCardEdits publishes what a person changed in the user's MEMORY.md
+// since engram last wrote it, as the HTTP API publishes a person's memory
+// edits: a line added is a memory.added (a core memory of the section's
+// kind), a line whose text or section changed a memory.updated, a line
+// removed a memory.deleted. It reports whether it published anything.
+// Event ids come from the edited file, so a retry publishes nothing new.
+// Lines of memories no longer active are left alone; an emptied file is
+// read as no edit (a card is rewritten, not erased).
+func (c *Consolidator) importCardEdits(ctx context.Context, scope memory.Scope, dir string, mems []memory.Memory, now time.Time) (bool, error) {
+	edited, err := os.ReadFile(filepath.Join(dir, MemoryCard))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	last, err := os.ReadFile(filepath.Join(dir, lastMemoryCard))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // written before cards kept their last rendering
+	}
+	if err != nil {
+		return false, err
+	}
+	if bytes.Equal(edited, last) || len(bytes.TrimSpace(edited)) == 0 {
+		return false, nil
+	}
+	e := cards.DiffMemoryMD(string(last), string(edited))
+	active := make(map[string]bool, len(mems))
+	for _, m := range mems {
+		active[m.ID] = true
+	}
+	key := hashOf(scope.Namespace, scope.User, string(edited))
+	var outs []memory.Outgoing
+	out := func(typ string, i int, id string, data any) {
+		outs = append(outs, memory.Outgoing{Type: typ, ID: "card-" + hashOf(key, typ, fmt.Sprint(i), id),
+			Scope: scope, Time: now, Data: data})
+	}
+	for i, l := range e.Added {
+		if len(l.Text) > events.MaxMemoryContentBytes {
+			continue
+		}
+		kind := string(l.Kind)
+		class := cardClasses[l.Kind]
+		eventID := "card-" + hashOf(key, events.TypeMemoryAdded, fmt.Sprint(i), "")
+		out(events.TypeMemoryAdded, i, "", &events.MemoryAdded{MemoryID: memory.MemoryID(Source, eventID, 0),
+			Tier: events.TierCore, Kind: kind, Category: class.category, Subject: "user", Predicate: class.predicate,
+			Content: l.Text, Importance: cardImportance, Confidence: 1})
+	}
+	for i, l := range e.Updated {
+		if !active[l.ID] || len(l.Text) > events.MaxMemoryContentBytes {
+			continue
+		}
+		u := &events.MemoryUpdated{MemoryID: l.ID}
+		if l.Text != "" {
+			u.Content = &l.Text
+		}
+		if l.Kind != "" {
+			kind := string(l.Kind)
+			u.Kind = &kind
+		}
+		out(events.TypeMemoryUpdated, i, l.ID, u)
+	}
+	for i, id := range e.Deleted {
+		if active[id] {
+			out(events.TypeMemoryDeleted, i, id, &events.MemoryDeleted{MemoryID: id, Reason: cardEditReason})
+		}
+	}
+	if len(outs) > 0 {
+		if err := emitErr(c.Emit(ctx, outs...)); err != nil {
+			return false, err
+		}
+		c.Log.Info("MEMORY.md edited by hand: published the changes", zap.String(fieldUser, scopeKey(scope)),
+			zap.Int("added", len(e.Added)), zap.Int("updated", len(e.Updated)), zap.Int("deleted", len(e.Deleted)))
+	}
+	// The edit is taken: until the next render, compare with it.
+	if err := cards.WriteAtomic(filepath.Join(dir, lastMemoryCard), edited); err != nil {
+		return false, err
+	}
+	return len(outs) > 0, nil
+}
+
+// cardImportance is a line a person added to MEMORY.md: high enough to
+// stay on the card.
+const cardImportance = 0.8
+
+// cardClasses are the category and predicate of a line a person added
+// under each section of MEMORY.md.
+var cardClasses = map[memory.Kind]struct{ category, predicate string }{
+	memory.KindIdentity:   {events.CategoryIdentity, "note"},
+	memory.KindPreference: {events.CategoryConfig, "prefers"},
+	memory.KindRule:       {events.CategoryConfig, "rule"},
+	memory.KindFact:       {events.CategoryEvent, "note"},
+	memory.KindSkill:      {events.CategorySolution, "skill"},
+	memory.KindError:      {events.CategorySolution, "lesson"},
+	memory.KindContext:    {events.CategoryConversation, "note"},
+}
+
+// cardStat is what the poll last saw of a MEMORY.md.
+type cardStat struct {
+	size int64
+	mod  time.Time
+}
+
+func (c *Consolidator) noteCardStat(path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	if c.cardStat == nil {
+		c.cardStat = map[string]cardStat{}
+	}
+	c.cardStat[path] = cardStat{fi.Size(), fi.ModTime()}
+	c.mu.Unlock()
+}
+
+// pollCards finds the MEMORY.md files a person changed since the last
+// look and makes their users' cards due now: the render imports the edit.
+// A file not seen before (after a restart) is compared with what engram
+// last wrote.
+func (c *Consolidator) pollCards() {
+	if c.CardsDir == "" || c.Store == nil {
+		return
+	}
+	nss, _ := os.ReadDir(c.CardsDir)
+	for _, ns := range nss {
+		if !ns.IsDir() {
+			continue
+		}
+		users, _ := os.ReadDir(filepath.Join(c.CardsDir, ns.Name()))
+		for _, u := range users {
+			if !u.IsDir() {
+				continue
+			}
+			dir := filepath.Join(c.CardsDir, ns.Name(), u.Name())
+			path := filepath.Join(dir, MemoryCard)
+			fi, err := os.Stat(path)
+			if err != nil {
+				continue
+			}
+			st := cardStat{fi.Size(), fi.ModTime()}
+			c.mu.Lock()
+			prev, seen := c.cardStat[path]
+			if c.cardStat == nil {
+				c.cardStat = map[string]cardStat{}
+			}
+			c.cardStat[path] = st
+			c.mu.Unlock()
+			if seen && prev == st {
+				continue
+			}
+			if !seen {
+				card, err1 := os.ReadFile(path)
+				last, err2 := os.ReadFile(filepath.Join(dir, lastMemoryCard))
+				if err1 != nil || err2 != nil || bytes.Equal(card, last) {
+					continue
+				}
+			}
+			nsName, ok1 := unPathToken(ns.Name())
+			user, ok2 := unPathToken(u.Name())
+			if !ok1 || !ok2 {
+				continue
+			}
+			scope := memory.Scope{Namespace: nsName, User: user}
+			c.mu.Lock()
+			if c.cards == nil {
+				c.cards = map[memory.Scope]cardsDue{}
+			}
+			c.cards[scope] = cardsDue{at: time.Now(), seq: c.cards[scope].seq}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// unPathToken undoes pathToken; ok is false for a name pathToken does not
+// write.
+func unPathToken(s string) (string, bool) {
+	if s == "%" {
+		return "", true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", false
+		}
+		b.WriteByte(byte(v))
+		i += 2
+	}
+	return b.String(), pathToken(b.String()) == s
 }
 
 // renderCardsAction runs render_cards for one user, at the firing's (or
@@ -160,6 +404,7 @@ func (c *Consolidator) runCards(ctx context.Context) {
 	c.mu.Lock()
 	wake := c.wake
 	c.mu.Unlock()
+	var lastPoll time.Time
 	for {
 		now := time.Now()
 		var due []memory.Scope
@@ -190,6 +435,9 @@ func (c *Consolidator) runCards(ctx context.Context) {
 			}
 			continue
 		}
+		if c.CardsPoll > 0 && (next < 0 || next > c.CardsPoll) {
+			next = c.CardsPoll
+		}
 		var timer *time.Timer
 		var fired <-chan time.Time
 		if next >= 0 {
@@ -206,6 +454,10 @@ func (c *Consolidator) runCards(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if c.CardsPoll > 0 && time.Since(lastPoll) >= c.CardsPoll {
+			lastPoll = time.Now()
+			c.pollCards()
 		}
 	}
 }

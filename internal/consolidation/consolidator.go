@@ -76,6 +76,10 @@ type Consolidator struct {
 	// CardsDelay is how long after the last change to a user's episodes,
 	// scratchpad or memories their cards are rendered (debounce).
 	CardsDelay time.Duration
+	// CardsPoll is how often the cards dir is looked at for MEMORY.md
+	// files a person edited (their edits become memory events); ≤ 0
+	// looks only when a card is rendered anyway.
+	CardsPoll time.Duration
 	// CatchUp bounds how long an action waits for the read model to
 	// apply the event that triggered it.
 	CatchUp time.Duration
@@ -89,12 +93,17 @@ type Consolidator struct {
 	pending []*Pending
 	pads    map[memory.Scope]memory.Scratchpad // the last scratchpad written per user
 	cards   map[memory.Scope]cardsDue
-	wake    chan struct{}
+	// cardsMu serializes renders, so an edit is imported once.
+	cardsMu sync.Mutex
+	// cardStat is each MEMORY.md's size and time as last seen by the poll.
+	cardStat map[string]cardStat
+	wake     chan struct{}
 }
 
 // Defaults of a Consolidator's tunables.
 const (
 	DefaultCardsDelay = 2 * time.Second
+	DefaultCardsPoll  = 2 * time.Second
 	DefaultCatchUp    = 30 * time.Second
 	DefaultSweepQuiet = time.Hour
 	// MinSessionTurns is the smallest session the sweep tells as an
@@ -110,7 +119,7 @@ func New(emit memory.Emitter, store Store, current func() *rules.Set, log *zap.L
 		log = zap.NewNop()
 	}
 	return &Consolidator{Emit: emit, Store: store, Rules: current, Log: log,
-		CardsDelay: DefaultCardsDelay, CatchUp: DefaultCatchUp, SweepQuiet: DefaultSweepQuiet}
+		CardsDelay: DefaultCardsDelay, CardsPoll: DefaultCardsPoll, CatchUp: DefaultCatchUp, SweepQuiet: DefaultSweepQuiet}
 }
 
 // Log field keys.

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/engramhq/engram/internal/consolidation"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// Issue 10 item 12: a person's edit of MEMORY.md becomes memory events — a
+// line edited, one added, one deleted — and the card is not reverted.
+func TestMemoryCardEditedByHand(t *testing.T) {
+	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
+	base := "http://" + a.HTTPAddr()
+	add := func(body string) string {
+		t.Helper()
+		r := do(t, "POST", base+"/v1/memories?wait=true", "application/json", []byte(body), nil)
+		if r.Status != 202 {
+			t.Fatalf("add: %d %s", r.Status, r.Raw)
+		}
+		return r.Body["memory_id"].(string)
+	}
+	tea := add(`{"user":"ed","kind":"preference","category":"config","subject":"user","predicate":"likes","content":"User likes green tea","importance":0.8}`)
+	emoji := add(`{"user":"ed","kind":"rule","category":"config","subject":"user","predicate":"rule","content":"Rule: never use emoji","importance":0.8}`)
+	name := add(`{"user":"ed","kind":"identity","category":"identity","subject":"user","predicate":"name","content":"User's name is Ed","importance":0.9}`)
+
+	path := filepath.Join(consolidation.CardsPath(a.Config.CardsPath(), memory.Scope{Namespace: "default", User: "ed"}), consolidation.MemoryCard)
+	read := func() string {
+		b, _ := os.ReadFile(path)
+		return string(b)
+	}
+	waitFor(t, "MEMORY.md with the three memories", func() bool {
+		s := read()
+		return strings.Contains(s, "green tea <!-- "+tea+" -->") && strings.Contains(s, emoji) && strings.Contains(s, name)
+	})
+	card := read()
+	edited := strings.Replace(card, "User likes green tea <!--", "User likes oolong tea <!--", 1)
+	edited = strings.Replace(edited, "- Rule: never use emoji <!-- "+emoji+" -->\n", "", 1)
+	edited = strings.Replace(edited, "## Identity\n", "## Identity\n- User works at Globex\n", 1)
+	if edited == card || strings.Contains(edited, emoji) {
+		t.Fatalf("setup: the edit did not apply to\n%s", card)
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o640); err != nil {
+		t.Fatal(err)
+	}
+
+	active := func() map[string]string {
+		r := do(t, "GET", base+"/v1/memories?user=ed", "", nil, nil)
+		var out struct{ Memories []memory.Memory }
+		_ = json.Unmarshal([]byte(r.Raw), &out)
+		m := map[string]string{}
+		for _, mem := range out.Memories {
+			m[mem.Content] = mem.ID
+		}
+		return m
+	}
+	waitFor(t, "the edit to reach the memories", func() bool {
+		m := active()
+		_, globex := m["User works at Globex"]
+		return m["User likes oolong tea"] == tea && globex && m["Rule: never use emoji"] == "" && m["User's name is Ed"] == name
+	})
+	r := do(t, "GET", base+"/v1/memories/"+emoji+"?user=ed", "", nil, nil)
+	if r.Status != 404 {
+		t.Errorf("the deleted line's memory: %d %s", r.Status, r.Raw)
+	}
+	globex := active()["User works at Globex"]
+	if r := do(t, "GET", base+"/v1/memories/"+globex+"?user=ed", "", nil, nil); r.Status != 200 || r.Body["memory"].(map[string]any)["kind"] != "identity" {
+		t.Errorf("the added line's memory: %d %s", r.Status, r.Raw)
+	}
+	// The card is re-rendered with the edit, ids and all, never reverted.
+	waitFor(t, "MEMORY.md re-rendered with the edit", func() bool {
+		s := read()
+		return strings.Contains(s, "User likes oolong tea <!-- "+tea+" -->") && strings.Contains(s, "User works at Globex <!-- "+globex+" -->")
+	})
+	if s := read(); strings.Contains(s, "green tea") || strings.Contains(s, "emoji") {
+		t.Fatalf("the card was reverted:\n%s", s)
+	}
+	// A later change renders the card again, still with the edit.
+	add(`{"user":"ed","kind":"fact","category":"event","subject":"user","predicate":"note","content":"User adopted a cat","importance":0.8}`)
+	waitFor(t, "MEMORY.md with the new memory", func() bool { return strings.Contains(read(), "User adopted a cat") })
+	if s := read(); !strings.Contains(s, "oolong") || strings.Contains(s, "green tea") || strings.Contains(s, "emoji") {
+		t.Fatalf("after another change:\n%s", s)
+	}
+}
