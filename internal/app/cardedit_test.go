@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
@@ -58,6 +59,14 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 		}
 		return m
 	}
+	deadline := time.Now().Add(20 * time.Second)
+	for m := active(); !(m["User likes oolong tea"] == tea && m["Rule: never use emoji"] == ""); m = active() {
+		if time.Now().After(deadline) {
+			last, _ := os.ReadFile(filepath.Join(filepath.Dir(path), ".MEMORY.md.engram"))
+			t.Fatalf("the edit did not reach the memories: %v\nMEMORY.md:\n%s\nlast written:\n%s", m, read(), last)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	waitFor(t, "the edit to reach the memories", func() bool {
 		m := active()
 		_, globex := m["User works at Globex"]
@@ -84,5 +93,37 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 	waitFor(t, "MEMORY.md with the new memory", func() bool { return strings.Contains(read(), "User adopted a cat") })
 	if s := read(); !strings.Contains(s, "oolong") || strings.Contains(s, "green tea") || strings.Contains(s, "emoji") {
 		t.Fatalf("after another change:\n%s", s)
+	}
+
+	// USER.md both ways too: a basic-info line edited, a preference
+	// added, a line deleted.
+	userPath := filepath.Join(filepath.Dir(path), consolidation.UserCard)
+	readUser := func() string {
+		b, _ := os.ReadFile(userPath)
+		return string(b)
+	}
+	waitFor(t, "USER.md with the edit", func() bool {
+		s := readUser()
+		return strings.Contains(s, "User's name is Ed <!-- "+name+" -->") && strings.Contains(s, "User works at Globex <!-- "+globex+" -->") &&
+			strings.Contains(s, "## Preferences\n")
+	})
+	user := readUser()
+	editedUser := strings.Replace(user, "User's name is Ed <!--", "User's name is Eddie <!--", 1)
+	editedUser = strings.Replace(editedUser, "- User works at Globex <!-- "+globex+" -->\n", "", 1)
+	editedUser = strings.Replace(editedUser, "## Preferences\n", "## Preferences\n- User prefers tabs over spaces\n", 1)
+	if err := os.WriteFile(userPath, []byte(editedUser), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the USER.md edit to reach the memories", func() bool {
+		m := active()
+		_, tabs := m["User prefers tabs over spaces"]
+		return m["User's name is Eddie"] == name && m["User works at Globex"] == "" && tabs
+	})
+	waitFor(t, "USER.md re-rendered with the edit", func() bool {
+		s := readUser()
+		return strings.Contains(s, "User's name is Eddie <!-- "+name+" -->") && strings.Contains(s, "User prefers tabs over spaces <!--")
+	})
+	if s := readUser(); strings.Contains(s, "Globex") || strings.Contains(s, "name is Ed <") {
+		t.Fatalf("USER.md was reverted:\n%s", s)
 	}
 }

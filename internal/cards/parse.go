@@ -13,7 +13,26 @@ import (
 type Line struct {
 	ID   string
 	Kind memory.Kind
-	Text string
+	// Section is USER.md's section of the line (UserBasic, …); "" in
+	// MEMORY.md.
+	Section string
+	Text    string
+}
+
+// USER.md's sections of memories, the Section of its Lines.
+const (
+	UserBasic = "basic"
+	UserTech  = "tech"
+	UserEnv   = "env"
+	UserPrefs = "prefs"
+)
+
+var userSections = [secNone]struct {
+	name string
+	kind memory.Kind
+}{
+	secBasic: {UserBasic, memory.KindIdentity}, secTech: {UserTech, memory.KindFact},
+	secEnv: {UserEnv, memory.KindFact}, secPrefs: {UserPrefs, memory.KindPreference},
 }
 
 var (
@@ -38,22 +57,67 @@ func ParseMemoryMD(s string) []Line {
 			kinds[strings.ToLower(name)] = k
 		}
 	}
-	kind := memory.KindFact
+	return parseCard(s, func(h string) (Line, bool) {
+		if k, ok := kinds[h]; ok {
+			return Line{Kind: k}, true
+		}
+		return Line{Kind: memory.KindFact}, true
+	})
+}
+
+// ParseUserMD reads the entries of a USER.md written by UserMDFile and
+// perhaps edited: the list items of its basic-info, tech-stack,
+// environment and preferences sections, each with its Section and the
+// kind a memory of that section has. The projects section (the scratchpad
+// and the memories' projects, not memories) and unknown sections are not
+// read.
+func ParseUserMD(s string) []Line {
+	secs := map[string]Line{}
+	for _, h := range userHeadings {
+		for i, name := range h.sections {
+			if i < len(userSections) && userSections[i].name != "" {
+				secs[strings.ToLower(name)] = Line{Kind: userSections[i].kind, Section: userSections[i].name}
+			}
+		}
+	}
+	return parseCard(s, func(h string) (Line, bool) {
+		l, ok := secs[h]
+		return l, ok
+	})
+}
+
+// DiffUserMD is DiffMemoryMD for USER.md. A line moved to another section
+// is not an edit (a section is not a kind), and a line added carries its
+// Section.
+func DiffUserMD(last, edited string) Edits {
+	e := diffLines(ParseUserMD(last), ParseUserMD(edited))
+	kept := e.Updated[:0]
+	for _, u := range e.Updated {
+		u.Kind = ""
+		if u.Text != "" {
+			kept = append(kept, u)
+		}
+	}
+	e.Updated = kept
+	return e
+}
+
+// parseCard reads a card's list items; section says what a "## "
+// heading's items are (its lowercased text), false to skip them.
+func parseCard(s string, section func(heading string) (Line, bool)) []Line {
+	cur, on := section("")
 	seen := map[string]bool{}
 	var out []Line
 	for _, raw := range strings.Split(s, "\n") {
 		raw = strings.TrimRight(raw, "\r")
 		if m := heading.FindStringSubmatch(raw); m != nil {
 			if len(m[1]) >= 2 {
-				kind = memory.KindFact
-				if k, ok := kinds[strings.ToLower(strings.TrimSpace(m[2]))]; ok {
-					kind = k
-				}
+				cur, on = section(strings.ToLower(strings.TrimSpace(m[2])))
 			}
 			continue
 		}
 		loc := item.FindStringIndex(raw)
-		if loc == nil {
+		if loc == nil || !on {
 			continue
 		}
 		text := raw[loc[1]:]
@@ -72,7 +136,7 @@ func ParseMemoryMD(s string) []Line {
 		if id != "" {
 			seen[id] = true
 		}
-		out = append(out, Line{ID: id, Kind: kind, Text: text})
+		out = append(out, Line{ID: id, Kind: cur.Kind, Section: cur.Section, Text: text})
 	}
 	return out
 }
@@ -108,9 +172,13 @@ func (e Edits) Empty() bool { return len(e.Added)+len(e.Updated)+len(e.Deleted) 
 // the old card did not show, was added. Lines a person did not touch are
 // left alone, even when the card showed a memory's text cut short.
 func DiffMemoryMD(last, edited string) Edits {
+	return diffLines(ParseMemoryMD(last), ParseMemoryMD(edited))
+}
+
+func diffLines(lastLines, editedLines []Line) Edits {
 	old := map[string]Line{}
 	var order []string
-	for _, l := range ParseMemoryMD(last) {
+	for _, l := range lastLines {
 		if l.ID != "" {
 			old[l.ID] = l
 			order = append(order, l.ID)
@@ -118,7 +186,7 @@ func DiffMemoryMD(last, edited string) Edits {
 	}
 	var e Edits
 	kept := map[string]bool{}
-	for _, l := range ParseMemoryMD(edited) {
+	for _, l := range editedLines {
 		o, ok := old[l.ID]
 		if l.ID == "" || !ok {
 			l.ID = ""

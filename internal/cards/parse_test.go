@@ -75,3 +75,44 @@ func TestDiffMemoryMD(t *testing.T) {
 		t.Fatalf("copied and invented ids: %+v", e)
 	}
 }
+
+// USER.md's memory lines carry their ids; a person's edit of them reads
+// back as added (with the section), updated and deleted; project lines
+// and moves between sections are not edits.
+func TestDiffUserMD(t *testing.T) {
+	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(id string, kind memory.Kind, pred, content string) memory.Memory {
+		return memory.Memory{ID: id, Kind: kind, Category: memory.CategoryConfig, Subject: "user", Predicate: pred,
+			Content: content, Importance: 0.8, Confidence: 1, Status: memory.StatusActive, Created: now, Updated: now}
+	}
+	mems := []memory.Memory{
+		mk("m_name", memory.KindIdentity, "name", "User's name is Ana"),
+		mk("m_py", memory.KindFact, "uses", "User uses Python"),
+		mk("m_sh", memory.KindFact, "shell", "User's shell is fish"),
+		mk("m_dark", memory.KindPreference, "prefers", "User prefers dark mode"),
+	}
+	pad := &memory.Scratchpad{CurrentFocus: "ship it", ActiveProjects: []string{"engram"}}
+	card := UserMDFile(mems, pad, now)
+	if !strings.Contains(card, "- User uses Python <!-- m_py -->\n") || strings.Contains(card, "engram <!--") {
+		t.Fatalf("USER.md:\n%s", card)
+	}
+	if plain := UserMD(mems, pad, now); strings.Contains(plain, "<!--") {
+		t.Fatalf("UserMD (prompts) carries ids:\n%s", plain)
+	}
+	if e := DiffUserMD(card, card); !e.Empty() {
+		t.Fatalf("untouched: %+v", e)
+	}
+	edited := strings.Replace(card, "User uses Python <!--", "User uses Python 3.13 <!--", 1)
+	edited = strings.Replace(edited, "- User prefers dark mode <!-- m_dark -->\n", "", 1)
+	edited = strings.Replace(edited, "## Environment\n", "## Environment\n- User's editor is Helix\n", 1)
+	edited = strings.Replace(edited, "- engram\n", "- engram\n- homelab\n", 1)
+	e := DiffUserMD(card, edited)
+	want := Edits{
+		Added:   []Line{{Kind: memory.KindFact, Section: UserEnv, Text: "User's editor is Helix"}},
+		Updated: []Line{{ID: "m_py", Text: "User uses Python 3.13"}},
+		Deleted: []string{"m_dark"},
+	}
+	if !reflect.DeepEqual(e, want) {
+		t.Fatalf("edits = %+v\nwant    %+v\nedited:\n%s", e, want, edited)
+	}
+}

@@ -60,7 +60,7 @@ func classify(m memory.Memory) (section, int) {
 		return secBasic, basicRank(p)
 	case slices.Contains(basicOrder, p) && slices.Contains(userSubjects, memory.NormalizeKey(m.Subject)):
 		return secBasic, basicRank(p)
-	case p == "uses":
+	case p == "uses" || p == "tech":
 		return secTech, 0
 	case p == "version":
 		return secTech, 1
@@ -108,6 +108,17 @@ type userEntry struct {
 // on no card. Empty sections are left out. Headings are Chinese when most of
 // what is shown is Chinese.
 func UserMD(mems []memory.Memory, pad *memory.Scratchpad, now time.Time) string {
+	return userMD(mems, pad, now, false)
+}
+
+// UserMDFile is UserMD as written to a file a person may edit: each entry
+// that is a memory ends with the memory's id in an HTML comment, which
+// ParseUserMD reads back. Project lines carry none: they are not memories.
+func UserMDFile(mems []memory.Memory, pad *memory.Scratchpad, now time.Time) string {
+	return userMD(mems, pad, now, true)
+}
+
+func userMD(mems []memory.Memory, pad *memory.Scratchpad, now time.Time, ids bool) string {
 	var sections [secNone][]userEntry
 	projectLast := map[string]time.Time{}
 	for _, m := range mems {
@@ -142,8 +153,14 @@ func UserMD(mems []memory.Memory, pad *memory.Scratchpad, now time.Time) string 
 	var lines [secNone][]string
 	var texts []string
 	for sec := range secProjects {
-		lines[sec] = pickUser(sections[sec], sec == secTech)
-		texts = append(texts, lines[sec]...)
+		for _, e := range pickUser(sections[sec], sec == secTech) {
+			texts = append(texts, e.text)
+			l := e.text
+			if ids && validCardID(e.id) {
+				l += " <!-- " + e.id + " -->"
+			}
+			lines[sec] = append(lines[sec], l)
+		}
 	}
 
 	focus, projects := projectLines(pad, projectLast)
@@ -207,7 +224,7 @@ func projectLines(pad *memory.Scratchpad, lastUsed map[string]time.Time) (focus 
 // pickUser orders a section's entries, keeps the newest of each
 // single-valued (subject, predicate) and drops repeated text. Tech entries
 // are grouped by subject so a tool's use and version sit together.
-func pickUser(es []userEntry, bySubject bool) []string {
+func pickUser(es []userEntry, bySubject bool) []userEntry {
 	// Newest first, so the first of a single-valued key seen is the one kept.
 	slices.SortFunc(es, func(a, b userEntry) int {
 		return cmp.Or(b.last.Compare(a.last), cmp.Compare(a.id, b.id), strings.Compare(a.text, b.text))
@@ -235,7 +252,7 @@ func pickUser(es []userEntry, bySubject bool) []string {
 			strings.Compare(a.text, b.text),
 		)
 	})
-	var out []string
+	var out []userEntry
 	seen := map[string]bool{}
 	for _, e := range kept {
 		if len(out) == UserMDPerSection {
@@ -245,7 +262,7 @@ func pickUser(es []userEntry, bySubject bool) []string {
 			continue
 		}
 		seen[e.text] = true
-		out = append(out, e.text)
+		out = append(out, e)
 	}
 	return out
 }

@@ -17,42 +17,54 @@ const FileMode = 0o640
 // is not atomic), syncs it, renames it over path and syncs the directory so
 // the rename itself survives a power loss. The file's mode is FileMode. On
 // error the temp file is removed and path is untouched.
-func WriteAtomic(path string, data []byte) (err error) {
+func WriteAtomic(path string, data []byte) error {
+	_, err := WriteAtomicIf(path, data, nil)
+	return err
+}
+
+// WriteAtomicIf is WriteAtomic that asks ok, when not nil, right before
+// the rename, with the new content already on disk: false leaves path as
+// it is (written is false). A caller that must not overwrite a file a
+// person saved meanwhile checks it there, where the window is shortest.
+func WriteAtomicIf(path string, data []byte, ok func() bool) (written bool, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write %s: create temp file: %w", path, err)
+		return false, fmt.Errorf("write %s: create temp file: %w", path, err)
 	}
 	tmp := f.Name()
 	defer func() {
-		if err != nil {
+		if err != nil || !written {
 			f.Close()
 			os.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Chmod(FileMode); err != nil {
-		return fmt.Errorf("write %s: chmod: %w", path, err)
+		return false, fmt.Errorf("write %s: chmod: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync: %w", path, err)
+		return false, fmt.Errorf("write %s: sync: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: close: %w", path, err)
+		return false, fmt.Errorf("write %s: close: %w", path, err)
+	}
+	if ok != nil && !ok() {
+		return false, nil
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: rename: %w", path, err)
+		return false, fmt.Errorf("write %s: rename: %w", path, err)
 	}
 	if err := syncDir(dir); err != nil {
 		// The new file is in place; only its durability is in doubt.
-		return fmt.Errorf("write %s: sync dir: %w", path, err)
+		return true, fmt.Errorf("write %s: sync dir: %w", path, err)
 	}
-	return nil
+	return true, nil
 }
 
 func syncDir(dir string) error {

@@ -103,7 +103,7 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	imported, err := c.importCardEdits(ctx, scope, dir, mems, now)
 	if err != nil {
 		// Writing the card now would throw the person's edit away.
-		return fmt.Errorf("MEMORY.md edited by hand, not imported (the card is left as it is): %w", err)
+		return fmt.Errorf("a card edited by hand was not imported (the cards are left as they are): %w", err)
 	}
 	if imported {
 		if c.Head == nil {
@@ -128,108 +128,165 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	if perKind > 0 && perKind < cards.MemoryMDPerKind {
 		mems = topPerKind(mems, perKind, now)
 	}
-	memMD, userMD := cards.MemoryMDFile(mems, now, maxChars), cards.UserMD(mems, &pad, now)
+	memMD, userMD := cards.MemoryMDFile(mems, now, maxChars), cards.UserMDFile(mems, &pad, now)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("cards dir: %w", err)
 	}
 	// What engram wrote is kept beside the card, so that a person's edit
-	// can be told from it (importCardEdits). It is written first: a crash
-	// between the two leaves a card that differs from it only by engram's
-	// own rendering, which reads as no edit of any line.
-	if err := cards.WriteAtomic(filepath.Join(dir, lastMemoryCard), []byte(memMD)); err != nil {
-		return err
+	// can be told from it (importCardEdits). It is written before the
+	// card, and what it held before is kept too (.prev): after a crash
+	// between the two writes the card equals .prev, which is no edit.
+	for _, w := range []struct{ last, card, body string }{
+		{lastMemoryCard, MemoryCard, memMD}, {lastUserCard, UserCard, userMD},
+	} {
+		// A person who saves the card while this render runs keeps their
+		// edit: the card is not replaced, what engram last wrote is put
+		// back, and the next look imports the edit.
+		cardPath, lastPath := filepath.Join(dir, w.card), filepath.Join(dir, w.last)
+		cur, err1 := os.ReadFile(cardPath)
+		last, err2 := os.ReadFile(lastPath)
+		if err1 == nil && err2 == nil && len(bytes.TrimSpace(cur)) > 0 && !bytes.Equal(cur, last) {
+			return nil
+		}
+		if err2 == nil && !bytes.Equal(last, []byte(w.body)) {
+			if err := cards.WriteAtomic(lastPath+prevSuffix, last); err != nil {
+				return err
+			}
+		}
+		if err := cards.WriteAtomic(lastPath, []byte(w.body)); err != nil {
+			return err
+		}
+		written, err := cards.WriteAtomicIf(cardPath, []byte(w.body), func() bool {
+			now, err := os.ReadFile(cardPath)
+			return errors.Is(err, fs.ErrNotExist) || err == nil && bytes.Equal(now, cur)
+		})
+		if err != nil {
+			return err
+		}
+		if !written {
+			if err2 == nil {
+				return cards.WriteAtomic(lastPath, last)
+			}
+			return os.Remove(lastPath)
+		}
+		c.noteCardStat(cardPath, []byte(w.body))
 	}
-	if err := cards.WriteAtomic(filepath.Join(dir, MemoryCard), []byte(memMD)); err != nil {
-		return err
-	}
-	c.noteCardStat(filepath.Join(dir, MemoryCard))
-	return cards.WriteAtomic(filepath.Join(dir, UserCard), []byte(userMD))
+	return nil
 }
 
-// lastMemoryCard is the MEMORY.md engram last wrote, kept beside it.
-const lastMemoryCard = ".MEMORY.md.engram"
+// What engram last wrote in MEMORY.md and USER.md, kept beside them.
+const (
+	lastMemoryCard = ".MEMORY.md.engram"
+	lastUserCard   = ".USER.md.engram"
+	prevSuffix     = ".prev"
+)
 
-// cardEditReason is the reason of a memory.deleted for a line a person
-// removed from MEMORY.md.
-const cardEditReason = "removed from MEMORY.md by hand"
+// cardFile is a card a person may edit: its file, where engram keeps what
+// it last wrote there, and how to read a person's edits of it.
+type cardFile struct {
+	name, last string
+	diff       func(last, edited string) cards.Edits
+}
+
+var editableCards = []cardFile{
+	{MemoryCard, lastMemoryCard, cards.DiffMemoryMD},
+	{UserCard, lastUserCard, cards.DiffUserMD},
+}
 
 // importCardEdits publishes what a person changed in the user's MEMORY.md
-// since engram last wrote it, as the HTTP API publishes a person's memory
-// edits: a line added is a memory.added (a core memory of the section's
-// kind), a line whose text or section changed a memory.updated, a line
-// removed a memory.deleted. It reports whether it published anything.
-// Event ids come from the edited file, so a retry publishes nothing new.
-// Lines of memories no longer active are left alone; an emptied file is
-// read as no edit (a card is rewritten, not erased).
+// and USER.md since engram last wrote them, as the HTTP API publishes a
+// person's memory edits: a line added is a memory.added (a core memory of
+// the section's kind), a line whose text changed (or, in MEMORY.md, that
+// moved to another section) a memory.updated, a line removed a
+// memory.deleted. It reports whether it published anything. Event ids
+// come from the edited file, so a retry publishes nothing new. Lines of
+// memories no longer active are left alone; an emptied file is read as no
+// edit (a card is rewritten, not erased).
 func (c *Consolidator) importCardEdits(ctx context.Context, scope memory.Scope, dir string, mems []memory.Memory, now time.Time) (bool, error) {
-	edited, err := os.ReadFile(filepath.Join(dir, MemoryCard))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	last, err := os.ReadFile(filepath.Join(dir, lastMemoryCard))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil // written before cards kept their last rendering
-	}
-	if err != nil {
-		return false, err
-	}
-	if bytes.Equal(edited, last) || len(bytes.TrimSpace(edited)) == 0 {
-		return false, nil
-	}
-	e := cards.DiffMemoryMD(string(last), string(edited))
 	active := make(map[string]bool, len(mems))
 	for _, m := range mems {
 		active[m.ID] = true
 	}
-	key := hashOf(scope.Namespace, scope.User, string(edited))
 	var outs []memory.Outgoing
-	out := func(typ string, i int, id string, data any) {
-		outs = append(outs, memory.Outgoing{Type: typ, ID: "card-" + hashOf(key, typ, fmt.Sprint(i), id),
-			Scope: scope, Time: now, Data: data})
-	}
-	for i, l := range e.Added {
-		if len(l.Text) > events.MaxMemoryContentBytes {
+	var taken []func() error
+	for _, cf := range editableCards {
+		edited, err := os.ReadFile(filepath.Join(dir, cf.name))
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		kind := string(l.Kind)
-		class := cardClasses[l.Kind]
-		eventID := "card-" + hashOf(key, events.TypeMemoryAdded, fmt.Sprint(i), "")
-		out(events.TypeMemoryAdded, i, "", &events.MemoryAdded{MemoryID: memory.MemoryID(Source, eventID, 0),
-			Tier: events.TierCore, Kind: kind, Category: class.category, Subject: "user", Predicate: class.predicate,
-			Content: l.Text, Importance: cardImportance, Confidence: 1})
-	}
-	for i, l := range e.Updated {
-		if !active[l.ID] || len(l.Text) > events.MaxMemoryContentBytes {
+		if err != nil {
+			return false, err
+		}
+		last, err := os.ReadFile(filepath.Join(dir, cf.last))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // written before cards kept their last rendering
+		}
+		if err != nil {
+			return false, err
+		}
+		if bytes.Equal(edited, last) || len(bytes.TrimSpace(edited)) == 0 {
 			continue
 		}
-		u := &events.MemoryUpdated{MemoryID: l.ID}
-		if l.Text != "" {
-			u.Content = &l.Text
+		if prev, err := os.ReadFile(filepath.Join(dir, cf.last+prevSuffix)); err == nil && bytes.Equal(edited, prev) {
+			continue // engram's own card from before a crash, not an edit
 		}
-		if l.Kind != "" {
-			kind := string(l.Kind)
-			u.Kind = &kind
+		e := cf.diff(string(last), string(edited))
+		key := hashOf(scope.Namespace, scope.User, cf.name, string(edited))
+		out := func(typ string, i int, id string, data any) {
+			outs = append(outs, memory.Outgoing{Type: typ, ID: "card-" + hashOf(key, typ, fmt.Sprint(i), id),
+				Scope: scope, Time: now, Data: data})
 		}
-		out(events.TypeMemoryUpdated, i, l.ID, u)
-	}
-	for i, id := range e.Deleted {
-		if active[id] {
-			out(events.TypeMemoryDeleted, i, id, &events.MemoryDeleted{MemoryID: id, Reason: cardEditReason})
+		for i, l := range e.Added {
+			if len(l.Text) > events.MaxMemoryContentBytes {
+				continue
+			}
+			class, ok := cardClasses[l.Section]
+			if l.Section == "" {
+				class, ok = cardClasses[string(l.Kind)]
+			}
+			if !ok {
+				continue
+			}
+			eventID := "card-" + hashOf(key, events.TypeMemoryAdded, fmt.Sprint(i), "")
+			out(events.TypeMemoryAdded, i, "", &events.MemoryAdded{MemoryID: memory.MemoryID(Source, eventID, 0),
+				Tier: events.TierCore, Kind: string(l.Kind), Category: class.category, Subject: "user",
+				Predicate: class.predicate, Content: l.Text, Importance: cardImportance, Confidence: 1})
 		}
+		for i, l := range e.Updated {
+			if !active[l.ID] || len(l.Text) > events.MaxMemoryContentBytes {
+				continue
+			}
+			u := &events.MemoryUpdated{MemoryID: l.ID}
+			if l.Text != "" {
+				u.Content = &l.Text
+			}
+			if l.Kind != "" {
+				kind := string(l.Kind)
+				u.Kind = &kind
+			}
+			out(events.TypeMemoryUpdated, i, l.ID, u)
+		}
+		for i, id := range e.Deleted {
+			if active[id] {
+				active[id] = false // not deleted twice, nor updated, by the other card
+				out(events.TypeMemoryDeleted, i, id, &events.MemoryDeleted{MemoryID: id, Reason: "removed from " + cf.name + " by hand"})
+			}
+		}
+		c.Log.Info("card edited by hand", zap.String("card", cf.name), zap.String(fieldUser, scopeKey(scope)),
+			zap.Int("added", len(e.Added)), zap.Int("updated", len(e.Updated)), zap.Int("deleted", len(e.Deleted)))
+		path := filepath.Join(dir, cf.last)
+		taken = append(taken, func() error { return cards.WriteAtomic(path, edited) })
 	}
 	if len(outs) > 0 {
 		if err := emitErr(c.Emit(ctx, outs...)); err != nil {
 			return false, err
 		}
-		c.Log.Info("MEMORY.md edited by hand: published the changes", zap.String(fieldUser, scopeKey(scope)),
-			zap.Int("added", len(e.Added)), zap.Int("updated", len(e.Updated)), zap.Int("deleted", len(e.Deleted)))
 	}
-	// The edit is taken: until the next render, compare with it.
-	if err := cards.WriteAtomic(filepath.Join(dir, lastMemoryCard), edited); err != nil {
-		return false, err
+	// The edits are taken: until the next render, compare with them.
+	for _, f := range taken {
+		if err := f(); err != nil {
+			return false, err
+		}
 	}
 	return len(outs) > 0, nil
 }
@@ -239,15 +296,20 @@ func (c *Consolidator) importCardEdits(ctx context.Context, scope memory.Scope, 
 const cardImportance = 0.8
 
 // cardClasses are the category and predicate of a line a person added
-// under each section of MEMORY.md.
-var cardClasses = map[memory.Kind]struct{ category, predicate string }{
-	memory.KindIdentity:   {events.CategoryIdentity, "note"},
-	memory.KindPreference: {events.CategoryConfig, "prefers"},
-	memory.KindRule:       {events.CategoryConfig, "rule"},
-	memory.KindFact:       {events.CategoryEvent, "note"},
-	memory.KindSkill:      {events.CategorySolution, "skill"},
-	memory.KindError:      {events.CategorySolution, "lesson"},
-	memory.KindContext:    {events.CategoryConversation, "note"},
+// under each section of MEMORY.md (by kind) and USER.md (by section).
+// None is single-valued, so an added line supersedes nothing.
+var cardClasses = map[string]struct{ category, predicate string }{
+	events.KindIdentity:   {events.CategoryIdentity, "note"},
+	events.KindPreference: {events.CategoryConfig, "prefers"},
+	events.KindRule:       {events.CategoryConfig, "rule"},
+	events.KindFact:       {events.CategoryEvent, "note"},
+	events.KindSkill:      {events.CategorySolution, "skill"},
+	events.KindError:      {events.CategorySolution, "lesson"},
+	events.KindContext:    {events.CategoryConversation, "note"},
+	cards.UserBasic:       {events.CategoryIdentity, "note"},
+	cards.UserTech:        {events.CategoryConfig, "tech"},
+	cards.UserEnv:         {events.CategoryConfig, "config"},
+	cards.UserPrefs:       {events.CategoryConfig, "prefers"},
 }
 
 // cardStat is what the poll last saw of a MEMORY.md.
@@ -256,20 +318,29 @@ type cardStat struct {
 	mod  time.Time
 }
 
-func (c *Consolidator) noteCardStat(path string) {
+// noteCardStat records the stat of a card engram just wrote with body. It
+// stats first and then reads: when a person saved the file in between, or
+// before, the content differs and nothing is recorded, so the next poll
+// compares the file with what engram wrote and finds the edit.
+func (c *Consolidator) noteCardStat(path string, body []byte) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return
 	}
+	cur, err := os.ReadFile(path)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.cardStat == nil {
 		c.cardStat = map[string]cardStat{}
 	}
+	if err != nil || !bytes.Equal(cur, body) {
+		delete(c.cardStat, path)
+		return
+	}
 	c.cardStat[path] = cardStat{fi.Size(), fi.ModTime()}
-	c.mu.Unlock()
 }
 
-// pollCards finds the MEMORY.md files a person changed since the last
+// pollCards finds the MEMORY.md and USER.md files a person changed since the last
 // look and makes their users' cards due now: the render imports the edit.
 // A file not seen before (after a restart) is compared with what engram
 // last wrote.
@@ -288,28 +359,12 @@ func (c *Consolidator) pollCards() {
 				continue
 			}
 			dir := filepath.Join(c.CardsDir, ns.Name(), u.Name())
-			path := filepath.Join(dir, MemoryCard)
-			fi, err := os.Stat(path)
-			if err != nil {
+			changed := false
+			for _, cf := range editableCards {
+				changed = c.cardChanged(dir, cf) || changed
+			}
+			if !changed {
 				continue
-			}
-			st := cardStat{fi.Size(), fi.ModTime()}
-			c.mu.Lock()
-			prev, seen := c.cardStat[path]
-			if c.cardStat == nil {
-				c.cardStat = map[string]cardStat{}
-			}
-			c.cardStat[path] = st
-			c.mu.Unlock()
-			if seen && prev == st {
-				continue
-			}
-			if !seen {
-				card, err1 := os.ReadFile(path)
-				last, err2 := os.ReadFile(filepath.Join(dir, lastMemoryCard))
-				if err1 != nil || err2 != nil || bytes.Equal(card, last) {
-					continue
-				}
 			}
 			nsName, ok1 := unPathToken(ns.Name())
 			user, ok2 := unPathToken(u.Name())
@@ -325,6 +380,30 @@ func (c *Consolidator) pollCards() {
 			c.mu.Unlock()
 		}
 	}
+}
+
+// cardChanged reports whether a card changed since the poll last looked
+// (or, the first time, differs from what engram last wrote).
+func (c *Consolidator) cardChanged(dir string, cf cardFile) bool {
+	path := filepath.Join(dir, cf.name)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	st := cardStat{fi.Size(), fi.ModTime()}
+	c.mu.Lock()
+	prev, seen := c.cardStat[path]
+	if c.cardStat == nil {
+		c.cardStat = map[string]cardStat{}
+	}
+	c.cardStat[path] = st
+	c.mu.Unlock()
+	if seen {
+		return prev != st
+	}
+	card, err1 := os.ReadFile(path)
+	last, err2 := os.ReadFile(filepath.Join(dir, cf.last))
+	return err1 == nil && err2 == nil && !bytes.Equal(card, last)
 }
 
 // unPathToken undoes pathToken; ok is false for a name pathToken does not
