@@ -330,7 +330,7 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 			return
 		}
 		a.Log.Warn("retrieval degraded", zap.String("from", from), zap.String("to", to), zap.String("reason", reason))
-		id := fmt.Sprintf("degraded-%s-%s-%s", stream.MsgID(scope.Namespace, scope.User), from+to, now.Truncate(time.Minute).Format("200601021504"))
+		id := fmt.Sprintf("degraded-%s-%s-%s", stream.MsgID(scope.Namespace, scope.User, "retrieval", "degraded"), from+to, now.Truncate(time.Minute).Format("200601021504"))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := emit(ctx, memory.Outgoing{Type: events.TypeRetrievalDegraded, ID: id, Scope: scope, Time: now,

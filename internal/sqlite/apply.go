@@ -20,8 +20,8 @@ var writeSQL = map[string]string{
 	"savepoint": `SAVEPOINT ev`,
 	"rollback":  `ROLLBACK TO ev`,
 	"release":   `RELEASE ev`,
-	"applied": `INSERT INTO applied (source, id, seq, type) VALUES (?, ?, ?, ?)
-		ON CONFLICT (source, id) DO NOTHING`,
+	"applied": `INSERT INTO applied (namespace, user_id, source, id, seq, type) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, source, id) DO NOTHING`,
 	"position": `INSERT INTO meta (key, value) VALUES ('last_seq', ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 	"sessionEnded": `INSERT INTO sessions
@@ -66,7 +66,7 @@ func (w *wtx) queryRow(name string, args ...any) *sql.Row {
 // cannot be applied is left out, reported with its error, and the others
 // commit. If the transaction itself fails, every event gets that error,
 // marked EUNAVAILABLE (retry). Events at or below the stored position, and
-// events already applied (same source and id), are skipped.
+// events already applied (same namespace, user, source and id), are skipped.
 //
 // The fast path runs the batch with no savepoints, because each savepoint
 // makes FTS5 flush its pending index to disk (it was a fifth of apply's
@@ -151,7 +151,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 }
 
 func applyOne(w *wtx, a memory.Applied) error {
-	res, err := w.exec("applied", a.Source, a.ID, a.Seq, a.Type)
+	res, err := w.exec("applied", a.Scope.Namespace, a.Scope.User, a.Source, a.ID, a.Seq, a.Type)
 	if err != nil {
 		return err
 	}

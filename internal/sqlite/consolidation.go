@@ -175,7 +175,7 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 			continue
 		}
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
-			valid_to = ?, updated = ? WHERE id = ?`, into.ID, at, at, m.ID); err != nil {
+			valid_to = ?, updated = ? WHERE rowid = ?`, into.ID, at, at, m.rowid); err != nil {
 			return err
 		}
 		if err := history(w, env, m.ID, "merged", m.Content, "merged into "+into.ID); err != nil {
@@ -192,7 +192,7 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 	}
 	sources, _ := json.Marshal(append(into.SourceEvents, env.ID))
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET content = ?, importance = ?, source_events = ?, updated = ?
-		WHERE id = ?`, content, d.Importance, string(sources), at, into.ID); err != nil {
+		WHERE rowid = ?`, content, d.Importance, string(sources), at, into.rowid); err != nil {
 		return err
 	}
 	if content != into.Content {
