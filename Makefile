@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo fuzz
+.PHONY: run test build bench bench-locomo bench-secrets fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -17,13 +17,17 @@ test:
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-## bench: the figures README.md reports (ingest, ack latency, search at 100k and 1M turns, LoCoMo)
+## bench: the figures README.md reports (secret masking, ingest, ack latency, search at 100k and 1M turns, LoCoMo)
 bench:
 	$(GO) run ./cmd/engram-bench -locomo $(LOCOMO) -scale $(BENCH_SCALE)
 
 ## bench-locomo: LoCoMo turn-level recall only
 bench-locomo:
 	$(GO) run ./cmd/engram-bench -only locomo -locomo $(LOCOMO)
+
+## bench-secrets: precision and recall of secret masking on internal/secrets/corpus
+bench-secrets:
+	$(GO) run ./cmd/engram-bench -only secrets
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each)
 FUZZTIME ?= 20s

@@ -246,6 +246,7 @@ func (a *App) openHTTP() error {
 		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
+		MaskSecrets:    a.Config.Extract.MaskAtIngest,
 	}
 	if a.Roles&RoleIngest != 0 {
 		srv.Publisher = publisher{stream.NewPublisher(a.js)}

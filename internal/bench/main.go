@@ -20,7 +20,7 @@ import (
 // figures README.md reports.
 func Main(args []string, out io.Writer) int {
 	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
-	only := fs.String("only", "ingest,ack,search,locomo,llm,context,dedupe", "comma-separated: ingest, ack, search, locomo, llm, context, dedupe")
+	only := fs.String("only", "secrets,ingest,ack,search,locomo,llm,context,dedupe", "comma-separated: secrets, ingest, ack, search, locomo, llm, context, dedupe")
 	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
@@ -152,6 +152,14 @@ func Main(args []string, out io.Writer) int {
 			}
 			logf("/v1/context latency, %d memories and %d turns in one namespace shared by %d users (the queried user holds %d turns), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms",
 				p.Memories, p.Turns, p.Users, p.Turns/p.Users, p.Latency.N, p.Latency.P50, p.Latency.P95, p.Latency.P99)
+		}
+	}
+	if run["secrets"] {
+		s := Secrets()
+		logf("secret masking on the corpus (%d secrets, %d look-alikes): precision %.3f, recall %.3f (goal ≥ 0.95 each)",
+			s.TP+s.FN, s.FP+s.TN, s.Precision(), s.Recall())
+		for _, l := range append(s.Misses, s.FalseAlarms...) {
+			logf("  %s", l)
 		}
 	}
 	if run["dedupe"] {

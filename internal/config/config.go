@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,6 +110,16 @@ type Extract struct {
 	SweepAt     string        `yaml:"sweep_at"`
 	MaxAttempts int           `yaml:"max_attempts"` // LLM tries before the rules cover and the request is dead-lettered
 	MaskSecrets bool          `yaml:"mask_secrets"`
+	// UnmaskedNamespaces opt out of masking at ingest, one by one: their
+	// events enter the stream as sent. MaskSecrets false opts every
+	// namespace out.
+	UnmaskedNamespaces []string `yaml:"unmasked_namespaces"`
+}
+
+// MaskAtIngest reports whether events of namespace ns have their secrets
+// masked before they enter the stream.
+func (x Extract) MaskAtIngest(ns string) bool {
+	return x.MaskSecrets && !slices.Contains(x.UnmaskedNamespaces, ns)
 }
 
 // Consolidate configures the consolidator. The schedules themselves
@@ -253,6 +264,14 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			return fmt.Errorf("ENGRAM_MASK_SECRETS: %q is not true or false", v)
 		}
 		c.Extract.MaskSecrets = b
+	}
+	if v, ok := getenv("ENGRAM_UNMASKED_NAMESPACES"); ok {
+		c.Extract.UnmaskedNamespaces = nil
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				c.Extract.UnmaskedNamespaces = append(c.Extract.UnmaskedNamespaces, ns)
+			}
+		}
 	}
 	if v, ok := getenv("ENGRAM_HTTP_TOKENS"); ok {
 		tokens, err := parseTokens(v)

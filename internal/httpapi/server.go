@@ -47,6 +47,10 @@ type Server struct {
 	// Now stamps events that arrive without a time.
 	Now func() time.Time
 
+	// MaskSecrets says whether events of a namespace have their secrets
+	// masked before they enter the stream; nil masks none.
+	MaskSecrets func(namespace string) bool
+
 	// Consolidation serves episodes, the scratchpad and the profile (and
 	// the rules' confirm queue when it is also a RuleQueue); nil falls
 	// back to Memories when the read model behind it can.
@@ -63,6 +67,11 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.MaxBatchEvents == 0 {
 		s.MaxBatchEvents = 1000
+	}
+	if s.MaskSecrets != nil && s.Publisher != nil {
+		if _, ok := s.Publisher.(*maskingPublisher); !ok {
+			s.Publisher = &maskingPublisher{next: s.Publisher, mask: s.MaskSecrets}
+		}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.health)
