@@ -250,6 +250,9 @@ func (a *App) openHTTP() error {
 	}
 	if a.Roles&RoleIngest != 0 {
 		srv.Publisher = publisher{stream.NewPublisher(a.js)}
+		srv.Forget = func(ctx context.Context, scope memory.Scope, reason string) (any, error) {
+			return a.Forget(ctx, scope, reason)
+		}
 	}
 	if a.Roles&RoleRetriever != 0 {
 		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine

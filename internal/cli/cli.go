@@ -27,6 +27,9 @@ Usage:
   engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
   engram search  [flags] QUERY    search a user's memory through a running engram
   engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
+  engram forget  --user U [--namespace N]  erase a user: stream, dead letters, read model, cards
+  engram rules   validate|test|run  check rule files, try them on an event, run a scheduled job now
+  engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram version
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
@@ -47,6 +50,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return search(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
+	case "forget":
+		return forget(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0

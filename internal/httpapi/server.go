@@ -47,6 +47,10 @@ type Server struct {
 	// Now stamps events that arrive without a time.
 	Now func() time.Time
 
+	// Forget erases a user (DELETE /v1/users/{user}); nil leaves the
+	// route out.
+	Forget func(ctx context.Context, scope memory.Scope, reason string) (any, error)
+
 	// MaskSecrets says whether events of a namespace have their secrets
 	// masked before they enter the stream; nil masks none.
 	MaskSecrets func(namespace string) bool
@@ -81,6 +85,9 @@ func (s *Server) Handler() http.Handler {
 	})
 	if s.Publisher != nil {
 		mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
+	}
+	if s.Forget != nil {
+		mux.HandleFunc("DELETE /v1/users/{user}", s.auth(s.forgetUser))
 	}
 	if s.Searcher != nil {
 		mux.HandleFunc("GET /v1/search", s.auth(s.search))

@@ -331,6 +331,14 @@ CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
 CREATE INDEX memories_projects ON memories (namespace, user_id, project)
 	WHERE status = 'active' AND project != '';
 `},
+	// 8: full-text deletes remove a row's tokens from the index at once,
+	// instead of marking them deleted until a merge: an erased user's
+	// words do not stay in the index's pages.
+	{sql: `
+INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('secure-delete', 1);
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

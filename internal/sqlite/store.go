@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 	_ "modernc.org/sqlite" // the driver; this package is its only importer
@@ -119,6 +120,9 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// Deleted rows are overwritten with zeros, so an erased user's
+		// text is not left in free pages.
+		q.Add("_pragma", "secure_delete(ON)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }
@@ -158,4 +162,25 @@ func lastSeq(ctx context.Context, q querier) (uint64, error) {
 		return 0, fmt.Errorf("read last_seq: %w", err)
 	}
 	return strconv.ParseUint(v, 10, 64)
+}
+
+// Scrub makes deletions final on disk: it checkpoints the write-ahead log
+// into the database and truncates it, so no older copy of a page (with
+// text since deleted) stays in engram.db-wal. Readers in flight can keep
+// a checkpoint from finishing; it is retried until ctx ends.
+func (s *Store) Scrub(ctx context.Context) error {
+	for {
+		var busy, logPages, done int
+		if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
+			return fmt.Errorf("scrub: checkpoint: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scrub: the write-ahead log is still in use: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
