@@ -105,7 +105,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 	})
 
-	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor")}
+	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor"),
+		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
 	if a.store != nil {
 		x.Known = a.store
 	}

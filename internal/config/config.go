@@ -89,6 +89,9 @@ type LLM struct {
 	Model   string        `yaml:"model"`
 	APIKey  string        `yaml:"api_key"`
 	Timeout time.Duration `yaml:"timeout"`
+	// MaxRetryAfter caps how long a rate-limited request waits before its
+	// next try, whatever the endpoint's Retry-After says.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
 }
 
 // Embed is an OpenAI-compatible embeddings endpoint.
@@ -158,7 +161,7 @@ func Default() Config {
 		},
 		Log:      Log{Level: "info", Format: "console"},
 		Instance: "local",
-		LLM:      LLM{Timeout: 60 * time.Second},
+		LLM:      LLM{Timeout: 60 * time.Second, MaxRetryAfter: 5 * time.Minute},
 		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
 			MaskSecrets: true},
@@ -244,6 +247,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_NATS_DUPLICATE_WINDOW": &c.NATS.DuplicateWindow,
 		"ENGRAM_SHUTDOWN_TIMEOUT":      &c.ShutdownTimeout,
 		"ENGRAM_LLM_TIMEOUT":           &c.LLM.Timeout,
+		"ENGRAM_LLM_MAX_RETRY_AFTER":   &c.LLM.MaxRetryAfter,
 		"ENGRAM_EMBED_TIMEOUT":         &c.Embed.Timeout,
 		"ENGRAM_EMBED_QUERY_TIMEOUT":   &c.Embed.QueryTimeout,
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
@@ -358,6 +362,9 @@ func (c Config) Validate() error {
 	}
 	if c.LLM.Timeout <= 0 {
 		return errors.New("llm.timeout: must be positive")
+	}
+	if c.LLM.MaxRetryAfter < 0 {
+		return errors.New("llm.max_retry_after: must not be negative (ENGRAM_LLM_MAX_RETRY_AFTER)")
 	}
 	if c.Embed.BaseURL != "" {
 		if !strings.HasPrefix(c.Embed.BaseURL, "http://") && !strings.HasPrefix(c.Embed.BaseURL, "https://") {
