@@ -207,12 +207,13 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	}
 	log := a.Log.Named("projector")
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
-		Stream:        stream.MemoryStream,
-		Durable:       "projector-" + stream.EncodeToken(a.Config.Instance),
-		Restart:       true,
-		StartSeq:      last + 1,
-		Batch:         512,
-		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+		Stream:           stream.MemoryStream,
+		Durable:          "projector-" + stream.EncodeToken(a.Config.Instance),
+		Restart:          true,
+		StartSeq:         last + 1,
+		Batch:            512,
+		MaxEventBytes:    a.Config.HTTP.MaxEventBytes,
+		TakeEveryRedrive: true,
 	}, log)
 	if err != nil {
 		return err

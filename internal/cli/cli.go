@@ -28,6 +28,8 @@ Usage:
   engram search  [flags] QUERY    search a user's memory through a running engram
   engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
   engram forget  --user U [--namespace N]  erase a user: stream, dead letters, read model, cards
+  engram export  [--namespace N [--user U]] [--out FILE]  the stream's events as CloudEvents JSON Lines
+  engram import  FILE             publish an export to this engram's stream
   engram rules   validate|test|run  check rule files, try them on an event, run a scheduled job now
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram version
@@ -52,6 +54,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return dlq(args[1:], stdout, stderr)
 	case "forget":
 		return forget(args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(args[1:], stdout, stderr)
+	case "import":
+		return importCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0

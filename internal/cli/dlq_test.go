@@ -122,7 +122,7 @@ func TestDLQServerStopped(t *testing.T) {
 		}
 	})
 
-	t.Run("refuses a running engram's data dir", func(t *testing.T) {
+	t.Run("a locked data dir whose engram does not answer", func(t *testing.T) {
 		unlock, err := app.LockDataDir(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -74,6 +74,13 @@ type ConsumerConfig struct {
 	StartSeq uint64
 	// MaxEventBytes bounds a decoded event.
 	MaxEventBytes int
+	// TakeEveryRedrive makes the consumer handle a redriven event even
+	// when another consumer is the one that gave up on it. A projection
+	// sets it: applying an event again changes nothing, and its stream
+	// position must pass the message. Other workers leave an event
+	// redriven for another alone, so a redrive reaches only the worker
+	// that failed.
+	TakeEveryRedrive bool
 }
 
 // DefaultBackoff doubles from 1 s up to 5 min.
@@ -169,6 +176,14 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 	defer cc.Stop()
 	batch := make([]*Message, 0, c.cfg.Batch)
 	take := func(a arrival) {
+		if other := a.msg.redrivenFor(); other != "" && other != c.cfg.Durable && (a.err != nil || !c.cfg.TakeEveryRedrive) {
+			// Another consumer's redrive: not ours to handle, nor, when it
+			// does not even decode, ours to dead-letter again.
+			if aerr := a.msg.msg.Ack(); aerr != nil {
+				c.log.Warn("ack", zap.Uint64(FieldSeq, a.msg.Seq), zap.Error(aerr))
+			}
+			return
+		}
 		if a.err != nil {
 			c.deadLetter(ctx, a.msg, a.err)
 			return
@@ -325,4 +340,13 @@ func (m *Message) Envelope() memory.Envelope {
 // Applied pairs the envelope with the decoded data.
 func (m *Message) Applied() memory.Applied {
 	return memory.Applied{Envelope: m.Envelope(), Data: m.Data}
+}
+
+// redrivenFor is the consumer a redriven message was sent back for; ""
+// for a message never redriven (or redriven before redrives named one).
+func (m *Message) redrivenFor() string {
+	if m == nil || m.msg == nil {
+		return ""
+	}
+	return m.msg.Headers().Get(HeaderRedriveFor)
 }

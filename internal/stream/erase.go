@@ -108,15 +108,22 @@ func eraseSubject(ctx context.Context, s jetstream.Stream, subj string, before u
 		if before > 0 {
 			opts = append(opts, jetstream.WithPurgeSequence(before))
 		}
-		info, err := s.Info(ctx, jetstream.WithSubjectFilter(subj))
-		if err != nil {
-			return 0, fmt.Errorf("erase %s: %w", subj, err)
+		count := func() (int, error) {
+			info, err := s.Info(ctx, jetstream.WithSubjectFilter(subj))
+			if err != nil {
+				return 0, fmt.Errorf("erase %s: %w", subj, err)
+			}
+			return int(info.State.Subjects[subj]), nil
 		}
-		n := int(info.State.Subjects[subj])
+		before, err := count()
+		if err != nil {
+			return 0, err
+		}
 		if err := s.Purge(ctx, opts...); err != nil {
 			return 0, fmt.Errorf("purge %s: %w", subj, err)
 		}
-		return n, nil
+		after, err := count()
+		return before - after, err
 	}
 	n := 0
 	for seq := uint64(1); ; {

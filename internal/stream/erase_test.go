@@ -1,0 +1,60 @@
+package stream
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Erase removes one user's events below the receipt, however their
+// subject spelt the user, and leaves everyone else's.
+func TestErase(t *testing.T) {
+	js := startJS(t)
+	publishTurns(t, js, "nb", 3)
+	publishTurns(t, js, "other", 2)
+	// The same user on a non-canonical subject, as a client may publish.
+	if _, err := js.Publish(t.Context(), "mem.default.%6Eb.turn.recorded", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	er, err := Erase(t.Context(), js, "default", "nb", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if er.Events != 4 || er.Unlinked {
+		t.Fatalf("erasure = %+v, want 4 events overwritten", er)
+	}
+	s, _ := js.Stream(t.Context(), MemoryStream)
+	info, err := s.Info(t.Context(), jetstream.WithSubjectFilter(SubjectPrefix+".>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 2 || info.State.Subjects["mem.default.other.turn.recorded"] != 2 {
+		t.Fatalf("left: %d messages %v", info.State.Msgs, info.State.Subjects)
+	}
+}
+
+// A MEMORY stream created with deny_delete (before engram erased users)
+// keeps it; Erase then purges and says the bytes were only unlinked.
+func TestEraseOnADenyDeleteStream(t *testing.T) {
+	js := startJS(t)
+	s, _ := js.Stream(t.Context(), MemoryStream)
+	cfg := s.CachedInfo().Config
+	if err := js.DeleteStream(t.Context(), MemoryStream); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DenyDelete = true
+	if _, err := js.CreateStream(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureStreams(t.Context(), js, StreamsConfig{}); err != nil {
+		t.Fatalf("EnsureStreams on a deny_delete stream: %v", err)
+	}
+	publishTurns(t, js, "nb", 3)
+	er, err := Erase(t.Context(), js, "default", "nb", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !er.Unlinked || er.Events != 2 {
+		t.Fatalf("erasure = %+v, want 2 purged (below the receipt at 3), unlinked only", er)
+	}
+}
