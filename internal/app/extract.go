@@ -84,6 +84,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			stream.SubjectPrefix + ".*.*." + events.TypeTurnRecorded,
 			stream.SubjectPrefix + ".*.*." + events.TypeContextCompressing,
 			stream.SubjectPrefix + ".*.*." + events.TypeSessionEnded,
+			stream.SubjectPrefix + ".*.*." + events.TypeUserForgotten,
 		},
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 	}, log)

@@ -86,6 +86,21 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 		return b.flush(ctx, key, ReasonCompressing)
 	case *events.SessionEnded:
 		return b.flush(ctx, sessionKey{a.Scope, d.SessionID}, ReasonEnded)
+	case *events.UserForgotten:
+		// The user was erased: their waiting turns must not come back in
+		// an extraction request.
+		b.mu.Lock()
+		for key := range b.sessions {
+			if key.scope == a.Scope {
+				delete(b.sessions, key)
+			}
+		}
+		for key := range b.requested {
+			if key.scope == a.Scope {
+				delete(b.requested, key)
+			}
+		}
+		b.mu.Unlock()
 	}
 	return nil
 }
