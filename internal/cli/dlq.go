@@ -21,7 +21,6 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -299,21 +298,16 @@ func printDeadLetter(w io.Writer, d *stream.DeadLetter) {
 }
 
 func dlqRedrive(args []string, stdout, stderr io.Writer) int {
-	return dlqEach("redrive", args, stdout, stderr, func(ctx context.Context, js jetstream.JetStream, seq uint64) (string, error) {
-		memSeq, err := stream.Redrive(ctx, js, seq)
-		return fmt.Sprintf("%d → %d", seq, memSeq), err
-	})
+	return dlqEach("redrive", args, stdout, stderr)
 }
 
 func dlqRemove(args []string, stdout, stderr io.Writer) int {
-	return dlqEach("rm", args, stdout, stderr, func(ctx context.Context, js jetstream.JetStream, seq uint64) (string, error) {
-		return fmt.Sprintf("%d removed", seq), stream.RemoveDeadLetter(ctx, js, seq)
-	})
+	return dlqEach("rm", args, stdout, stderr)
 }
 
-// dlqEach runs do on each dead letter named by seq or selected by --all.
-func dlqEach(name string, args []string, stdout, stderr io.Writer,
-	do func(ctx context.Context, js jetstream.JetStream, seq uint64) (string, error)) int {
+// dlqEach redrives ("redrive") or removes ("rm") each dead letter named
+// by seq or selected by --all.
+func dlqEach(name string, args []string, stdout, stderr io.Writer) int {
 	c := newDLQCommand(name, stderr)
 	all := c.fs.Bool("all", false, name+" every dead letter (that --consumer and --subject select)")
 	consumer := c.fs.String("consumer", "", "with --all: only this consumer's dead letters")
@@ -345,7 +339,15 @@ func dlqEach(name string, args []string, stdout, stderr io.Writer,
 
 	done, failed := 0, 0
 	redrive := func(seq uint64) {
-		line, err := do(ctx, js, seq)
+		var line string
+		var err error
+		if name == "rm" {
+			line, err = fmt.Sprintf("%d removed", seq), stream.RemoveDeadLetter(ctx, js, seq)
+		} else {
+			var memSeq uint64
+			memSeq, err = stream.Redrive(ctx, js, seq)
+			line = fmt.Sprintf("%d → %d", seq, memSeq)
+		}
 		if err != nil {
 			c.fail(err)
 			failed++

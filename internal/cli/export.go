@@ -10,7 +10,6 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -121,12 +120,12 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 
 // openStream opens JetStream for an operator command, logging warnings
 // only.
-func openStream(ctx context.Context, cfg config.Config, stderr io.Writer,
-	open func(context.Context, config.Config, *zap.Logger) (jetstream.JetStream, func(), error)) (jetstream.JetStream, func(), error) {
+func openStream[JS any](ctx context.Context, cfg config.Config, stderr io.Writer,
+	open func(context.Context, config.Config, *zap.Logger) (JS, func(), error)) (js JS, closeFn func(), err error) {
 	cfg.Log.Level = "warn"
 	log, err := app.NewLogger(cfg.Log, stderr)
 	if err != nil {
-		return nil, nil, err
+		return js, nil, err
 	}
 	return open(ctx, cfg, log)
 }
