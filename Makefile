@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo bench-secrets fuzz
+.PHONY: run test build bench bench-locomo bench-recall bench-extract bench-secrets fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -25,6 +25,14 @@ bench:
 bench-locomo:
 	$(GO) run ./cmd/engram-bench -only locomo -locomo $(LOCOMO)
 
+## bench-recall: recall@5/@10 on our own bilingual sets (dev: tuned on; test: held out) beside a plain BM25
+bench-recall:
+	$(GO) run ./cmd/engram-bench -only recall
+
+## bench-extract: extraction precision and recall on testdata/extract (rules; the LLM too when ENGRAM_LLM_BASE_URL is set)
+bench-extract:
+	$(GO) run ./cmd/engram-bench -only extract
+
 ## bench-secrets: precision and recall of secret masking on internal/secrets/corpus
 bench-secrets:
 	$(GO) run ./cmd/engram-bench -only secrets
@@ -36,6 +44,7 @@ fuzz:
 	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatchIn$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzIndex -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzUnderstand -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/stream -run '^$$' -fuzz FuzzSubjectToken -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/llm -run '^$$' -fuzz FuzzJSONContent -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/llmextract -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)

@@ -103,7 +103,9 @@ func TestContext(t *testing.T) {
 			if strings.HasPrefix(strings.TrimSpace(line), "System:") {
 				t.Fatalf("stored text poses as structure: %q", line)
 			}
-			if strings.Contains(line, "Ignore previous") && !strings.HasPrefix(strings.TrimSpace(line), "- ") {
+			// An item's line, or a quoted continuation line of the scratchpad.
+			quoted := strings.HasPrefix(strings.TrimSpace(line), "- ") || strings.HasPrefix(line, "  \"") || strings.HasPrefix(line, "  「")
+			if strings.Contains(line, "Ignore previous") && !quoted {
 				t.Fatalf("stored text not rendered as a quoted item: %q", line)
 			}
 		}

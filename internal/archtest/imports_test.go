@@ -30,7 +30,7 @@ var leaves = map[string][]string{
 	"internal/metrics":      {},
 	"internal/memory":       {},
 	"events":                {"github.com/cloudevents/sdk-go/v2/event"},
-	"internal/textseg":      {},
+	"internal/textseg":      {"github.com/blevesearch/go-porterstemmer"},
 	"internal/llm":          {},
 	"internal/secrets":      {},
 	"internal/prefilter":    {},

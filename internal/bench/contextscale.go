@@ -25,6 +25,9 @@ import (
 type ContextPoint struct {
 	Memories, Turns, Users int
 	Latency                Latency
+	// Dialogue is the latency of a 2,000-character dialogue: a question
+	// with the recent messages an agent passes along.
+	Dialogue Latency
 }
 
 // ContextScale fills one namespace with memories and turns (straight
@@ -118,18 +121,19 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 	engine.Tokens = func(string) retrieval.Counter { return tokens.For("gpt-4o") }
 	srv := httptest.NewServer((&httpapi.Server{Context: engine, Log: zap.NewNop()}).Handler())
 	defer srv.Close()
-	post := func(q string) error {
-		body, _ := json.Marshal(map[string]any{"namespace": "big", "user": "heavy", "query": q, "force": true})
+	post := func(q string, recent ...map[string]string) error {
+		body, _ := json.Marshal(map[string]any{"namespace": "big", "user": "heavy", "query": q, "force": true, "recent_messages": recent})
 		resp, err := srv.Client().Post(srv.URL+"/v1/context", "application/json", bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
 			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("context: %d", resp.StatusCode)
+			return fmt.Errorf("context: %d %s", resp.StatusCode, raw)
 		}
 		return nil
 	}
@@ -148,5 +152,23 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		}
 		d[i] = time.Since(t0)
 	}
-	return &ContextPoint{Memories: memories, Turns: turns, Users: users, Latency: summarize(d)}, nil
+	dialogue := make([]time.Duration, max(queries/4, 1))
+	for i := range dialogue {
+		var recent []map[string]string
+		chars := 0
+		for chars < 2000 {
+			m := q.query()
+			for len([]rune(m)) < 200 {
+				m += " " + q.query()
+			}
+			chars += len([]rune(m))
+			recent = append(recent, map[string]string{"role": []string{"user", "assistant"}[len(recent)%2], "content": m})
+		}
+		t0 := time.Now()
+		if err := post(q.query(), recent...); err != nil {
+			return nil, err
+		}
+		dialogue[i] = time.Since(t0)
+	}
+	return &ContextPoint{Memories: memories, Turns: turns, Users: users, Latency: summarize(d), Dialogue: summarize(dialogue)}, nil
 }

@@ -101,27 +101,47 @@ func TestFit(t *testing.T) {
 			report:  Report{Profile: 10, Recent: 30, LongTerm: 10},
 		},
 		{
-			name: "an oversized profile card is paid for by long-term, then recent",
+			name: "an oversized profile card pays for itself, lowest importance first",
 			in: Blocks{
-				Profile:    []Item{item("p", 30, 0)},
-				Scratchpad: []Item{item("s", 10, 0)},
+				Profile:    []Item{item("p1", 15, 0.9), item("p2", 15, 0.2)},
+				Scratchpad: []Item{item("s", 10, 1)},
 				Turns:      turns(5, 10),
 				Memories:   []Item{item("m1", 10, 0.9), item("m2", 10, 0.1)},
 			},
 			budget:  small,
-			dropped: []string{"m2", "m1", "t1"},
-			report:  Report{Profile: 40, Recent: 40, LongTerm: 0, ProfileOver: 30},
+			dropped: []string{"p2", "p1"},
+			report:  Report{Profile: 10, Recent: 50, LongTerm: 20, ProfileOver: 30},
 		},
 		{
-			name: "a profile card over the whole limit still goes in whole",
+			name: "a profile card over the whole limit is cut to fit",
 			in: Blocks{
 				Profile:  []Item{item("p", 90, 0)},
 				Turns:    turns(2, 10),
 				Memories: []Item{item("m", 10, 0.9)},
 			},
 			budget:  small,
-			dropped: []string{"m", "t1", "t2"},
-			report:  Report{Profile: 90, ProfileOver: 80, Over: 10},
+			dropped: []string{"p"},
+			report:  Report{Profile: 0, Recent: 20, LongTerm: 10, ProfileOver: 80},
+		},
+		{
+			name: "filler turns go before evidence",
+			in: Blocks{
+				Turns:    []Item{item("t1", 10, 0.9), item("ok", 10, 0.01), item("t3", 10, 0.5), item("thx", 10, 0.01)},
+				Memories: []Item{item("m", 10, 0.9)},
+			},
+			budget:  Budget{Total: 40, Recent: 20, LongTerm: 20},
+			dropped: []string{"ok"},
+			report:  Report{Recent: 30, LongTerm: 10},
+		},
+		{
+			name: "the session window is cut oldest first, its summary last",
+			in: Blocks{
+				Window: []Item{summary("sum", 10), item("w1", 10, 0), item("w2", 10, 0), item("w3", 10, 0)},
+				Turns:  []Item{item("ev", 10, 0.5)},
+			},
+			budget:  Budget{Total: 30, Recent: 30},
+			dropped: []string{"w1", "ev"},
+			report:  Report{Recent: 30},
 		},
 		{
 			name: "what a large drop frees is given back to smaller items",
@@ -135,10 +155,10 @@ func TestFit(t *testing.T) {
 			report:  Report{Profile: 10, Recent: 40, LongTerm: 10},
 		},
 		{
-			name: "turns are never put back: the window stays unbroken",
+			name: "the window is never put back: it stays unbroken",
 			in: Blocks{
 				Profile: []Item{item("p", 10, 0)},
-				Turns:   []Item{item("t1", 5, 0), item("t2", 60, 0), item("t3", 20, 0)},
+				Window:  []Item{item("t1", 5, 0), item("t2", 60, 0), item("t3", 20, 0)},
 			},
 			budget:  small,
 			dropped: []string{"t1", "t2"},
@@ -155,14 +175,14 @@ func TestFit(t *testing.T) {
 			report:  Report{LongTerm: 10},
 		},
 		{
-			name: "zero budget keeps only the profile card",
+			name: "zero budget keeps nothing",
 			in: Blocks{
 				Profile: []Item{item("p", 3, 0)},
 				Turns:   turns(1, 1),
 			},
 			budget:  Budget{},
-			dropped: []string{"t1"},
-			report:  Report{Profile: 3, ProfileOver: 3, Over: 3},
+			dropped: []string{"p", "t1"},
+			report:  Report{ProfileOver: 3},
 		},
 	}
 	for _, tt := range tests {
@@ -190,8 +210,8 @@ func TestFit(t *testing.T) {
 				t.Errorf("Total %d is over Limit %d with Over 0", r.Total, r.Limit)
 			}
 			// What is kept plus what is dropped is what came in, in order.
-			kept := ids(got.Profile, got.Scratchpad, got.Memories, got.Episodes, got.Turns, got.Attachments)
-			all := ids(tt.in.Profile, tt.in.Scratchpad, tt.in.Memories, tt.in.Episodes, tt.in.Turns, tt.in.Attachments)
+			kept := ids(got.Profile, got.Scratchpad, got.Memories, got.Episodes, got.Turns, got.Attachments, got.Window)
+			all := ids(tt.in.Profile, tt.in.Scratchpad, tt.in.Memories, tt.in.Episodes, tt.in.Turns, tt.in.Attachments, tt.in.Window)
 			var wantKept []string
 			for _, id := range all {
 				if !slices.Contains(tt.dropped, id) {
@@ -201,10 +221,10 @@ func TestFit(t *testing.T) {
 			if !slices.Equal(kept, wantKept) {
 				t.Errorf("kept %v, want %v", kept, wantKept)
 			}
-			if got, want := ids(got.Profile, got.Scratchpad), ids(tt.in.Profile, tt.in.Scratchpad); !slices.Equal(got, want) {
-				t.Errorf("profile card %v, want %v: it is never trimmed", got, want)
+			if r.Total > r.Limit && r.Over == 0 {
+				t.Errorf("total %d over the limit %d", r.Total, r.Limit)
 			}
-			for _, list := range [][]Item{got.Profile, got.Scratchpad, got.Memories, got.Episodes, got.Turns, got.Attachments} {
+			for _, list := range [][]Item{got.Profile, got.Scratchpad, got.Memories, got.Episodes, got.Turns, got.Attachments, got.Window} {
 				for _, it := range list {
 					if got, want := it.Tokens, utf8.RuneCountInString(it.Content); got != want {
 						t.Errorf("item %s Tokens = %d, want %d", it.ID, got, want)
@@ -226,15 +246,16 @@ func TestFitDefaultBudget(t *testing.T) {
 	for i := range 12 {
 		in.Memories = append(in.Memories, item("m"+strings.Repeat("i", i+1), 100, float64(i)))
 	}
+	in.Profile = append(in.Profile, item("core", 200, 1))
 	_, r := Fit(in, DefaultBudget(), blocks)
-	// Limit 3,500: the card's 1,000 stays; long-term is cut from 1,200 to
-	// its 900 share and then by the card's 400 overflow; recent is cut to
-	// its 2,000 share.
-	if r.Profile != 1000 || r.LongTerm != 500 || r.Recent != 2000 || r.Total != 3500 || r.ProfileOver != 400 || r.Over != 0 {
+	// Limit 3,500: the card is cut to its 600 share (its lowest-importance
+	// entry goes, the rest stays), long-term to its 900 share, and recent
+	// keeps the 400 over its share that the card left.
+	if r.Profile != 200 || r.LongTerm != 900 || r.Recent != 2400 || r.Total != 3500 || r.ProfileOver != 600 || r.Over != 0 {
 		t.Fatalf("Report = %+v", r)
 	}
-	if got, want := r.Dropped[:3], []string{"mi", "mii", "miii"}; !slices.Equal(got, want) {
-		t.Fatalf("first dropped %v, want the lowest-scored memories %v", got, want)
+	if got, want := r.Dropped[:4], []string{"card", "mi", "mii", "miii"}; !slices.Equal(got, want) {
+		t.Fatalf("first dropped %v, want the card's low entry, then the lowest-scored memories %v", got, want)
 	}
 }
 
@@ -286,4 +307,11 @@ func TestFitNilCounterEstimates(t *testing.T) {
 	if got.Memories[0].Tokens == 0 || r.Total != got.Memories[0].Tokens {
 		t.Fatalf("Fit with nil counter: tokens %d, report %+v", got.Memories[0].Tokens, r)
 	}
+}
+
+// summary is a session summary item of n tokens.
+func summary(id string, n int) Item {
+	it := item(id, n, 0)
+	it.Kind = KindSummary
+	return it
 }

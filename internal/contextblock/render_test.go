@@ -213,9 +213,18 @@ func checkRendered(t *testing.T, out string, b Blocks) {
 		t.Fatalf("output does not end with a newline: %q", out)
 	}
 	n := 0
+	var pending []string // a multi-line scratchpad's lines still to see
 	for l := range strings.Lines(out) {
 		l = strings.TrimSuffix(l, "\n")
 		if structure[l] {
+			continue
+		}
+		if len(pending) > 0 && strings.HasPrefix(l, "  ") {
+			body := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(l, "  "), "「"), "\""), closeQuote(l))
+			if got, want := unescape(body), fold(pending[0]); got != want {
+				t.Fatalf("scratchpad line %q holds %q, want %q", l, got, want)
+			}
+			pending = pending[1:]
 			continue
 		}
 		if n == len(items) {
@@ -226,6 +235,15 @@ func checkRendered(t *testing.T, out string, b Blocks) {
 		body, prov, err := parseItemLine(l)
 		if err != "" {
 			t.Fatalf("item %d line %q: %s", n, l, err)
+		}
+		if it.Kind == KindScratchpad && strings.Contains(strings.TrimSpace(it.Content), "\n") {
+			var lines []string
+			for _, x := range strings.Split(it.Content, "\n") {
+				if strings.TrimSpace(x) != "" {
+					lines = append(lines, x)
+				}
+			}
+			it.Content, pending = lines[0], lines[1:]
 		}
 		if got, want := unescape(body), fold(it.Content); got != want {
 			t.Fatalf("item %d line %q holds %q, want %q", n, l, got, want)
@@ -366,4 +384,27 @@ func fold(s string) string {
 		}
 	}
 	return strings.Join(strings.Fields(sb.String()), " ")
+}
+
+// The scratchpad keeps its markdown lines (issue 10): each is quoted on a
+// line of its own, not squashed onto one.
+func TestRenderScratchpadKeepsLines(t *testing.T) {
+	pad := "## Active projects\n- payments-api\n\n## Current focus\n- retry policy"
+	out := Render(Blocks{Scratchpad: []Item{{ID: "scratchpad", Kind: KindScratchpad, Content: pad, Provenance: "scratchpad · 2026-11-24"}}}, "en")
+	for _, want := range []string{"- \"\\## Active projects\" (scratchpad", "\n  \"- payments-api\"\n", "\n  \"\\## Current focus\"\n"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("rendered %q, want the line %q", out, want)
+		}
+	}
+	if strings.Contains(out, "Active projects - payments-api") {
+		t.Fatalf("the scratchpad is squashed: %q", out)
+	}
+}
+
+// closeQuote is the closing quote of a quoted line.
+func closeQuote(s string) string {
+	if strings.HasSuffix(s, "」") {
+		return "」"
+	}
+	return "\""
 }

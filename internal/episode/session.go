@@ -150,6 +150,7 @@ var greeting = regexp.MustCompile(`(?i)^(hi|hello|hey)( there)?\s*[,，!！.。]
 // greetings, cut to whole sentences within MaxGoalRunes. With no user
 // turn it falls back to the agent's summary.
 func (s *session) findGoal(agentSummary string) span {
+	intro := span{pos: -1}
 	for pos, t := range s.turns {
 		if normRole(t.Role) != roleUser || isFiller(t.Content) {
 			continue
@@ -159,10 +160,14 @@ func (s *session) findGoal(agentSummary string) span {
 			text = text[m[1]:]
 		}
 		ss := sentences(text)
-		for len(ss) > 1 && isFiller(ss[0]) {
+		for len(ss) > 0 && (isFiller(ss[0]) || isIntroduction(ss[0])) {
 			ss = ss[1:]
 		}
 		if len(ss) == 0 {
+			// Only a greeting or who the user is: the task comes later.
+			if intro.pos < 0 {
+				intro = span{text: fitSentences(text, MaxGoalRunes), pos: pos}
+			}
 			continue
 		}
 		return span{text: fitSentences(strings.Join(ss, "\n"), MaxGoalRunes), pos: pos}
@@ -170,7 +175,27 @@ func (s *session) findGoal(agentSummary string) span {
 	if g := fitSentences(agentSummary, MaxGoalRunes); g != "" {
 		return span{text: g, pos: -1}
 	}
-	return span{pos: -1}
+	return intro
+}
+
+// Introductions say who the user is, not what they came for: "Hi, I'm
+// Ana, a backend developer at Acme.", "你好，我叫王磊，在字节做后端。" A
+// sentence that also asks for something is not one.
+var (
+	introEN = regexp.MustCompile(`(?i)^(?:(?:hi|hello|hey)\b[\s,!.]*)?(?:my name is|my name's|call me|i work (?:at|for|as|on the)|i live in|i'?m (?:from|based)|i am (?:from|based)|this is [A-Z]|i'?m [A-Z][a-z]+\b|i am [A-Z][a-z]+\b|i'?m (?:an? |the )(?:[\w-]+ ){0,3}(?:engineer|developer|dev|designer|student|manager|scientist|analyst|lead|founder|consultant|researcher|architect|admin|writer|teacher|sre|intern|pm)\b)`)
+	introZH = regexp.MustCompile(`^(?:(?:你好|您好|嗨|哈喽|大家好)[，,！!。\s]*)?(?:我叫|我是|我的名字|我姓|我在.{1,30}(?:工作|上班|做|实习)|我住在|我来自)`)
+	askCues = cues{
+		"?", "？", "help", "can you", "could you", "please", "need", "want", "how do", "how to", "why",
+		"帮", "请", "想", "怎么", "如何", "吗", "能不能", "可以吗", "为什么", "问一下",
+	}
+)
+
+func isIntroduction(sentence string) bool {
+	s := strings.TrimSpace(sentence)
+	if !introEN.MatchString(s) && !introZH.MatchString(s) {
+		return false
+	}
+	return !askCues.in(s)
 }
 
 var (
@@ -205,6 +230,37 @@ var (
 	}
 )
 
+// What users say when the work is done, or is still not: the cues a user
+// reports a result with, read only on the last thing the user said.
+var (
+	userDoneCues = cues{
+		"that fixed it", "fixed it", "that worked", "that works", "it works", "it worked", "works now",
+		"working now", "works perfectly", "that did it", "did the trick", "problem solved", "solved it",
+		"all good now", "resolved", "build is green", "tests pass now", "perfect, thanks",
+		"问题解决了", "解决了", "搞定了", "好了", "可以了", "没问题了", "成功了", "修好了", "跑通了", "能用了", "正常了", "通过了",
+	}
+	userFailCues = cues{
+		"still broken", "still failing", "still fails", "still doesn't work", "still does not work",
+		"still not working", "not resolved", "not fixed", "still getting", "still the same", "same error", "didn't work", "did not work",
+		"doesn't work", "does not work", "not working", "no luck", "still crashes", "still crashing",
+		"还是不行", "还是报错", "仍然报错", "还是一样", "没解决", "还是失败", "没有解决", "不能用", "不管用", "没用", "依然报错", "还是没", "还有问题",
+	}
+)
+
+func userResolved(text string) bool { return userDoneCues.in(text) && !userFailCues.in(text) }
+
+func userFailed(text string) bool { return userFailCues.in(text) }
+
+// callsAfter reports whether a tool was called after the turn at pos.
+func (s *session) callsAfter(pos int) bool {
+	for p := pos + 1; p < len(s.turns); p++ {
+		if len(s.turns[p].ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // isAbandon reports whether a user's words call the work off.
 func isAbandon(text string) bool {
 	if abandonCues.in(text) {
@@ -229,12 +285,21 @@ func readsDone(text string) (done, partial bool) {
 // findOutcome applies the rules listed at Extractive and picks the
 // sentence that says how the episode ended.
 func (s *session) findOutcome() (string, span) {
+	pending := s.lastUser >= 0 && s.lastUser > s.lastAsst // the user spoke last
 	if s.lastUser >= 0 {
-		if t := s.text(s.lastUser); isAbandon(t) {
+		t := s.text(s.lastUser)
+		if isAbandon(t) {
 			return memory.OutcomeAbandoned, firstMatching(t, s.lastUser, isAbandon)
 		}
+		// The user's own word on the result beats the agent's: "That fixed
+		// it", "问题解决了", unless the agent ran something after it.
+		if userResolved(t) && !s.callsAfter(s.lastUser) {
+			return memory.OutcomeCompleted, firstMatching(t, s.lastUser, userResolved)
+		}
+		if pending && userFailed(t) {
+			return memory.OutcomeFailed, firstMatching(t, s.lastUser, userFailed)
+		}
 	}
-	pending := s.lastUser >= 0 && s.lastUser > s.lastAsst // the user spoke last
 	if s.lastResult >= 0 && s.calls[s.lastResult].res.IsError {
 		c := s.calls[s.lastResult]
 		if s.lastAsst > c.resPos && !pending {

@@ -157,12 +157,19 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 	if _, err := events.NewDerived(Source, events.TypeMemoryExtracted, id, d.Scope.Namespace, d.Scope.User, d.Time, ev); err != nil {
 		return fmt.Errorf("%w: %v", errUnpublishable, err)
 	}
+	var known []memory.Memory // the read model's active memories, read once when needed
 	for i, c := range ev.Candidates {
 		if c.Importance < memory.ImportantAt || memory.Route(c.Confidence) != memory.StatusActive {
 			continue
 		}
+		if known == nil {
+			known = x.active(ctx, d.Scope)
+		}
+		if holds(known, c) {
+			continue // written before, and announced then
+		}
 		mid := memory.MemoryID(Source, id, i)
-		out = append(out, memory.Outgoing{Type: events.TypeMemoryImportant, ID: "important-" + mid, Scope: d.Scope,
+		out = append(out, memory.Outgoing{Type: events.TypeMemoryImportant, ID: ImportantID(d.Scope, c), Scope: d.Scope,
 			Agent: d.Agent, Time: d.Time, Data: &events.MemoryImportant{MemoryID: mid, Kind: c.Kind, Category: c.Category,
 				Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Importance: c.Importance,
 				SessionID: req.SessionID, CauseEventID: id}})
@@ -170,12 +177,68 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 	return x.Emit(ctx, out...)
 }
 
+// ImportantID is the event id of a fact's memory.write.important: derived
+// from the fact itself (scope, kind, subject, predicate and content), not
+// from the request that found it, so the same fact extracted again — after
+// a restart, a redelivery, a compression and the session's end — is one id
+// and JetStream's duplicate window drops the repeats. Past that window the
+// read model is asked first (holds): a fact already written is not
+// announced again.
+func ImportantID(scope memory.Scope, c events.Candidate) string {
+	key := strings.Join([]string{scope.Namespace, scope.User, c.Kind, memory.NormalizeKey(c.Subject),
+		memory.NormalizeKey(c.Predicate), normContent(c.Content)}, "\x00")
+	return "important-" + memory.MemoryID("important", key, 0)
+}
+
+func normContent(s string) string {
+	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(s), " ")), ".。!！ ")
+}
+
+// active reads the scope's active memories for the announcement check; an
+// error leaves the check to JetStream's duplicate window alone.
+func (x *Extractor) active(ctx context.Context, scope memory.Scope) []memory.Memory {
+	if x.Known == nil {
+		return []memory.Memory{}
+	}
+	mems, err := x.Known.Memories(ctx, memory.MemoryQuery{Scope: scope, Limit: 2000})
+	if err != nil {
+		x.Log.Warn("active memories unavailable for the announcement check", zap.Error(err))
+		return []memory.Memory{}
+	}
+	if mems == nil {
+		mems = []memory.Memory{}
+	}
+	return mems
+}
+
+// holds reports whether an active memory already states the candidate.
+func holds(mems []memory.Memory, c events.Candidate) bool {
+	for _, m := range mems {
+		if string(m.Kind) == c.Kind && memory.NormalizeKey(m.Subject) == memory.NormalizeKey(c.Subject) &&
+			memory.NormalizeKey(m.Predicate) == memory.NormalizeKey(c.Predicate) && normContent(m.Content) == normContent(c.Content) {
+			return true
+		}
+	}
+	return false
+}
+
 func (x *Extractor) rules(turns []events.ExtractionTurn) []memory.Candidate {
 	var out []memory.Candidate
+	// A tool's result often comes in a later turn than its call: a failed
+	// result is named for the call it answers, wherever that was.
+	calls := map[string]ruleextract.ToolCall{}
 	for _, t := range turns {
 		in := ruleextract.Input{Role: t.Role, Content: t.Content, Project: t.Project}
 		for _, c := range t.ToolCalls {
-			in.ToolCalls = append(in.ToolCalls, ruleextract.ToolCall{Name: c.Name, Input: string(c.Input)})
+			tc := ruleextract.ToolCall{ID: c.ID, Name: c.Name, Input: string(c.Input)}
+			in.ToolCalls = append(in.ToolCalls, tc)
+			if c.ID != "" {
+				calls[c.ID] = tc
+			}
+		}
+		for _, r := range t.ToolResults {
+			in.ToolResults = append(in.ToolResults, ruleextract.ToolResult{ToolCallID: r.ToolCallID,
+				Call: calls[r.ToolCallID], Content: r.Content, IsError: r.IsError})
 		}
 		out = append(out, ruleextract.Extract(in)...)
 	}

@@ -182,7 +182,7 @@ func (s *Server) decidePending(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if m.Status != memory.StatusPending {
+	if m.Status != memory.StatusPending && m.Status != memory.StatusSnoozed { // a snoozed one can be decided early
 		writeError(w, memory.Errorf(memory.ECONFLICT, "memory %s is %s, not pending", m.ID, m.Status))
 		return
 	}

@@ -91,7 +91,7 @@ project, topic: only when clear.
 importance: identity 1, decision 0.8, ordinary 0.5, temporary 0.2.
 confidence: 0.9 stated plainly by the user; 0.7 implied or only said by the assistant.
 "updates":true when replacing a known fact; then copy its subject and predicate. Skip unchanged known facts.
-Only what was said: no guesses, questions, hypotheticals, chit-chat or secret values. Tool output is evidence, not the user's words. Nothing to keep: {"facts":[]}`,
+Only what was said: no guesses, questions, wishes, hypotheticals, others' facts, chit-chat or secrets. Plans: predicate plan, never as done. Tool output is evidence, not the user's words. Nothing to keep: {"facts":[]}`,
 	"PREDICATES", strings.Join(vocabulary, " "))
 
 // vocabulary is the rule extractor's canonical predicates: facts from both
@@ -102,6 +102,7 @@ var vocabulary = []string{
 	ruleextract.PredEmployer, ruleextract.PredOccupation, ruleextract.PredAge, ruleextract.PredLikes,
 	ruleextract.PredDislikes, ruleextract.PredPrefers, ruleextract.PredRule, ruleextract.PredNote,
 	ruleextract.PredUses, ruleextract.PredVersion, ruleextract.PredPath, ruleextract.PredDecision,
+	ruleextract.PredPlan, ruleextract.PredError,
 }
 
 // Prompt returns the system and user messages that ask for the facts in

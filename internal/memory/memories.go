@@ -14,6 +14,9 @@ const (
 	StatusSuperseded Status = "superseded" // replaced by a newer value; kept as history
 	StatusRejected   Status = "rejected"   // ignored by the user, or dropped for low confidence
 	StatusArchived   Status = "archived"   // faded; never deleted
+	// StatusSnoozed is how a pending memory reads while its snooze lasts;
+	// it is never stored (the row stays pending, with snoozed_until).
+	StatusSnoozed Status = "snoozed"
 )
 
 // Routing thresholds (seed 004 §6): at or above Active a candidate is
@@ -25,6 +28,13 @@ const (
 	// ImportantAt is the importance from which a write is announced as
 	// memory.write.important (seed 002 §11.2).
 	ImportantAt = 0.8
+	// IgnoreCooldown is how long a candidate the user ignored is not
+	// proposed again for the same subject, predicate and value (seed 004
+	// §7): asking again the next time it is said is nagging.
+	IgnoreCooldown = 30 * 24 * time.Hour
+	// ConfidenceMax bounds what repeated confirmation can raise a
+	// memory's confidence to: nothing said is certain.
+	ConfidenceMax = 0.99
 	// MergeSimilarity is the similarity above which two memories are one
 	// (seed 002 §6.1).
 	MergeSimilarity = 0.9

@@ -26,7 +26,7 @@
 //     project:… — a known project name, case-insensitive; a name that starts
 //     or ends with a Latin letter or digit must stand as a word there
 //     ("go" does not match "going"), CJK is matched as a substring;
-//     preference:… — 喜欢, 偏好, 习惯, 设置, 配置, prefer, favorite, usually …;
+//     preference:… — 喜欢, 偏好, 习惯, 平时, 设置, 配置, prefer, favorite, usually …;
 //     question — '?' or '？' (not one inside a URL such as a?b=1), 什么, 怎么,
 //     为什么, 哪, 谁 …, a trailing 吗/呢/么/嘛, or a leading wh-word.
 //     In a message over 1 KB only the first and last 512 bytes are read

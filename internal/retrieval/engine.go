@@ -21,9 +21,9 @@ import (
 // Store is what retrieval reads.
 type Store interface {
 	TurnStore
-	// RecallMemories searches a scope's active memories for query, as
-	// the user typed it, best BM25 first.
-	RecallMemories(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.MemoryHit, error)
+	// RecallMemories searches a scope's active memories for q, best
+	// first, scored by the scope's own statistics.
+	RecallMemories(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.MemoryHit, error)
 	RecentTurns(ctx context.Context, scope memory.Scope, since time.Time, limit int) ([]memory.TurnHit, error)
 	Projects(ctx context.Context, scope memory.Scope) ([]string, error)
 	memory.MemoryReader
@@ -33,7 +33,7 @@ type Store interface {
 type (
 	// EpisodeRecaller finds a scope's episodes by text.
 	EpisodeRecaller interface {
-		SearchEpisodes(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.Episode, error)
+		RecallEpisodes(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.Episode, error)
 	}
 	// Vectors is the optional semantic path: it embeds the query and
 	// returns the scope's active memories nearest to it, best first, with
@@ -45,6 +45,13 @@ type (
 	// ScratchpadReader reads a scope's scratchpad.
 	ScratchpadReader interface {
 		Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
+	}
+	// SessionReader reads one session: its turns, and its episodes (a
+	// compression episode carries the summary of what left the agent's
+	// window).
+	SessionReader interface {
+		SessionTurns(ctx context.Context, scope memory.Scope, session string) ([]memory.Turn, error)
+		Episodes(ctx context.Context, scope memory.Scope, session string, limit int) ([]memory.Episode, error)
 	}
 )
 
@@ -145,6 +152,10 @@ type Blocks struct {
 	Episodes    []Item `json:"episodes"`
 	Turns       []Item `json:"turns"`
 	Attachments []Item `json:"attachments"`
+	// Window is the session of the request (session_id): a summary of
+	// what left the agent's window, then the session's latest turns,
+	// oldest first (seed 002 §4's short-term memory).
+	Window []Item `json:"window"`
 }
 
 // Response is the answer to a context request.
@@ -205,7 +216,9 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
 	for _, m := range core {
-		b.Profile = append(b.Profile, memoryItem(m, 1, nil))
+		// Scored by importance: a card over its share loses its least
+		// important entries first.
+		b.Profile = append(b.Profile, memoryItem(m, m.Importance, nil))
 	}
 	projects, err := e.Store.Projects(ctx, scope)
 	if err != nil {
@@ -218,6 +231,16 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 
+	if req.SessionID != "" {
+		if sr, ok := e.Store.(SessionReader); ok {
+			window, err := sessionWindow(ctx, sr, scope, req.SessionID)
+			if err != nil {
+				return nil, fmt.Errorf("session window: %w", err)
+			}
+			b.Window = window
+		}
+	}
+
 	d := prefilter.ShouldRetrieve(req.Query, projects)
 	if req.Force {
 		d = prefilter.Forced()
@@ -226,6 +249,18 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 	if d.Retrieve {
 		e.recall(ctx, scope, req, now, projects, &b, resp)
 	}
+	// Evidence that says nothing ("Understood.", "好的") ranks, and is
+	// trimmed, after evidence that does; a turn the session window holds
+	// is not listed twice.
+	for i := range b.Turns {
+		if isFiller(b.Turns[i].Content) {
+			b.Turns[i].Score = min(b.Turns[i].Score, fillerScore)
+		}
+	}
+	b.Turns = slices.DeleteFunc(b.Turns, func(it Item) bool {
+		return slices.ContainsFunc(b.Window, func(w Item) bool { return w.ID == it.ID })
+	})
+	sort.SliceStable(b.Turns, func(i, j int) bool { return b.Turns[i].Score > b.Turns[j].Score })
 	e.finish(req, &b, resp, scope, now)
 	return resp, nil
 }
@@ -233,29 +268,20 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 // recall runs every recall path and fills the long-term and recent blocks.
 func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, now time.Time, projects []string, b *Blocks, resp *Response) {
 	query := req.Query
-	// Context-aware: the last few messages shape the query (seed 000 §5.5).
-	var context []string
-	for i := len(req.RecentMessages) - 1; i >= 0 && len(context) < 3; i-- {
+	// One reading of the request for every path (memories, turns,
+	// episodes): the last utterance weighs most, the recent messages add
+	// their words at weights that fall with distance (seed 000 §5.5).
+	context := make([]string, 0, len(req.RecentMessages))
+	for i := len(req.RecentMessages) - 1; i >= 0; i-- {
 		if c := strings.TrimSpace(req.RecentMessages[i].Content); c != "" {
-			context = append(context, truncateRunes(c, 200))
+			context = append(context, c)
 		}
 	}
-	inContext := ""
-	if len(context) > 0 {
-		inContext = query + " " + strings.Join(context, " ")
-	}
-	// text is what the text paths search: the query, or, when the query
-	// is stopwords alone ("what about that?"), the query in its context;
-	// stopwords alone match nearly every turn and rank them by noise, so
-	// then only the recent turns, the profile and vectors answer.
-	text := query
-	switch {
-	case textseg.Informative(query):
-	case textseg.Informative(inContext):
-		text, inContext = inContext, ""
-	default:
-		text, inContext = "", ""
-	}
+	q := textseg.Understand(query, context...)
+	// A query of stopwords alone ("what about that?") with no context to
+	// lend it words matches nearly every turn and would rank them by
+	// noise: then only the recent turns, the profile and vectors answer.
+	searchable := !q.Empty() && !q.Uninformative
 	project := prefilter.MentionedProject(query, projects)
 	textFailed := false
 
@@ -268,23 +294,17 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		}
 	}
 	var hits []memory.MemoryHit
-	if text != "" {
+	if searchable {
 		var err error
-		if hits, err = e.Store.RecallMemories(ctx, scope, text, e.PerPath); err != nil {
+		if hits, err = e.Store.RecallMemories(ctx, scope, q, e.PerPath); err != nil {
 			fall(err)
-		}
-	}
-	if inContext != "" && !textFailed {
-		more, err := e.Store.RecallMemories(ctx, scope, inContext, e.PerPath)
-		if err == nil {
-			hits = mergeHits(hits, more, 0.5)
 		}
 	}
 	var semantic map[string]float64
 	if e.Vectors != nil {
 		semantic, hits = e.semanticRecall(ctx, scope, query, hits, resp)
 	}
-	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, req.Explain)
+	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, asksFor(query), req.Explain)
 	// A profile memory the query also matches is in the profile card
 	// already; listed twice it would be rendered and charged twice.
 	b.Memories = slices.DeleteFunc(b.Memories, func(it Item) bool {
@@ -296,8 +316,8 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	if limit == 0 {
 		limit = 8
 	}
-	if !textFailed && text != "" {
-		turns, err := RankTurns(ctx, e.Store, scope, text, e.Turns)
+	if !textFailed && searchable {
+		turns, err := RankTurns(ctx, e.Store, scope, q, e.Turns)
 		if err != nil {
 			fall(err)
 		}
@@ -316,8 +336,8 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		}
 	}
 	// Episodes, when the store has them.
-	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && text != "" {
-		if eps, err := er.SearchEpisodes(ctx, scope, text, 5); err == nil {
+	if er, ok := e.Store.(EpisodeRecaller); ok && !textFailed && searchable {
+		if eps, err := er.RecallEpisodes(ctx, scope, q, 5); err == nil {
 			for i, ep := range eps {
 				b.Episodes = append(b.Episodes, Item{ID: ep.ID, Kind: "episode", Content: ep.Summary,
 					Provenance: fmt.Sprintf("episode %s · %s · %s", ep.ID, ep.Outcome, ep.Started.Format("2006-01-02")),
@@ -384,11 +404,19 @@ func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query s
 	return semantic, out
 }
 
-// rankMemories scores memory hits with seed 000's weights, or with seed
-// 004's hybrid ones when semantic scores are given, and seed 001's
-// category decay. Only active memories are recalled, so a superseded
-// value never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, explain bool) []Item {
+// rankMemories scores memory hits with seed 000's signals (relevance,
+// recency, importance, access), or seed 004's hybrid ones when semantic
+// scores are given, times seed 001's category decay.
+//
+// Relevance leads: the other signals scale with it (score = relevance ×
+// (weights of all four)), so a memory that matches worse cannot be lifted
+// above a better match by being new, important or often used — they order
+// memories that match alike. Recency is from when the memory was written
+// or changed, not when it was last retrieved, and access counts are
+// bounded and fade with time since the last use: retrieval must not feed
+// on itself. Only active memories are recalled, so a superseded value
+// never ranks as current.
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, explain bool) []Item {
 	if len(hits) == 0 {
 		return nil
 	}
@@ -397,19 +425,27 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		top = max(top, h.BM25)
 	}
 	w := e.Weights
+	sum := w.Relevance + w.Recency + w.Importance + w.Access
 	items := make([]Item, 0, len(hits))
 	for _, h := range hits {
 		rel := 0.0
 		if top > 0 {
 			rel = h.BM25 / top
 		}
-		age := now.Sub(maintain.LastUsed(h.Memory))
+		written := h.Updated
+		if h.Created.After(written) {
+			written = h.Created
+		}
+		age := now.Sub(written)
 		recency := math.Exp(-age.Hours() / (24 * 30)) // a month's e-folding
-		access := math.Min(1, math.Log1p(float64(h.AccessCount))/math.Log(21))
-		decay := maintain.DecayFactor(h.Category, age)
-		score := w.Relevance*rel + w.Recency*recency + w.Importance*h.Importance + w.Access*access
+		access := accessSignal(h.Memory, now)
+		decay := maintain.DecayFactor(h.Category, now.Sub(maintain.LastUsed(h.Memory)))
+		score := rel * (w.Relevance + w.Recency*recency + w.Importance*h.Importance + w.Access*access) / sum
 		if semantic != nil {
 			score = e.Hybrid.Score(semantic[h.ID], rel, recency)
+			// seed 000's importance and access still count beside the
+			// semantic score, as a bounded factor.
+			score *= 0.85 + 0.1*h.Importance + 0.05*access
 		}
 		score *= decay
 		boost := 1.0
@@ -418,6 +454,9 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		}
 		if project != "" && strings.EqualFold(project, h.Project) {
 			boost *= 1.2
+		}
+		if slices.Contains(intent, h.Kind) {
+			boost *= intentBoost
 		}
 		score *= boost
 		var sig map[string]float64
@@ -439,6 +478,51 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 	return items
 }
 
+// accessSignal is access reinforcement that cannot run away: the count
+// counts logarithmically up to 20 uses, and the whole fades with a
+// two-week e-folding since the last use.
+func accessSignal(m memory.Memory, now time.Time) float64 {
+	if m.AccessCount <= 0 || m.LastAccessed.IsZero() {
+		return 0
+	}
+	n := math.Min(1, math.Log1p(float64(m.AccessCount))/math.Log(21))
+	return n * math.Exp(-now.Sub(m.LastAccessed).Hours()/(24*14))
+}
+
+// intentBoost is what a memory of the kind a question asks for gains.
+const intentBoost = 1.25
+
+// intents are the words that say which kind of memory a question is
+// after: "what do I like" looks at preferences first, "how should I …" at
+// the rules the user set, feelings at the events behind them.
+var intents = []struct {
+	kinds []memory.Kind
+	words []string
+}{
+	{[]memory.Kind{memory.KindPreference}, []string{"do i like", "i like", "i prefer", "do i prefer", "my favorite", "my favourite",
+		"i enjoy", "do i enjoy", "i love", "喜欢", "爱喝", "爱吃", "偏好", "最爱", "口味"}},
+	{[]memory.Kind{memory.KindRule}, []string{"should i", "should we", "am i allowed", "rule", "how do we", "how should",
+		"规则", "应该", "可以直接", "能不能", "要不要", "规定"}},
+	{[]memory.Kind{memory.KindIdentity}, []string{"who am i", "my name", "where do i live", "how old am i",
+		"我叫", "我是谁", "住在哪", "住哪"}},
+	{[]memory.Kind{memory.KindError}, []string{"error", "bug", "crash", "exception", "报错", "错误", "崩溃", "异常"}},
+	{[]memory.Kind{memory.KindContext}, []string{"i feel", "i'm feeling", "feeling", "i felt", "scared", "worried", "upset",
+		"sad", "stressed", "miserable", "drained", "心情", "难过", "伤心", "焦虑", "害怕", "担心", "郁闷", "崩溃", "累死", "烦死"}},
+}
+
+// asksFor returns the kinds of memory query asks for, or nil.
+func asksFor(query string) []memory.Kind {
+	lq := strings.ToLower(query)
+	for _, in := range intents {
+		for _, w := range in.words {
+			if strings.Contains(lq, w) {
+				return in.kinds
+			}
+		}
+	}
+	return nil
+}
+
 // finish fits the blocks to the budget, renders them, and records the
 // memories used.
 func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Scope, now time.Time) {
@@ -458,7 +542,7 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	chrono := slices.Clone(b.Turns)
 	slices.SortStableFunc(chrono, func(x, y Item) int { return x.Time.Compare(y.Time) })
 	cb := contextblock.Blocks{Profile: toCB(b.Profile), Scratchpad: toCB(b.Scratchpad), Memories: toCB(b.Memories),
-		Episodes: toCB(b.Episodes), Turns: toCB(chrono), Attachments: toCB(b.Attachments)}
+		Episodes: toCB(b.Episodes), Turns: toCB(chrono), Attachments: toCB(b.Attachments), Window: toCB(b.Window)}
 	fitted, rep := contextblock.Fit(cb, budget, counter)
 	keep := func(items []Item, kept []contextblock.Item) []Item {
 		tokens := map[string]int{}
@@ -477,7 +561,8 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	b.Profile, b.Scratchpad = keep(b.Profile, fitted.Profile), keep(b.Scratchpad, fitted.Scratchpad)
 	b.Memories, b.Episodes = keep(b.Memories, fitted.Memories), keep(b.Episodes, fitted.Episodes)
 	b.Turns, b.Attachments = keep(b.Turns, fitted.Turns), keep(b.Attachments, fitted.Attachments)
-	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments} {
+	b.Window = keep(b.Window, fitted.Window)
+	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments, &b.Window} {
 		if *l == nil {
 			*l = []Item{}
 		}
@@ -560,28 +645,4 @@ func asksForAttachment(q string) bool {
 		}
 	}
 	return false
-}
-
-// mergeHits adds the second list's hits not in the first, their BM25
-// weighted down (they matched the context, not the query).
-func mergeHits(a, b []memory.MemoryHit, weight float64) []memory.MemoryHit {
-	seen := map[string]bool{}
-	for _, h := range a {
-		seen[h.ID] = true
-	}
-	for _, h := range b {
-		if !seen[h.ID] {
-			h.BM25 *= weight
-			a = append(a, h)
-		}
-	}
-	return a
-}
-
-func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
 }

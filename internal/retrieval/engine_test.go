@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/engramhq/engram/internal/textseg"
 	"math"
 	"path/filepath"
 	"slices"
@@ -24,11 +25,11 @@ type brokenFTS struct{ *sqlite.Store }
 
 var errIndex = errors.New("fts5: database disk image is malformed")
 
-func (b brokenFTS) RecallMemories(context.Context, memory.Scope, string, int) ([]memory.MemoryHit, error) {
+func (b brokenFTS) RecallMemories(context.Context, memory.Scope, textseg.Query, int) ([]memory.MemoryHit, error) {
 	return nil, errIndex
 }
 
-func (b brokenFTS) RecallTurns(context.Context, memory.Scope, string, int) ([]memory.TurnHit, error) {
+func (b brokenFTS) RecallTurns(context.Context, memory.Scope, textseg.Query, int) ([]memory.TurnHit, error) {
 	return nil, errIndex
 }
 
@@ -145,8 +146,10 @@ func TestVectorFusion(t *testing.T) {
 		t.Fatalf("memories = %+v", resp.Blocks.Memories)
 	}
 	sig := resp.Blocks.Memories[0].Signals
-	want := (0.55*0.8 + 0.30*0 + 0.15*sig["recency"]) * sig["decay"] * sig["boost"]
-	if sig["semantic"] != 0.8 || sig["relevance"] != 0 || math.Abs(sig["score"]-want) > 1e-9 {
+	// seed 004's hybrid score, with importance and access as a bounded
+	// factor beside it.
+	want := (0.55*0.8 + 0.30*sig["relevance"] + 0.15*sig["recency"]) * (0.85 + 0.1*0.5 + 0.05*sig["access"]) * sig["decay"] * sig["boost"]
+	if sig["semantic"] != 0.8 || math.Abs(sig["score"]-want) > 1e-9 {
 		t.Fatalf("signals = %v, want hybrid score %v", sig, want)
 	}
 
@@ -186,9 +189,9 @@ func TestStopwordQuery(t *testing.T) {
 }
 
 // A profile memory the query matches is in the profile card once, not
-// again among the memories; and turns are trimmed oldest first when the
-// recent tier is over budget, whatever their rank.
-func TestProfileOnceAndTurnsTrimmedOldestFirst(t *testing.T) {
+// again among the memories; and evidence turns are trimmed lowest score
+// first when the recent tier is over budget: the best one stays.
+func TestProfileOnceAndTurnsTrimmedByScore(t *testing.T) {
 	long := strings.Repeat("部署 staging 集群的细节 ", 40)
 	st := openWith(t, "小王 说 "+long, "小王 又说 "+long, "小王 最后说 "+long)
 	e := NewEngine(st)
@@ -207,7 +210,11 @@ func TestProfileOnceAndTurnsTrimmedOldestFirst(t *testing.T) {
 			t.Fatalf("dropped %s is rendered", id)
 		}
 	}
-	if !strings.Contains(resp.Rendered, "最后说") {
-		t.Fatalf("the newest turn was trimmed: %q", resp.Rendered)
+	full, err := e.Context(t.Context(), Request{User: "u", Query: "小王 部署", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if best := full.Blocks.Turns[0].ID; !slices.ContainsFunc(resp.Blocks.Turns, func(it Item) bool { return it.ID == best }) {
+		t.Fatalf("the best turn %s was trimmed: kept %+v", best, resp.Blocks.Turns)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
@@ -12,7 +11,7 @@ import (
 
 // TurnStore is what turn recall needs from a read model.
 type TurnStore interface {
-	RecallTurns(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.TurnHit, error)
+	RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.TurnHit, error)
 	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius int) ([]memory.TurnHit, error)
 }
 
@@ -52,8 +51,8 @@ type ScoredTurn struct {
 // text, then neighbour expansion — a turn next to a strong hit inherits
 // part of its score, because in conversation the answer is often the turn
 // after the one that shares the question's words.
-func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, query string, opt TurnOptions) ([]ScoredTurn, error) {
-	hits, err := st.RecallTurns(ctx, scope, query, opt.Candidates)
+func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.Query, opt TurnOptions) ([]ScoredTurn, error) {
+	hits, err := st.RecallTurns(ctx, scope, q, opt.Candidates)
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
@@ -112,27 +111,18 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, query stri
 			sessions[id] = v / best
 		}
 	}
-	var terms []string
-	if opt.Window > 0 {
-		terms = textseg.Terms(query)
+	var cover *coverer
+	if opt.Window > 0 && len(q.Terms) > 0 {
+		// The heaviest terms say what is asked; a dialogue's long tail of
+		// context words would only slow the count.
+		cover = newCoverer(q.Terms[:min(len(q.Terms), maxCoverTerms)], byKey)
 	}
 	out := make([]ScoredTurn, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
 		s.Score = s.Text + s.Neighbor + opt.Session*sessions[k.SessionID]
-		if len(terms) > 0 {
-			var window strings.Builder
-			for d := -1; d <= 1; d++ {
-				if n, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
-					window.WriteString(n.Speaker)
-					window.WriteByte(' ')
-					window.WriteString(n.Content)
-					window.WriteByte(' ')
-					window.WriteString(n.Attachments)
-					window.WriteByte(' ')
-				}
-			}
-			s.Score += opt.Window * coverage(terms, window.String())
+		if cover != nil {
+			s.Score += opt.Window * cover.window(k)
 		}
 		out = append(out, *s)
 	}
@@ -145,30 +135,67 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, query stri
 	return out, nil
 }
 
-// coverage is the fraction of terms found in text, a term matching a word
-// it starts (so "research" finds "researched": a stem, cheaply).
-func coverage(terms []string, text string) float64 {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	found := 0
-	for _, t := range terms {
-		stem := t
-		if len(stem) > 5 {
-			stem = stem[:len(stem)-2]
+// maxCoverTerms bounds the terms the window coverage counts.
+const maxCoverTerms = 32
+
+// coverer measures how much of the query a turn's window (the turn and
+// its neighbours) covers: an answer is often split across turns. Each
+// term counts its weight times its IDF among the turns at hand, so a
+// window holding the one rare word of a question covers more of it than
+// one holding the words every candidate shares.
+type coverer struct {
+	terms  []textseg.Term
+	weight []float64
+	total  float64
+	has    map[memory.TurnKey][]bool // per turn, per term
+}
+
+func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *coverer {
+	c := &coverer{terms: terms, weight: make([]float64, len(terms)), has: make(map[memory.TurnKey][]bool, len(turns))}
+	df := make([]int, len(terms))
+	for k, t := range turns {
+		toks := textseg.Tokens(t.Speaker + " " + t.Content + " " + t.Attachments)
+		set := make(map[string]bool, len(toks))
+		for _, tok := range toks {
+			set[tok] = true
 		}
-		if strings.IndexFunc(t, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
-			if strings.Contains(text, t) {
-				found++
+		has := make([]bool, len(terms))
+		for i, term := range terms {
+			has[i] = set[term.Token]
+			if !has[i] && term.Prefix {
+				for tok := range set {
+					if strings.HasPrefix(tok, term.Token) {
+						has[i] = true
+						break
+					}
+				}
 			}
-			continue
+			if has[i] {
+				df[i]++
+			}
 		}
-		for _, w := range words {
-			if strings.HasPrefix(w, stem) {
-				found++
+		c.has[k] = has
+	}
+	for i, term := range terms {
+		c.weight[i] = term.Weight * textseg.IDF(len(turns), df[i])
+		c.total += c.weight[i]
+	}
+	return c
+}
+
+// window is the share of the query's weight the window around k holds.
+func (c *coverer) window(k memory.TurnKey) float64 {
+	if c.total == 0 {
+		return 0
+	}
+	found := 0.0
+	for i := range c.terms {
+		for d := -1; d <= 1; d++ {
+			if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok && has[i] {
+				found += c.weight[i]
 				break
 			}
 		}
 	}
-	return float64(found) / float64(len(terms))
+	return found / c.total
 }

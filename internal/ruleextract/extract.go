@@ -2,6 +2,7 @@ package ruleextract
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -13,6 +14,9 @@ type Input struct {
 	Role      string // user, assistant, system or tool
 	Content   string
 	ToolCalls []ToolCall
+	// ToolResults are what tools returned; a failed one becomes an error
+	// memory (seed 003's ERROR kind), named for the program that failed.
+	ToolResults []ToolResult
 	// Project, when known, scopes tool, path and decision facts and names
 	// their subject in content ("Project engram uses Go 1.26").
 	Project string
@@ -21,8 +25,19 @@ type Input struct {
 // ToolCall is a tool the agent called: its name and its raw input (often
 // JSON holding a shell command).
 type ToolCall struct {
+	ID    string
 	Name  string
 	Input string
+}
+
+// ToolResult is what a tool returned. Call is the call it answers when the
+// caller knows it; otherwise the call with ToolCallID in the same Input is
+// used.
+type ToolResult struct {
+	ToolCallID string
+	Call       ToolCall
+	Content    string
+	IsError    bool
 }
 
 // Extract returns the facts the rules find in one message, in the order
@@ -44,15 +59,21 @@ func Extract(in Input) []memory.Candidate {
 		for _, tc := range in.ToolCalls {
 			x.toolCall(tc)
 		}
+		for _, r := range in.ToolResults {
+			if r.IsError {
+				x.toolError(r, in.ToolCalls)
+			}
+		}
 	}
 	return x.out
 }
 
 // extractor collects candidates for one message.
 type extractor struct {
-	user    bool
-	project string
-	out     []memory.Candidate
+	user       bool
+	project    string
+	correcting bool // the sentence being read corrects something said before
+	out        []memory.Candidate
 }
 
 // clause is one statement the patterns run against.
@@ -70,9 +91,12 @@ func newClause(text string) *clause {
 
 func (x *extractor) content(text string) {
 	for _, s := range splitSentences(text) {
-		clauses := splitClauses(s.text)
+		body, correcting := stripCorrection(s.text)
+		x.correcting = correcting
+		clauses := splitClauses(body)
 		cond := ""
 		speaker := false // the previous clause was the user speaking of themselves
+		rule := -1       // the candidate index of a rule the previous clause stated
 		for i, raw := range clauses {
 			if len(x.out) >= maxCandidates {
 				return
@@ -85,8 +109,18 @@ func (x *extractor) content(text string) {
 			if c.text == "" {
 				continue
 			}
+			// "永远不要直接推送到 main，要先开 PR": the rule goes on.
+			if rule >= 0 && continuesRule(c) {
+				sep := ", "
+				if c.zh {
+					sep = "，"
+				}
+				x.out[rule].Content = capRunes(x.out[rule].Content+sep+c.text, maxContentRunes)
+				continue
+			}
+			rule = -1
 			// "我叫李雷，住在杭州，不喜欢加班": Chinese drops the repeated 我.
-			if speaker && hasPrefixAny(c.text, zhElidedVerbs) {
+			if speaker && elidesSpeaker(c.text) {
 				c = newClause("我" + c.text)
 			}
 			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
@@ -98,9 +132,70 @@ func (x *extractor) content(text string) {
 			if isCondition(c) {
 				cond = c.text
 			}
+			before := len(x.out)
 			x.clause(c)
+			if n := len(x.out); n == before+1 && x.out[before].Predicate == PredRule {
+				rule = before
+			}
 		}
 	}
+}
+
+// zhSpeakerAdverbs may open a clause whose 我 was left out: "我住在北京，
+// 平时喜欢喝咖啡".
+var zhSpeakerAdverbs = []string{"平时", "平常", "每天", "现在", "目前", "也", "还", "一直", "周末", "早上", "晚上", "主要", "其实", "比较", "特别", "很", "最", "都", "经常", "通常", "一般"}
+
+// elidesSpeaker reports whether a Chinese clause goes on about the speaker
+// of the clause before without repeating 我.
+func elidesSpeaker(text string) bool {
+	t := text
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, a := range zhSpeakerAdverbs {
+			if rest, ok := strings.CutPrefix(t, a); ok && rest != "" {
+				t, trimmed = rest, true
+				break
+			}
+		}
+	}
+	if hasPrefixAny(t, zhElidedVerbs) {
+		return true
+	}
+	// "在阿里巴巴上班", "在字节跳动做后端开发".
+	return strings.HasPrefix(t, "在") && containsAny(t, "工作", "上班", "任职", "实习", "做", "当", "读")
+}
+
+// continuesRule reports whether a clause carries on the rule before it
+// rather than saying something new: "要先开 PR", "而是开一个 PR", "open a
+// pull request instead".
+func continuesRule(c *clause) bool {
+	if c.zh {
+		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是"})
+	}
+	return hasPrefixAny(c.low, []string{"open ", "use ", "instead", "then ", "and ", "run ", "create ", "ask ", "make ", "send ", "put ", "go through ", "rather "})
+}
+
+// Corrections: "Correction: my name is Anna, not Ana.", "纠正一下，我叫张伟".
+// What follows is stated as replacing what was said before.
+var (
+	enCorrections = []string{"correction", "to correct myself", "sorry, i misspoke", "i misspoke", "scratch that", "oops", "i meant", "my mistake", "my bad"}
+	zhCorrections = []string{"不好意思说错了", "不好意思，说错了", "之前说错了", "刚才说错了", "我说错了", "说错了", "纠正一下", "更正一下", "纠正", "更正", "不对"}
+)
+
+func stripCorrection(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	low := lowerASCII(t)
+	for _, w := range enCorrections {
+		if hasWordPrefix(low, w) {
+			return strings.TrimLeft(t[len(w):], " ,:;-—"), true
+		}
+	}
+	for _, w := range zhCorrections {
+		if rest, ok := strings.CutPrefix(t, w); ok {
+			return strings.TrimLeft(rest, " ,，:：;；-—"), true
+		}
+	}
+	return s, false
 }
 
 // clause runs every family over one clause. Identity and preference
@@ -108,6 +203,9 @@ func (x *extractor) content(text string) {
 // clause that stated something about the user ("I love Python") is not also
 // read as a tool fact.
 func (x *extractor) clause(c *clause) {
+	if aboutSomeoneElse(c) {
+		return // "我同事用 Vim", "my wife likes sushi": not the user's facts
+	}
 	if x.user {
 		if x.remember(c) {
 			return
@@ -115,8 +213,15 @@ func (x *extractor) clause(c *clause) {
 		if x.personal(c) {
 			return
 		}
-		x.rule(c)
+		if x.plan(c) {
+			return
+		}
+		if x.rule(c) {
+			return // "always use pnpm" is the rule, not a tool fact as well
+		}
 	}
+	// A decision to use a tool is also the tool in use ("we decided to use
+	// SQLite" → sqlite/uses), so the tool pass still runs.
 	x.decision(c)
 	if !isHypothetical(c) {
 		x.tools(c)
@@ -124,18 +229,28 @@ func (x *extractor) clause(c *clause) {
 	}
 }
 
+// Third parties: a clause about someone else is not about the user.
+var (
+	reZhOther = regexp.MustCompile(`^我(?:的)?(?:同事|朋友|老婆|妻子|老公|丈夫|妈妈|妈|爸爸|爸|母亲|父亲|老板|领导|女儿|儿子|哥哥|姐姐|弟弟|妹妹|家人|同学|室友|女朋友|男朋友|孩子|上司|客户)`)
+	reEnOther = regexp.MustCompile(`^my (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client)\b`)
+)
+
+func aboutSomeoneElse(c *clause) bool {
+	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low)
+}
+
 // zhElidedVerbs open a clause whose subject 我 was left out because the
 // clause before had it.
 var zhElidedVerbs = []string{
 	"住在", "来自", "今年", "喜欢", "不喜欢", "讨厌", "偏好", "更喜欢", "特别喜欢", "很喜欢", "最喜欢", "也喜欢",
-	"不太喜欢", "爱吃", "爱喝", "在北京", "在上海", "是一名", "是个", "就职于",
+	"不太喜欢", "爱吃", "爱喝", "在北京", "在上海", "是一名", "是个", "就职于", "老家", "用 ", "用的是", "从来不", "从不",
 }
 
 // personalOpeners are how every identity and preference pattern begins;
 // checking them first spares most clauses a dozen regular expressions.
 var personalOpeners = []string{
 	"我", "你", "叫", "大家", "您", "称呼", "咱们", "i ", "i'", "my ", "call ", "please call", "pls call",
-	"you can call", "just call", "feel free", "we ",
+	"you can call", "just call", "feel free", "we ", "our team ", "the team ",
 }
 
 // personal runs the user-only families that describe the speaker.
@@ -152,6 +267,7 @@ type fact struct {
 	conf                   float64
 	updates                bool
 	scoped                 bool // carries the project
+	observed               bool // seen, not said: an assistant turn's cap does not apply
 }
 
 // add checks a fact and appends it. Every candidate leaves here, so this
@@ -169,7 +285,7 @@ func (x *extractor) add(f fact) {
 		return
 	}
 	conf := f.conf
-	if !x.user {
+	if !x.user && !f.observed {
 		conf = math.Min(conf, confHint)
 	}
 	conf = math.Max(0, math.Min(conf, 1))
@@ -177,6 +293,9 @@ func (x *extractor) add(f fact) {
 		if c.Subject == subject && c.Predicate == f.pred && c.Content == content {
 			return
 		}
+	}
+	if x.correcting && x.user && SingleValued(f.pred) {
+		f.updates = true
 	}
 	cand := memory.Candidate{
 		Kind:       sp.kind,

@@ -195,7 +195,6 @@ func TestNegative(t *testing.T) {
 		"我们不用 Redis",
 		"We don't use Redis anymore",
 		"我们可以用 Redis 做缓存",
-		"我们打算升级到 Go 1.27",
 		"We might switch to Bun",
 		"If we used Python 3.12 we could drop the shim",
 		"我们还没决定用哪个数据库",
@@ -480,7 +479,7 @@ func TestLimits(t *testing.T) {
 func TestSingleValued(t *testing.T) {
 	for pred := range specs {
 		multi := pred == PredLikes || pred == PredDislikes || pred == PredPrefers || pred == PredRule ||
-			pred == PredNote || pred == PredDecision
+			pred == PredNote || pred == PredDecision || pred == PredPlan || pred == PredError
 		if got := SingleValued(pred); got == multi {
 			t.Errorf("SingleValued(%q) = %v, want %v", pred, got, !multi)
 		}

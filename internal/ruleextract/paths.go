@@ -69,6 +69,9 @@ func (x *extractor) zhPath(c *clause, head, verb, path string) bool {
 	}
 	thing = strings.TrimPrefix(strings.TrimPrefix(thing, "都"), "把")
 	thing = strings.TrimSuffix(strings.TrimSpace(thing), "的")
+	for _, adv := range []string{"都", "也", "全", "全部", "现在", "目前"} {
+		thing = strings.TrimSuffix(thing, adv)
+	}
 	thing = trimEdges(thing)
 	if thing == "" || runeLen(thing) > 20 || strings.ContainsAny(thing, "，,") {
 		return false
@@ -165,7 +168,7 @@ var (
 		"project": "code", "codebase": "code", "代码": "code", "源码": "code", "代码目录": "code",
 		"源代码": "code", "仓库": "code", "代码仓库": "code", "项目": "code", "项目目录": "code", "工程": "code",
 		"data": "data", "data directory": "data", "data dir": "data", "数据": "data", "数据目录": "data",
-		"database": "database", "db": "database", "数据库": "database", "数据库文件": "database",
+		"database": "database", "db": "database", "database file": "database", "db file": "database", "数据库": "database", "数据库文件": "database",
 		"env file": "env", ".env": "env", "环境变量文件": "env",
 	}
 	enDeterminers = setOf("the", "my", "our", "your", "this", "that", "its", "their", "a", "an", "and", "also", "so", "now")

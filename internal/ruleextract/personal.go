@@ -22,6 +22,8 @@ var (
 	reZhFrom    = regexp.MustCompile(`^我(?:来自|出生在|出生于|老家在|老家是)(.+)$`)
 	reZhWorkAt  = regexp.MustCompile(`^我(?:现在|目前|一直|正|正在)*在(.+?)(?:工作|上班|任职|就职|实习)`)
 	reZhWorkFor = regexp.MustCompile(`^我(?:现在|目前)*(?:就职于|任职于|供职于|受雇于)(.+)$`)
+	reZhWorkAs  = regexp.MustCompile(`^我(?:现在|目前|一直)*在(.+)(?:当|担任)(.+)$`)
+	reZhWorkDo  = regexp.MustCompile(`^我(?:现在|目前|一直)*在(.+?)(?:做|当|担任)(.+)$`)
 	reZhJobIs   = regexp.MustCompile(`^我的(?:工作|职业|职位|岗位)是(.+)$`)
 	reZhAge     = regexp.MustCompile(`^我(?:今年|现在|已经)*([0-9]{1,3}|[一二三四五六七八九十两百]{1,4})(?:周)?岁(?:了|啦)?$`)
 
@@ -31,7 +33,7 @@ var (
 	reEnLive   = regexp.MustCompile(`^i (?:(?:currently|now|still|also) )*(?:live|reside) in\s+(.+)$`)
 	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located|staying) (?:in|at|out of)\s+(.+)$`)
 	reEnMoved  = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
-	reEnFrom   = regexp.MustCompile(`^i (?:come|am originally|'m originally|originally come) from\s+(.+)$`)
+	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$`)
 	reEnWorkAt = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
 	reEnWorkAs = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
 	reEnEmploy = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
@@ -140,15 +142,43 @@ func (x *extractor) enIAm(c *clause, rest, low string) bool {
 	}
 	if name, ok := enName(rest, true); ok {
 		x.name(c, name, confWeak)
+		// "I'm Priya, a product designer based in Bangalore."
+		if i := strings.Index(rest, name); i >= 0 {
+			x.appositive(strings.TrimSpace(rest[i+len(name):]))
+		}
 		return true
 	}
 	return false
 }
 
+// reEnPlaceIn finds where an appositive places the speaker: "based in
+// Bangalore", "in Madrid".
+var reEnPlaceIn = regexp.MustCompile(`\b(?:based in|living in|located in|in|from)\s+([A-Z][\p{L}]+(?:[ -][A-Z][\p{L}]+)*)`)
+
+// appositive reads what follows a name after a comma: ", a product
+// designer based in Bangalore".
+func (x *extractor) appositive(after string) {
+	after = strings.TrimLeft(after, ", ")
+	low := lowerASCII(after)
+	for _, art := range []string{"a ", "an ", "the "} {
+		if strings.HasPrefix(low, art) {
+			x.enOccupation(after[len(art):], confClear)
+			break
+		}
+	}
+	if m := reEnPlaceIn.FindStringSubmatch(after); m != nil {
+		pred, prefix := PredLocation, "User is based in "
+		if strings.Contains(m[0], "from ") {
+			pred, prefix = PredHometown, "User is from "
+		}
+		x.add(fact{pred: pred, subject: "user", content: prefix + m[1], conf: confClear})
+	}
+}
+
 // enOccupation reads "backend engineer at Acme" after "I'm a".
 func (x *extractor) enOccupation(phrase string, conf float64) bool {
 	low := lowerASCII(phrase)
-	cut := cutAtAny(phrase, low, []string{" at ", " for ", " in ", " from ", " with ", " who ", " and ", " since "})
+	cut := cutAtAny(phrase, low, []string{" at ", " for ", " in ", " from ", " with ", " who ", " and ", " since ", " based ", " living ", ","})
 	job := trimEdges(cut)
 	words := strings.Fields(lowerASCII(job))
 	if len(words) == 0 || len(words) > 5 || !enJobWords[words[len(words)-1]] {
@@ -159,7 +189,7 @@ func (x *extractor) enOccupation(phrase string, conf float64) bool {
 	lowRest := lowerASCII(rest)
 	for _, p := range []string{"at ", "for "} {
 		if after, ok := strings.CutPrefix(lowRest, p); ok {
-			if org := placeText(rest[len(rest)-len(after):]); org != "" {
+			if org := placeText(rest[len(rest)-len(after):]); org != "" && !hasPrefixAny(lowerASCII(org), []string{"a ", "an ", "the "}) {
 				x.add(fact{pred: PredEmployer, subject: "user", content: "User works at " + org, conf: conf})
 			}
 		}
@@ -250,6 +280,23 @@ func (x *extractor) work(c *clause) bool {
 				x.add(fact{pred: PredEmployer, subject: "user", content: "用户在" + org + "工作", conf: confStrong})
 			}
 			return true
+		}
+		m := reZhWorkAs.FindStringSubmatch(c.text)
+		if m == nil {
+			m = reZhWorkDo.FindStringSubmatch(c.text)
+		}
+		if m != nil {
+			org, job := trimEdges(m[1]), trimParticles(m[2])
+			if j := strings.Index(job, "，"); j > 0 {
+				job = job[:j]
+			}
+			if runeLen(job) >= 2 && runeLen(job) <= 12 && hasSuffixAny(job, zhJobSuffixes) && runeLen(org) <= 30 {
+				if !hasPrefixAny(org, []string{"一家", "一个", "家", "公司"}) && !zhNotEmployers[org] && !strings.Contains(org, "的") {
+					x.add(fact{pred: PredEmployer, subject: "user", content: "用户在" + org + "工作", conf: confClear})
+				}
+				x.add(fact{pred: PredOccupation, subject: "user", content: "用户是" + job, conf: confClear})
+				return true
+			}
 		}
 		if m := reZhWorkFor.FindStringSubmatch(c.text); m != nil {
 			if org := trimParticles(m[1]); org != "" && runeLen(org) <= 30 {
@@ -550,7 +597,7 @@ var (
 		"教师", "教授", "医生", "护士", "律师", "会计", "经理", "架构师", "研究员", "科学家", "作家", "分析师",
 		"运维", "测试", "创始人", "合伙人", "顾问", "主管", "总监", "CEO", "CTO", "实习生", "自由职业者", "码农",
 		"博主", "记者", "编辑", "销售", "运营", "公务员", "工人", "司机", "厨师", "画家", "歌手", "演员",
-		"设计", "产品", "站长", "创业者", "学者", "讲师",
+		"设计", "产品", "站长", "创业者", "学者", "讲师", "负责人", "组长", "leader", "Leader",
 	}
 
 	zhNotPlaces = map[string]bool{

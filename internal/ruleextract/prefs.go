@@ -11,11 +11,19 @@ import (
 // ("we prefer tabs") is worth keeping, "we like pizza" is not the user.
 var (
 	reZhFavorite = regexp.MustCompile(`^我最(?:喜欢|爱)的(.{1,20}?)是(.+)$`)
-	reZhPref     = regexp.MustCompile(`^(我们|咱们|我)((?:也|还|很|真的|真|特别|非常|最|比较|一直|超级|超|更加|更|挺|蛮|确实|其实|本人|都|一向|向来|通常|平时|一般|个人)*)(不太喜欢|不怎么喜欢|不喜欢|不爱|不再喜欢|讨厌|厌恶|受不了|反感|更喜欢|更偏好|更倾向于|偏好|偏爱|倾向于|习惯于|习惯用|习惯|喜欢|热爱|喜爱|钟爱|爱)(.+)$`)
+	reZhPref     = regexp.MustCompile(`^(我们团队|我们|咱们|我)((?:也|还|很|真的|真|特别|非常|最|比较|一直|超级|超|更加|更|挺|蛮|确实|其实|本人|都|一向|向来|通常|平时|一般|个人)*)(不太喜欢|不怎么喜欢|不喜欢|不爱|不再喜欢|讨厌|厌恶|受不了|反感|更喜欢|更偏好|更倾向于|偏好|偏爱|倾向于|习惯于|习惯用|习惯|喜欢|热爱|喜爱|钟爱|爱)(.+)$`)
+
+	// Habits: "我每天早上喝一杯拿铁", "I drink oat milk lattes every morning".
+	// What someone has every day is what they like.
+	reZhHabit = regexp.MustCompile(`^我((?:每天|天天|平时|平常|经常|常常|一般|通常|每周|周末|早上|晚上|中午|下午|总是|都|会)+)(喝|吃|听|看|玩|读|练|打)((?:一杯|一碗|一份|一点|一会儿|一会|点)?)(.+)$`)
+	// Abstaining: "我从来不喝咖啡", "I don't eat meat", "I no longer drink coffee".
+	reZhAbstain = regexp.MustCompile(`^我(?:从来|从|一向|一直|平时)*(?:不|不再)(喝|吃|抽)(.+)$`)
+	reEnAbstain = regexp.MustCompile(`^i (?:don't|do not|never|no longer|stopped) (drink|eat|drinking|eating|smoke|smoking)\s+(.+)$`)
+	reEnHabit   = regexp.MustCompile(`^i (?:(usually|always|often|normally|regularly|mostly) )?(drink|eat|listen to|read|play|watch|have)\s+(.+?)(?:\s+(every (?:morning|day|night|evening|week|weekend)|daily|each (?:morning|day)|at night|in the morning))?$`)
 
 	reEnFavorite = regexp.MustCompile(`^my (?:all-time |absolute |personal )?favou?rite (.{1,40}?) (?:is|are) (.+)$`)
-	reEnPref     = regexp.MustCompile(`^(i|we)((?: (?:really|also|still|just|generally|usually|always|definitely|totally|absolutely|strongly|actually|personally|truly|do|much|very much|kind of|kinda|sort of|mostly|normally|typically|tend to))*) (like|love|prefer|enjoy|adore|hate|dislike|detest|despise|loathe|can't stand|cannot stand|can not stand|don't like|do not like|don't really like|don't enjoy|do not enjoy|don't love|no longer like|don't care for)\s+(.+)$`)
-	reEnRather   = regexp.MustCompile(`^(i|we)(?:'d| would) (?:(?:much|really|rather|definitely) )?(prefer|rather)\s+(.+)$`)
+	reEnPref     = regexp.MustCompile(`^(i|we|our team|the team)((?: (?:really|also|still|just|generally|usually|always|definitely|totally|absolutely|strongly|actually|personally|truly|do|much|very much|kind of|kinda|sort of|mostly|normally|typically|tend to))*) (likes|loves|prefers|enjoys|hates|dislikes|like|love|prefer|enjoy|adore|hate|dislike|detest|despise|loathe|can't stand|cannot stand|can not stand|don't like|do not like|don't really like|don't enjoy|do not enjoy|don't love|no longer like|don't care for)\s+(.+)$`)
+	reEnRather   = regexp.MustCompile(`^(i|we)(?:'d| would) (?:(?:much|really|rather|definitely) )?(prefer|rather|like)\s+(.+)$`)
 	reEnFan      = regexp.MustCompile(`^i(?:'m| am) (a (?:big |huge |great )?fan of|(?:really |very )?into|not a (?:big )?fan of|not (?:really )?into|fond of|not fond of)\s+(.+)$`)
 )
 
@@ -29,6 +37,12 @@ type prefVerb struct {
 
 var enPrefVerbs = map[string]prefVerb{
 	"like":              {PredLikes, "likes", false},
+	"likes":             {PredLikes, "likes", false},
+	"loves":             {PredLikes, "loves", false},
+	"enjoys":            {PredLikes, "enjoys", false},
+	"prefers":           {PredPrefers, "prefers", false},
+	"hates":             {PredDislikes, "hates", false},
+	"dislikes":          {PredDislikes, "dislikes", false},
 	"love":              {PredLikes, "loves", false},
 	"enjoy":             {PredLikes, "enjoys", false},
 	"adore":             {PredLikes, "adores", false},
@@ -61,7 +75,42 @@ var zhPrefPreds = map[string]string{
 
 func (x *extractor) preference(c *clause) bool {
 	if strings.HasPrefix(c.text, "我") || strings.HasPrefix(c.text, "咱们") {
+		if m := reZhAbstain.FindStringSubmatch(c.text); m != nil {
+			if obj := zhObject(m[2]); obj != "" {
+				x.add(fact{pred: PredDislikes, subject: "user", content: "用户不" + m[1] + obj, conf: confWeak})
+				return true
+			}
+		}
+		if m := reZhHabit.FindStringSubmatch(c.text); m != nil {
+			if obj := zhObject(m[4]); obj != "" {
+				x.add(fact{pred: PredLikes, subject: "user", content: "用户" + m[1] + m[2] + m[3] + obj, conf: confWeak})
+				return true
+			}
+		}
 		return x.zhPreference(c)
+	}
+	if m := reEnAbstain.FindStringSubmatchIndex(c.low); m != nil {
+		if obj := enObject(c.text[m[4]:m[5]]); obj != "" {
+			x.add(fact{pred: PredDislikes, subject: "user", content: "User doesn't " + strings.TrimSuffix(c.low[m[2]:m[3]], "ing") + " " + obj, conf: confWeak})
+			return true
+		}
+	}
+	// A habit needs its frequency: "I drink coffee" alone says little.
+	if m := reEnHabit.FindStringSubmatchIndex(c.low); m != nil && (m[2] >= 0 || m[8] >= 0) {
+		if obj := enObject(c.text[m[6]:m[7]]); obj != "" {
+			verb := c.low[m[4]:m[5]]
+			verb = map[string]string{"drink": "drinks", "eat": "eats", "listen to": "listens to", "read": "reads",
+				"play": "plays", "watch": "watches", "have": "has"}[verb]
+			when := ""
+			if m[8] >= 0 {
+				when = " " + c.text[m[8]:m[9]]
+			}
+			if m[2] >= 0 {
+				verb = c.low[m[2]:m[3]] + " " + verb
+			}
+			x.add(fact{pred: PredLikes, subject: "user", content: "User " + verb + " " + obj + when, conf: confWeak})
+			return true
+		}
 	}
 	if m := reEnFavorite.FindStringSubmatchIndex(c.low); m != nil {
 		what, obj := trimEdges(c.text[m[2]:m[3]]), enObject(c.text[m[4]:m[5]])
@@ -90,8 +139,16 @@ func (x *extractor) preference(c *clause) bool {
 			return false
 		}
 		verb := "would prefer"
-		if c.low[m[4]:m[5]] == "rather" {
+		switch c.low[m[4]:m[5]] {
+		case "rather":
 			verb = "would rather"
+		case "like":
+			// "I'd like answers in TypeScript" is a standing wish; "I'd
+			// like you to fix this" and "I'd like to know" are requests.
+			if lo := lowerASCII(obj); hasPrefixAny(lo, []string{"to ", "you", "a ", "an ", "some", "it", "this", "that", "help"}) {
+				return false
+			}
+			verb = "would like"
 		}
 		x.add(fact{pred: PredPrefers, subject: "user", content: enWho(c.low[m[2]:m[3]]) + " " + verb + " " + obj, conf: confWeak})
 		return true
@@ -102,6 +159,9 @@ func (x *extractor) preference(c *clause) bool {
 	}
 	who, verb := c.low[m[2]:m[3]], c.low[m[6]:m[7]]
 	pv := enPrefVerbs[verb]
+	if who != "i" {
+		who = "we"
+	}
 	if who == "we" && pv.pred != PredPrefers {
 		return false
 	}
@@ -141,6 +201,9 @@ func (x *extractor) zhPreference(c *clause) bool {
 	pred := zhPrefPreds[verb]
 	if strings.Contains(adverbs, "更") && pred == PredLikes {
 		pred, verb = PredPrefers, "更"+verb
+	}
+	if who == "我们团队" {
+		who = "我们"
 	}
 	if who != "我" && pred != PredPrefers {
 		return false

@@ -17,7 +17,7 @@ var (
 
 	reZhDecision = regexp.MustCompile(`^(我们|咱们|团队|大家|我)?(?:最终|最后|已经|刚刚|刚|一致|还是)*(?:决定|敲定|商定|拍板|定下来)(?:了|好了)?[：:，,]?\s*(.+)$`)
 	reZhGoWith   = regexp.MustCompile(`^(?:那|那么)?(?:就|还是)(?:用|选|采用)(.+?)吧?$`)
-	reEnDecided  = regexp.MustCompile(`^(we|i|the team)(?: have|'ve)?(?: (?:finally|just|already|all))? (?:decided|agreed)(?: to| that| on)?\s+(.+)$`)
+	reEnDecided  = regexp.MustCompile(`^(we|i|the team|our team)(?: have|'ve)?(?: (?:finally|just|already|all))? (?:decided|agreed|settled|chose|picked)(?: to| that| on)?\s+(.+)$`)
 	reEnGoWith   = regexp.MustCompile(`^(?:(?:let's|let us|we'll|we will|we're going to|we are going to|we're gonna) go|we(?:'re| are) going|we went) with\s+(.+)$`)
 	reEnLetsUse  = regexp.MustCompile(`^let's (use|switch to|move to|adopt|stick with)\s+(.+)$`)
 	reEnDecision = regexp.MustCompile(`^(?:(?:the )?final decision(?: is|\s*[:：])|decision\s*[:：])\s*(.+)$`)
@@ -87,19 +87,40 @@ var zhRuleOpeners = []string{"要", "不要", "别", "每次", "总是", "以后
 // marker ("以后", "from now on") or a standing modal ("总是", "never") it is a
 // rule.
 func (x *extractor) rule(c *clause) bool {
-	if !(c.zh && containsAny(c.text, zhRuleKeywords...)) && !containsAny(c.low, enRuleKeywords...) {
+	if !(c.zh && containsAny(c.text, zhRuleKeywords...)) && !containsAny(c.low, enRuleKeywords...) &&
+		!containsAny(c.low, "rule", "规则", "规定") && !strings.HasPrefix(c.text, "请") {
 		return false
 	}
+	if containsAny(c.text, "决定", "商定", "敲定") || containsAny(c.low, "decided", "decision", "agreed") {
+		return false // a decision, which may well say "统一" or "always"
+	}
 	var conf float64
-	if m := reZhRule.FindStringSubmatch(c.text); m != nil && hasHan(c.text) {
+	text := c.text
+	low := c.low
+	// "Please respond in bullet points from now on": the marker at the end.
+	for _, tail := range []string{" from now on", " going forward", " in the future", " from here on"} {
+		if strings.HasSuffix(low, tail) && len(low) > len(tail)+3 {
+			low = tail[1:] + ", " + strings.TrimSuffix(low[:len(low)-len(tail)], ",")
+			break
+		}
+	}
+	if rest, ok := cutLabel(c); ok {
+		// "Rule: never push directly to main" / "规则：…": said as a rule.
+		text, conf = rest, confStrong
+	} else if m := reZhRule.FindStringSubmatch(c.text); m != nil && hasHan(c.text) {
 		conf = zhRuleConfidence(m[1] != "", m[2], m[3])
-	} else if m := reEnRule.FindStringSubmatch(c.low); m != nil {
+		if conf == 0 && containsAny(c.text, zhStandingModals...) {
+			conf = confClear // "代码注释统一用英文写", "写 Python 的时候一律用 type hints"
+		}
+		if conf == 0 && strings.HasPrefix(c.text, "请") && containsAny(c.text, "回答", "回复", "答复") {
+			conf = confClear // "请用简体中文回答我": how to answer is a standing request
+		}
+	} else if m := reEnRule.FindStringSubmatch(low); m != nil {
 		conf = enRuleConfidence(m[1] != "", m[2], m[3])
 	}
 	if conf == 0 {
 		return false
 	}
-	text := c.text
 	if c.cond != "" {
 		sep := ", "
 		if c.zh {
@@ -113,6 +134,21 @@ func (x *extractor) rule(c *clause) bool {
 	}
 	x.add(fact{pred: PredRule, subject: "user", content: label + text, conf: conf})
 	return true
+}
+
+// zhStandingModals make a clause a rule wherever they sit in it.
+var zhStandingModals = []string{"一律", "统一", "必须", "务必", "始终", "总是", "禁止", "永远不要", "千万不要", "千万别"}
+
+// cutLabel removes a "Rule:" or "规则：" label from a clause.
+func cutLabel(c *clause) (string, bool) {
+	for _, l := range []string{"rule:", "rule -", "规则：", "规则:", "规定：", "规定:", "我们规定：", "我们规定:"} {
+		if hasPrefixFold(c.text, l) || strings.HasPrefix(c.text, l) {
+			if rest := strings.TrimSpace(c.text[len(l):]); runeLen(rest) >= 3 {
+				return rest, true
+			}
+		}
+	}
+	return "", false
 }
 
 func zhRuleConfidence(timeMarker bool, modal, rest string) float64 {
@@ -147,7 +183,7 @@ func zhRuleConfidence(timeMarker bool, modal, rest string) float64 {
 // 别的, 不要紧, 别担心, 不要客气 …
 var zhNotRules = []string{
 	"人", "的", "处", "急", "担心", "客气", "介意", "着急", "管", "怕", "紧", "谢", "说了", "提了", "闹", "逗",
-	"开玩笑", "这样说", "误会", "生气", "难过", "害怕", "在意",
+	"开玩笑", "这样说", "误会", "生气", "难过", "害怕", "在意", "忘",
 }
 
 func enRuleConfidence(timeMarker bool, modal, rest string) float64 {
@@ -237,7 +273,7 @@ var (
 
 // decision reads a decision taken. It is stored for the project, not the
 // user: "we decided to use Postgres" is about the work.
-func (x *extractor) decision(c *clause) {
+func (x *extractor) decision(c *clause) bool {
 	var rest string
 	var conf float64
 	zh := c.zh
@@ -246,23 +282,23 @@ func (x *extractor) decision(c *clause) {
 		strings.Contains(c.text, "拍板") || strings.Contains(c.text, "定下来"):
 		m := reZhDecision.FindStringSubmatch(c.text)
 		if m == nil {
-			return
+			return false
 		}
 		rest, conf = m[2], confClear
 		if m[1] == "我" {
 			conf = confWeak
 		}
 		if hasPrefixAny(rest, []string{"不了", "好", "了吗", "吧", "不下"}) {
-			return
+			return false
 		}
 	case strings.HasPrefix(c.text, "就") || strings.HasPrefix(c.text, "那") || strings.HasPrefix(c.text, "还是"):
 		m := reZhGoWith.FindStringSubmatch(c.text)
 		if m == nil {
-			return
+			return false
 		}
 		rest, conf = "用"+m[1], confWeak
-	case !containsAny(c.low, "decid", "agreed", "go with", "going with", "went with", "let's", "decision"):
-		return
+	case !containsAny(c.low, "decid", "agreed", "go with", "going with", "went with", "let's", "decision", "settled on", "chose", "picked"):
+		return false
 	default:
 		if m := reEnDecided.FindStringSubmatchIndex(c.low); m != nil {
 			rest, conf = c.text[m[4]:m[5]], confClear
@@ -277,18 +313,19 @@ func (x *extractor) decision(c *clause) {
 		} else if m := reEnDecision.FindStringSubmatchIndex(c.low); m != nil {
 			rest, conf = c.text[m[2]:m[3]], confClear
 		} else {
-			return
+			return false
 		}
 	}
 	rest = trimParticles(rest)
 	if runeLen(rest) < 2 {
-		return
+		return false
 	}
 	label := "决定："
 	if !zh {
 		label = "Decision: "
 	}
 	x.add(fact{pred: PredDecision, subject: x.decisionSubject(), content: label + rest, conf: conf, scoped: true})
+	return true
 }
 
 // ruleKeywords gate the rule patterns: a clause holding none of them cannot

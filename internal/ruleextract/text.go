@@ -149,9 +149,9 @@ func splitSentences(s string) []sentence {
 
 func isTerminator(s string, i int, r rune, size int) bool {
 	switch r {
-	case '\n', '。', '！', '？', '；', '…':
+	case '\n', '。', '！', '？', '…':
 		return true
-	case '.', '!', '?', ';':
+	case '.', '!', '?':
 		if i+size >= len(s) {
 			return true
 		}
@@ -191,6 +191,11 @@ func splitClauses(s string) []string {
 		switch r {
 		case '，':
 			cut = true
+		case '；', ';':
+			// "never push to main; open a pull request" is one instruction;
+			// "I live in Berlin; I work at SAP" is two statements.
+			after := s[i+size : min(len(s), i+size+64)]
+			cut = startsClause(after) || r == '；' && !hasPrefixAny(strings.TrimSpace(after), []string{"要", "先", "而是", "然后", "再"})
 		case ',':
 			// Look only a little way ahead: a run of thousands of commas
 			// must not make this quadratic.
@@ -258,7 +263,7 @@ var (
 		"i", "i'm", "i've", "i'd", "i'll", "my", "we", "we're", "we've", "we'll", "our", "you", "your",
 		"please", "always", "never", "don't", "do not", "let's", "remember", "from now on", "going forward",
 		"call me", "what", "what's", "who", "where", "when", "why", "how", "which", "do", "does", "did",
-		"is", "are", "can", "could", "should", "would", "will", "if", "the project", "the config",
+		"is", "are", "can", "could", "should", "would", "will", "if", "the project", "the config", "not",
 	}
 	enPronouns = []string{"i", "i'm", "i've", "i'd", "my", "we", "we're", "we've", "our", "you", "please", "call me", "let's"}
 	zhStarters = []string{
@@ -357,7 +362,7 @@ var (
 	zhFillers = []string{
 		"顺便说一下", "顺便提一下", "顺便说下", "顺便一提", "补充一下", "说句实话", "老实说", "说实话", "说真的",
 		"跟你说", "告诉你", "说一下", "另外还有", "请注意", "对了", "另外", "还有", "其实", "顺便", "话说", "首先",
-		"然后", "而且", "并且", "但是", "不过", "所以", "好的", "好吧", "你好", "您好", "哈喽", "是的", "对的",
+		"然后", "而且", "并且", "但是", "不过", "所以", "但", "好的", "好吧", "你好", "您好", "哈喽", "是的", "对的",
 		"那么", "总之", "此外", "同时", "因为", "注意", "嗯嗯", "嗯", "哦", "噢", "啊", "呃", "嗨", "对", "好",
 	}
 )

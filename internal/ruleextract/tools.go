@@ -2,6 +2,7 @@ package ruleextract
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,7 +25,7 @@ var (
 	reIdent   = regexp.MustCompile(`[a-z][a-z0-9+#]*(?:[.\-_][a-z0-9+#]+)*`)
 	reVersion = regexp.MustCompile(`^\s*(?:v|version\s*|ver\.?\s*|版本\s*)?(\d+(?:\.\d+){0,3}(?:-?(?:alpha|beta|rc|lts)\.?\d*)?)`)
 	reSplitV  = regexp.MustCompile(`^([a-z][a-z+#.\-]*?[a-z+#])(\d+(?:\.\d+)*)$`)
-	reJoin    = regexp.MustCompile(`^\s*(?:,|，|and\b|&|和|以及|与|跟|、|\+|/|plus\b)\s*`)
+	reJoin    = regexp.MustCompile(`^\s*(?:,|，|and\b|&|和|以及|与|跟|、|\+|/|plus\b|with\b|on\b)\s*`)
 
 	reMigrateEn = regexp.MustCompile(`\b(?:moved|migrated|switched|changed|went|upgraded|ported|converted|migrating|moving|switching|upgrading|downgraded|bumped)(?: \S+){0,2}? from\s+(.+?)\s+to\s+(.+)$|\breplaced\s+(.+?)\s+with\s+(.+)$`)
 	reMigrateZh = regexp.MustCompile(`从\s*(.+?)\s*(?:迁移|迁|切换|切|换|升级|降级|改|转|移)(?:到|成|为)了?\s*(.+)$|把\s*(.+?)\s*(?:换成|替换成|替换为|改成|改为|迁移到|切换到|升级到|降级到)了?\s*(.+)$`)
@@ -48,7 +49,10 @@ func (x *extractor) tools(c *clause) {
 			continue
 		}
 		class := t.class
-		hits := x.scanTools(c, t.end, class == useTool)
+		hits := x.scanTools(c, t.end, class == useTool && !t.knownOnly)
+		if t.knownOnly {
+			hits = slices.DeleteFunc(hits, func(h toolHit) bool { return !h.known })
+		}
 		if len(hits) == 0 && class != useTool && class != stopTool {
 			// "bumped python to 3.12", "Python 升级到了 3.12": the tool came first.
 			if v := leadingVersion(c.low[t.end:]); v != "" {
@@ -236,6 +240,15 @@ func readTool(c *clause, start, end int, bareOK bool) (toolHit, bool) {
 	display := c.text[start:end]
 	version := ""
 	canon, known := lookupTool(tok)
+	// Tools whose name is two words, the first no tool by itself: "VS Code".
+	if next, ok := twoWordTools[tok]; ok && !known {
+		if trimmed := strings.TrimLeft(c.low[end:], " "); strings.HasPrefix(trimmed, next.second) {
+			e := len(c.low) - len(trimmed) + len(next.second)
+			if wordAt(c.low, e-len(next.second), e) {
+				end, canon, known, display = e, next.canon, true, c.text[start:e]
+			}
+		}
+	}
 	if !known {
 		if m := reSplitV.FindStringSubmatch(tok); m != nil {
 			if cn, ok := lookupTool(m[1]); ok {
@@ -396,6 +409,11 @@ func knownTool(lw string) bool {
 }
 
 var (
+	twoWordTools = map[string]struct{ second, canon string }{
+		"vs": {"code", "vscode"}, "visual": {"studio code", "vscode"}, "sublime": {"text", "sublime"},
+		"android": {"studio", "android-studio"}, "google": {"cloud", "gcp"},
+	}
+
 	toolSecondWords = map[string]string{"spring": "boot", "github": "actions", "react": "native", "google": "cloud", "apache": "kafka"}
 
 	toolAliases = map[string]string{

@@ -1,6 +1,7 @@
 package ruleextract
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -47,19 +48,24 @@ var toolTriggers = []toolTrigger{
 	{phrase: "使用", class: useTool}, {phrase: "用的是", class: useTool}, {phrase: "用了", class: useTool},
 	{phrase: "采用", class: useTool}, {phrase: "基于", class: useTool}, {phrase: "是用", class: useTool},
 	{phrase: "在用", class: useTool}, {phrase: "跑在", class: useTool}, {phrase: "装了", class: useTool},
-	{phrase: "安装了", class: useTool},
+	{phrase: "安装了", class: useTool}, {phrase: "develop on", class: useTool}, {phrase: "develop in", class: useTool},
+	{phrase: "deploy with", class: useTool}, {phrase: "deploy on", class: useTool}, {phrase: "deploy to", class: useTool},
+	{phrase: "host on", class: useTool}, {phrase: "hosted on", class: useTool}, {phrase: "host our code on", class: useTool},
+	{phrase: "frontend is", class: useTool}, {phrase: "backend is", class: useTool}, {phrase: "database is", class: useTool},
+	{phrase: "前端是", class: useTool}, {phrase: "后端是", class: useTool}, {phrase: "数据库是", class: useTool},
 }
 
 var (
 	beForOn = []string{"'re", " are", " is", "'m", " am", " still", " now", "'s"}
 	// A bare 用 is a trigger only after one of these subjects, optionally
 	// with adverbs between: "我们现在都用 Go", "后端用 Rust".
-	zhUseSubjects = []string{"我们", "咱们", "项目", "团队", "公司", "后端", "前端", "服务端", "服务", "仓库", "代码", "我"}
+	zhUseSubjects = []string{"我们", "咱们", "项目", "团队", "公司", "后端", "前端", "服务端", "服务", "仓库", "代码", "我", "缓存", "数据库", "向量库", "主站", "CI", "ci"}
 	zhUseAdverbs  = []string{"现在", "目前", "一直", "都", "主要", "还", "也", "正在", "在", "已经", "全", "统一", "决定", "开始", "改"}
 )
 
 type triggerMatch struct {
 	start, end, class int
+	knownOnly         bool // only a known tool may follow
 }
 
 // findTriggers returns up to four non-overlapping triggers in c, in order.
@@ -90,10 +96,11 @@ func findTriggers(c *clause) []triggerMatch {
 			if strings.HasPrefix(c.low[end:], "了") {
 				end += len("了")
 			}
-			found = append(found, triggerMatch{start, end, t.class})
+			found = append(found, triggerMatch{start: start, end: end, class: t.class})
 		}
 	}
 	found = append(found, zhBareUse(c)...)
+	found = append(found, roleNouns(c)...)
 	if len(found) == 0 {
 		return nil
 	}
@@ -141,6 +148,24 @@ func toWithin(low string, i int) (int, bool) {
 	return 0, false
 }
 
+// Where a tool is named by the part of the stack it is, with no verb:
+// "前端 Next.js 14，后端 FastAPI", "backend FastAPI, vectors in Qdrant", "我在
+// Ubuntu 22.04 上开发". Only a known tool counts after these (see
+// knownOnly), so "the backend Team" is not a tool.
+var reRoleNoun = regexp.MustCompile(`(?:^|[,，、;；]\s*)(?:the |our )?(?:frontend|front-end|backend|back-end|database|db|cache|queue|vectors? in|search|ci|前端|后端|数据库|缓存|向量库|消息队列|主站|搜索)(?:\s*(?:is|:|：|用的是|是))?\s*|在\s*(?:[a-z][a-z0-9.+#-]*(?:\s*\d+(?:\.\d+)*)?)\s*上(?:开发|跑|运行|部署|写)`)
+
+func roleNouns(c *clause) []triggerMatch {
+	var out []triggerMatch
+	for _, m := range reRoleNoun.FindAllStringIndex(c.low, 4) {
+		end := m[1]
+		if strings.HasPrefix(c.low[m[0]:], "在") {
+			end = m[0] + len("在") // the tool follows 在
+		}
+		out = append(out, triggerMatch{m[0], end, useTool, true})
+	}
+	return out
+}
+
 // zhBareUse finds "<subject><adverbs>用" in Chinese text.
 func zhBareUse(c *clause) []triggerMatch {
 	var out []triggerMatch
@@ -155,7 +180,13 @@ func zhBareUse(c *clause) []triggerMatch {
 		if strings.HasPrefix(c.text[end:], "户") {
 			continue
 		}
-		head := c.text[:at]
+		head := strings.TrimRight(c.text[:at], " ")
+		// "我们的项目 myclaw 用 …": a project's name between subject and verb.
+		if k := strings.LastIndexByte(head, ' '); k > 0 && isProjectName(head[k+1:]) && strings.HasSuffix(strings.TrimRight(head[:k], " "), "项目") {
+			head = strings.TrimRight(head[:k], " ")
+		} else if k := strings.LastIndex(head, "项目"); k >= 0 && isProjectName(head[k+len("项目"):]) {
+			head = head[:k+len("项目")]
+		}
 		for trimmed := true; trimmed; {
 			trimmed = false
 			for _, a := range zhUseAdverbs {
@@ -167,10 +198,24 @@ func zhBareUse(c *clause) []triggerMatch {
 		}
 		for _, s := range zhUseSubjects {
 			if strings.HasSuffix(head, s) {
-				out = append(out, triggerMatch{len(head) - len(s), end, useTool})
+				out = append(out, triggerMatch{start: len(head) - len(s), end: end, class: useTool})
 				break
 			}
 		}
 	}
 	return out
+}
+
+// isProjectName reports whether s looks like a project's name written in
+// Latin letters: "myclaw", "payments-api".
+func isProjectName(s string) bool {
+	if s == "" || len(s) > 40 || !('a' <= s[0]|0x20 && s[0]|0x20 <= 'z') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isASCIIAlnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.' {
+			return false
+		}
+	}
+	return true
 }

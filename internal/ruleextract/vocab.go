@@ -28,6 +28,8 @@ const (
 	PredVersion    = "version"    // tool: the version in use
 	PredPath       = "path"       // thing: where it lives on disk
 	PredDecision   = "decision"   // project: a decision taken (many values)
+	PredPlan       = "plan"       // project or user: something planned, not yet done (many values)
+	PredError      = "error"      // program: how it failed when a tool ran it (many values)
 )
 
 // SingleValued reports whether a subject holds at most one current value for
@@ -69,6 +71,8 @@ var specs = map[string]spec{
 	PredVersion:    {memory.KindFact, memory.CategoryConfig, 0.7},
 	PredPath:       {memory.KindFact, memory.CategoryConfig, 0.6},
 	PredDecision:   {memory.KindContext, memory.CategoryDecision, 0.8},
+	PredPlan:       {memory.KindContext, memory.CategoryEvent, 0.6},
+	PredError:      {memory.KindError, memory.CategoryDebug, 0.6},
 }
 
 // Confidence levels. Seed 004 §6 routes ≥ 0.85 to active memory, 0.60–0.85

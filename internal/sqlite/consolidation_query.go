@@ -187,10 +187,16 @@ func (s *Store) EpisodesEnded(ctx context.Context, scope memory.Scope, from, to 
 		scope.Namespace, scope.User, from.UnixNano(), to.UnixNano())
 }
 
-// SearchEpisodes finds a scope's episodes by what the user typed (through
-// textseg.MatchIn, like every search), best first.
+// SearchEpisodes finds a scope's episodes by what the user typed, best
+// first.
 func (s *Store) SearchEpisodes(ctx context.Context, scope memory.Scope, text string, limit int) ([]memory.Episode, error) {
-	match := textseg.MatchIn(partition(scope), text)
+	return s.RecallEpisodes(ctx, scope, textseg.Understand(text), limit)
+}
+
+// RecallEpisodes finds a scope's episodes for q (textseg.Understand, as
+// every recall path), best first.
+func (s *Store) RecallEpisodes(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.Episode, error) {
+	match := textseg.MatchTerms(partition(scope), q.Terms[:min(len(q.Terms), maxMatchTerms)])
 	if match == "" {
 		return []memory.Episode{}, nil
 	}

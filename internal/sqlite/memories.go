@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
 )
@@ -117,6 +118,18 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		}
 		return history(w, env, c.id, "dropped", "", fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending))
 	}
+	if status == memory.StatusPending {
+		if at, ok, err := ignoredLately(w, env, c); err != nil {
+			return err
+		} else if ok {
+			// The user said no to this lately: recorded, not asked again.
+			if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
+				return err
+			}
+			return history(w, env, c.id, "dropped", "", "ignored by the user on "+at.Format(time.DateOnly)+"; not proposed again until "+
+				at.Add(memory.IgnoreCooldown).Format(time.DateOnly))
+		}
+	}
 	// Near-duplicates are looked for among the memories the index finds
 	// for the candidate's text (bounded, whatever the subject's size); the
 	// supersede check reads only the same subject and predicate.
@@ -136,6 +149,9 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	if err != nil {
 		return err
 	}
+	if c.tier == 0 && status == memory.StatusActive && coreAtWrite(c.kind, c.category, c.importance) {
+		c.tier = 1
+	}
 	supersedes := ""
 	if status == memory.StatusActive {
 		if supersedes, err = supersede(w, env, current, c.id, c.predicate, c.updates); err != nil {
@@ -146,6 +162,47 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		return err
 	}
 	return history(w, env, c.id, "created", "", c.content)
+}
+
+// coreAtWrite reports whether a memory joins the core profile (tier 1) as
+// it is written, rather than at the next refresh_profile: who the user is,
+// their rules and their strong preferences, by the same bar the weekly
+// job applies (maintain.CoreProfile). The weekly job still trims the
+// profile to its size.
+func coreAtWrite(kind, category string, importance float64) bool {
+	switch memory.Kind(kind) {
+	case memory.KindIdentity, memory.KindRule, memory.KindPreference:
+	default:
+		return false
+	}
+	return importance >= maintain.CoreImportance && maintain.PriorityOf(memory.Category(category)).TTL() == 0
+}
+
+// ignoredLately reports whether the user ignored a candidate with the same
+// subject, predicate and (near-)same value within memory.IgnoreCooldown
+// before env's time, and when.
+func ignoredLately(w *wtx, env memory.Envelope, c candidate) (time.Time, bool, error) {
+	since := env.Time.Add(-memory.IgnoreCooldown).UnixNano()
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT m.content, h.time FROM memory_history h
+		JOIN memories m ON m.namespace = h.namespace AND m.user_id = h.user_id AND m.id = h.memory_id
+		WHERE h.namespace = ? AND h.user_id = ? AND h.change = 'ignored' AND h.time >= ?
+			AND m.subject = ? AND m.predicate = ? AND m.status = 'rejected'
+		ORDER BY h.time DESC LIMIT 50`, env.Scope.Namespace, env.Scope.User, since, c.subject, c.predicate)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var content string
+		var at int64
+		if err := rows.Scan(&content, &at); err != nil {
+			return time.Time{}, false, err
+		}
+		if content == c.content || memory.Similarity(content, c.content) > memory.MergeSimilarity {
+			return nsTime(at), true, nil
+		}
+	}
+	return time.Time{}, false, rows.Err()
 }
 
 // similarMemories are the active and pending memories of a subject that
@@ -213,18 +270,28 @@ func supersede(w *wtx, env memory.Envelope, current []storedMemory, newID, predi
 	return last, nil
 }
 
-// merge folds a near-duplicate candidate into m: the higher importance and
-// confidence win, the event joins its sources, and a pending memory that is
-// now stated with confidence becomes active.
+// merge folds a near-duplicate candidate into m: the higher importance
+// wins, the event joins its sources, and the fact stated again is more
+// likely true: confidence combines as independent evidence, 1 − (1−a)(1−b),
+// up to memory.ConfidenceMax (seed 004 §7). A pending memory whose
+// confidence so reaches the active level becomes active.
 func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memory.Status) error {
+	conf := m.Confidence
+	if c.confidence > 0 && status != memory.StatusRejected {
+		conf = max(conf, c.confidence, min(memory.ConfidenceMax, 1-(1-m.Confidence)*(1-c.confidence)))
+	}
 	newStatus := m.Status
-	if status == memory.StatusActive && m.Status == memory.StatusPending {
+	if m.Status == memory.StatusPending && (status == memory.StatusActive || memory.Route(conf) == memory.StatusActive) {
 		newStatus = memory.StatusActive
 	}
+	tier := m.Tier
+	if newStatus == memory.StatusActive && coreAtWrite(string(m.Kind), string(m.Category), max(m.Importance, c.importance)) {
+		tier = 1
+	}
 	sources, _ := json.Marshal(append(m.SourceEvents, env.ID))
-	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = max(confidence, ?),
-		status = ?, source_events = ?, updated = ? WHERE rowid = ?`,
-		c.importance, c.confidence, newStatus, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = ?,
+		status = ?, tier = ?, source_events = ?, updated = ? WHERE rowid = ?`,
+		c.importance, conf, newStatus, tier, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
 	return history(w, env, m.ID, "merged", "", c.content)
@@ -452,8 +519,12 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if err != nil {
 			return err
 		}
+		tier := m.Tier
+		if coreAtWrite(string(m.Kind), string(m.Category), m.Importance) {
+			tier = 1
+		}
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'active', supersedes = ?,
-			snoozed_until = 0, updated = ? WHERE rowid = ?`, supersedes, at, m.rowid); err != nil {
+			snoozed_until = 0, tier = ?, updated = ? WHERE rowid = ?`, supersedes, tier, at, m.rowid); err != nil {
 			return err
 		}
 		return history(w, env, m.ID, "confirmed", "", "")

@@ -72,7 +72,20 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 	if err != nil {
 		return nil, fmt.Errorf("list memories: %w", err)
 	}
+	now := time.Now()
+	for i := range out {
+		out[i].Status = shownStatus(out[i], now)
+	}
 	return out, nil
+}
+
+// shownStatus is how a memory's status reads: a pending memory whose snooze
+// has not run out reads "snoozed".
+func shownStatus(m memory.Memory, now time.Time) memory.Status {
+	if m.Status == memory.StatusPending && m.SnoozedUntil.After(now) {
+		return memory.StatusSnoozed
+	}
+	return m.Status
 }
 
 // Memory reads one memory of a scope; ENOTFOUND if the scope has none by
@@ -86,6 +99,7 @@ func (s *Store) Memory(ctx context.Context, scope memory.Scope, id string) (memo
 	case err != nil:
 		return memory.Memory{}, fmt.Errorf("read memory %s: %w", id, err)
 	}
+	m.Status = shownStatus(m.Memory, time.Now())
 	return m.Memory, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -38,32 +40,143 @@ func scanTurnHits(rows interface {
 	return out, rows.Err()
 }
 
-// RecallTurns searches a scope's turns for the text a user typed and
-// returns up to limit, best BM25 first. A query of stopwords alone
-// (textseg.Informative) matches nearly every turn and BM25 has nothing to
-// rank them by, so its matches come newest first, which costs only the
-// rows returned instead of scoring all of them.
-func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.TurnHit, error) {
-	match := textseg.MatchIn(partition(scope), query)
-	if match == "" {
+// RecallTurns searches a scope's turns for q and returns up to limit,
+// best first. FTS5 finds the candidates (its own BM25 orders them, which
+// only decides the margin of a long list); they are then scored in Go by
+// BM25 with the scope's own statistics and q's term weights, so another
+// tenant's text never moves a user's ranking (textseg.Scorer).
+func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.TurnHit, error) {
+	if q.Empty() {
 		return nil, nil
 	}
-	order := matchOrder(query, "rowid")
+	part := partition(scope)
+	st, q, err := s.lexicalStats(ctx, "turns_fts", `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ?`, scope, part, q)
+	if err != nil {
+		return nil, fmt.Errorf("recall turns: %w", err)
+	}
+	if q.Empty() {
+		return nil, nil
+	}
+	order := "rank"
+	if q.Uninformative {
+		order = "rowid DESC"
+	}
 	// The index ranks and cuts first, then the best few are read from
 	// turns: joining before the LIMIT read every matching turn's row. The
 	// partition makes the index's matches the user's own; the SQL filter
 	// still decides (after a partition collision it may return fewer).
 	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+`, f.rank
-		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY `+order+limitSQL(limit)+`) f
+		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY `+order+limitSQL(max(limit, candidateFloor))+`) f
 		JOIN turns t ON t.id = f.rowid
-		WHERE t.namespace = ? AND t.user_id = ?
-		ORDER BY f.`+order,
-		match, scope.Namespace, scope.User)
+		WHERE t.namespace = ? AND t.user_id = ?`,
+		textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
 	defer rows.Close()
-	return scanTurnHits(rows, true)
+	hits, err := scanTurnHits(rows, true)
+	if err != nil {
+		return nil, fmt.Errorf("recall turns: %w", err)
+	}
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		texts[i] = hitText(h)
+	}
+	scores := scoreAll(q, st, texts)
+	for i := range hits {
+		hits[i].BM25 = scores[i]
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if q.Uninformative {
+			return hits[i].ID > hits[j].ID
+		}
+		if hits[i].BM25 != hits[j].BM25 {
+			return hits[i].BM25 > hits[j].BM25
+		}
+		return hits[i].ID > hits[j].ID
+	})
+	return hits[:min(len(hits), limit)], nil
+}
+
+// candidateFloor is the fewest candidates a lexical path scores in Go.
+const candidateFloor = 100
+
+// maxMatchTerms bounds the terms of one MATCH: a dialogue-length query
+// keeps its most informative ones by the user's own statistics.
+const maxMatchTerms = 32
+
+// lexicalStats reads the scope's statistics for q from one full-text
+// table: its document count (countSQL, with namespace and user) and each
+// term's document frequency in the scope's partition. It returns q cut to
+// its maxMatchTerms most informative terms. The average length is left to
+// scoreAll, which takes it from the documents it scores.
+func (s *Store) lexicalStats(ctx context.Context, fts, countSQL string, scope memory.Scope, part string, q textseg.Query) (textseg.Stats, textseg.Query, error) {
+	st := textseg.Stats{DF: make(map[string]int, len(q.Terms))}
+	if err := s.r.QueryRowContext(ctx, countSQL, scope.Namespace, scope.User).Scan(&st.Docs); err != nil {
+		return st, q, err
+	}
+	// Terms by weight first: the document frequencies of the heaviest
+	// maxDFTerms are read, the rest cannot be among the most informative
+	// unless they are rarer than any of those.
+	terms := q.Terms[:min(len(q.Terms), maxDFTerms)]
+	matches := make([]string, len(terms))
+	for i, t := range terms {
+		matches[i] = textseg.MatchTerms(part, []textseg.Term{t})
+	}
+	js, err := json.Marshal(matches)
+	if err != nil {
+		return st, q, err
+	}
+	rows, err := s.queryRead(ctx, `SELECT j.key, (SELECT count(*) FROM `+fts+` WHERE `+fts+` MATCH j.value) FROM json_each(?) j`, string(js))
+	if err != nil {
+		return st, q, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i, n int
+		if err := rows.Scan(&i, &n); err != nil {
+			return st, q, err
+		}
+		st.DF[terms[i].Token] = n
+	}
+	if err := rows.Err(); err != nil {
+		return st, q, err
+	}
+	q.Terms = terms
+	// A term no row of the scope holds can match nothing: leave it out of
+	// the MATCH.
+	q.Terms = slices.DeleteFunc(slices.Clone(q.Terms), func(t textseg.Term) bool { return st.DF[t.Token] == 0 })
+	return st, textseg.Select(q, st, maxMatchTerms), nil
+}
+
+// maxDFTerms bounds the document-frequency lookups of one query (each is
+// a count over the scope's own posting list of the term).
+const maxDFTerms = 48
+
+// scoreAll scores texts for q with the scope's statistics, the average
+// length taken from texts themselves.
+func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
+	total := 0
+	for _, t := range texts {
+		total += len(textseg.Tokens(t))
+	}
+	if len(texts) > 0 {
+		st.AvgLen = float64(total) / float64(len(texts))
+	}
+	sc := textseg.NewScorer(q, st)
+	out := make([]float64, len(texts))
+	for i, t := range texts {
+		out[i], _ = sc.Score(t)
+	}
+	return out
+}
+
+// hitText is the text a turn was indexed by, as far as a hit carries it.
+func hitText(h memory.TurnHit) string {
+	if h.Speaker == "" && h.Attachments == "" {
+		return h.Content
+	}
+	return h.Speaker + ": " + h.Content + "\n" + h.Attachments
 }
 
 // TurnsAround returns the turns within radius of each key (the keys'
@@ -119,34 +232,61 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 	return scanTurnHits(rows, false)
 }
 
-// RecallMemories searches a scope's active memories for the text a user
-// typed and returns up to limit, best BM25 first (newest first for a
-// query of stopwords alone, as RecallTurns).
-func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, query string, limit int) ([]memory.MemoryHit, error) {
-	match := textseg.MatchIn(partition(scope), query)
-	if match == "" {
+// RecallMemories searches a scope's active memories for q and returns up
+// to limit, best first, scored as RecallTurns scores turns. Every active
+// memory the MATCH finds is scored (a user holds thousands at most), so
+// the ranking depends on the scope's data alone.
+func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.MemoryHit, error) {
+	if q.Empty() {
 		return nil, nil
 	}
-	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`, bm25(memories_fts) AS rank
+	part := partition(scope)
+	st, q, err := s.lexicalStats(ctx, "memories_fts", `SELECT count(*) FROM memories WHERE namespace = ? AND user_id = ?`, scope, part, q)
+	if err != nil {
+		return nil, fmt.Errorf("recall memories: %w", err)
+	}
+	if q.Empty() {
+		return nil, nil
+	}
+	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'
-		ORDER BY `+matchOrder(query, "memories_fts.rowid")+limitSQL(limit),
-		match, scope.Namespace, scope.User)
+		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'`+limitSQL(maxMemoryCandidates),
+		textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
 	defer rows.Close()
 	var out []memory.MemoryHit
+	var texts []string
 	for rows.Next() {
-		var rank float64
-		m, err := scanMemoryWith(rows, &rank)
+		m, err := scanMemoryWith(rows)
 		if err != nil {
 			return nil, fmt.Errorf("recall memories: %w", err)
 		}
-		out = append(out, memory.MemoryHit{Memory: m.Memory, BM25: -rank})
+		out = append(out, memory.MemoryHit{Memory: m.Memory})
+		texts = append(texts, m.Subject+" "+m.Predicate+"\n"+m.Content)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recall memories: %w", err)
+	}
+	scores := scoreAll(q, st, texts)
+	for i := range out {
+		out[i].BM25 = scores[i]
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if q.Uninformative && !out[i].Updated.Equal(out[j].Updated) {
+			return out[i].Updated.After(out[j].Updated)
+		}
+		if out[i].BM25 != out[j].BM25 {
+			return out[i].BM25 > out[j].BM25
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out[:min(len(out), limit)], nil
 }
+
+// maxMemoryCandidates bounds the memories one query scores.
+const maxMemoryCandidates = 2000
 
 // matchOrder is how a full-text query's matches are ordered: by BM25
 // (rank), or newest first (the rowid column given, descending) for a query

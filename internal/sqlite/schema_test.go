@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/engramhq/engram/internal/textseg"
 	"path/filepath"
 	"testing"
 
@@ -82,12 +83,12 @@ func TestMigrationToPartitionsReindexes(t *testing.T) {
 }
 
 func (s *Store) countTurns(ctx context.Context, scope memory.Scope, q string) (int, error) {
-	hits, err := s.RecallTurns(ctx, scope, q, 10)
+	hits, err := s.RecallTurns(ctx, scope, textseg.Understand(q), 10)
 	return len(hits), err
 }
 
 func (s *Store) countMemories(ctx context.Context, scope memory.Scope, q string) (int, error) {
-	hits, err := s.RecallMemories(ctx, scope, q, 10)
+	hits, err := s.RecallMemories(ctx, scope, textseg.Understand(q), 10)
 	return len(hits), err
 }
 

@@ -31,11 +31,12 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	if len(textseg.Terms(q.Text)) == 0 {
 		return []memory.SearchResult{}, nil
 	}
-	mems, err := s.RecallMemories(ctx, q.Scope, q.Text, q.Limit)
+	query := textseg.Understand(q.Text)
+	mems, err := s.RecallMemories(ctx, q.Scope, query, q.Limit)
 	if err != nil {
 		return nil, err
 	}
-	turns, err := s.RecallTurns(ctx, q.Scope, q.Text, q.Limit)
+	turns, err := s.RecallTurns(ctx, q.Scope, query, q.Limit)
 	if err != nil {
 		return nil, err
 	}

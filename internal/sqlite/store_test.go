@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"github.com/engramhq/engram/internal/textseg"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,14 +142,14 @@ func TestStopwordSearchNewestFirst(t *testing.T) {
 		turn(3, "ana", "s", 2, "the end"),
 	)
 	scope := memory.Scope{Namespace: "ns", User: "ana"}
-	hits, err := s.RecallTurns(t.Context(), scope, "the", 2)
+	hits, err := s.RecallTurns(t.Context(), scope, textseg.Understand("the"), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hits) != 2 || hits[0].TurnIndex != 2 || hits[1].TurnIndex != 1 {
 		t.Fatalf("stopword query = %+v, want turns 2 then 1", hits)
 	}
-	hits, err = s.RecallTurns(t.Context(), scope, "the cluster", 3)
+	hits, err = s.RecallTurns(t.Context(), scope, textseg.Understand("the cluster"), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestStopwordSearchNewestFirst(t *testing.T) {
 		t.Fatalf("\"the cluster\" = %+v, want turn 0", hits)
 	}
 	mustApply(t, s, added(4, "ana", "m-old", "the old note", 0.5), added(5, "ana", "m-new", "the new note", 0.5))
-	mems, err := s.RecallMemories(t.Context(), scope, "the", 5)
+	mems, err := s.RecallMemories(t.Context(), scope, textseg.Understand("the"), 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,3 +74,34 @@ func FuzzIndex(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnderstand: whatever an agent sends, Understand never panics, its
+// MATCH is one FTS5 accepts, it finds the row holding the same text when
+// it has terms, and Go's score of that row is positive.
+func FuzzUnderstand(f *testing.F) {
+	for _, s := range []string{"上次我发给你的那张猫的照片给我一下", "Which theme do I like?", "c++ -foo AND content:x *", `"unbalanced`, "what about that?"} {
+		f.Add(s)
+	}
+	db := openFTS(f).db
+	f.Fuzz(func(t *testing.T, query string) {
+		tbl := &ftsTable{tb: t, db: db}
+		q := Understand(query, query)
+		if q.Empty() {
+			return
+		}
+		expr := MatchTerms("", q.Terms)
+		if !utf8.ValidString(expr) {
+			t.Fatalf("MatchTerms(%q)=%q is not valid UTF-8", query, expr)
+		}
+		tbl.clear()
+		tbl.insert(1, query)
+		tbl.insert(2, "unrelated")
+		ids, err := tbl.run(expr)
+		if err != nil {
+			t.Fatalf("MatchTerms(%q)=%s: FTS5 rejects it: %v", query, expr, err)
+		}
+		if !contains(ids, 1) {
+			t.Fatalf("MATCH %s (from %q) found %v, not the row holding the same text", expr, query, ids)
+		}
+	})
+}

@@ -166,6 +166,7 @@ func split(query string, dropStop bool) []term {
 
 type splitter struct {
 	dropStop  bool
+	unbounded bool // no maxTerms: Understand bounds by weight instead
 	terms     []term
 	seen      map[string]bool
 	word      strings.Builder // the word being read
@@ -173,7 +174,7 @@ type splitter struct {
 	group     []string        // finished words of the current word group
 }
 
-func (s *splitter) full() bool { return len(s.terms) >= maxTerms }
+func (s *splitter) full() bool { return !s.unbounded && len(s.terms) >= maxTerms }
 
 func (s *splitter) add(t term, stop bool) {
 	if s.full() || (stop && s.dropStop) || s.seen[t.key] {

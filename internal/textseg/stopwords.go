@@ -32,7 +32,8 @@ func wordSet(words string) map[string]bool {
 // glue onto the content words beside them (北京的天气怎么样 → 北京, 天气).
 // Longer words come first because the first match wins.
 var cjkStop = []string{
-	"怎么样", "为什么", "是不是", "有没有",
+	"怎么样", "为什么", "是不是", "有没有", "还记得",
+	"上次", "那次", "这次", "之前", "以前", "刚才", "来着", "记得", "给我",
 	"什么", "怎么", "哪里", "哪些", "哪个", "我们", "你们", "他们", "她们", "咱们",
 	"请问", "一下", "一个", "这个", "那个", "这些", "那些", "为了", "除了",
 	"的", "了", "吗", "呢", "吧", "啊", "呀", "嘛", "我", "你",
@@ -41,3 +42,11 @@ var cjkStop = []string{
 // cjkKeep are common words that start with a function word's character;
 // they are read whole so that 了解 is not cut into 了 and 解.
 var cjkKeep = []string{"了解", "目的", "的确", "自我"}
+
+// queryFraming are words that frame a question to a memory rather than
+// say what it is about ("do you remember what I told you last time");
+// Understand drops them as it drops stopwords. Stored text keeps them.
+var queryFraming = wordSet(`
+	remember recall remind last ago again anyway mentioned told tell said say
+	know think please thanks thank ok okay yeah yes hey hi hmm um oh well
+	one thing things something stuff`)

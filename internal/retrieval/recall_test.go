@@ -1,0 +1,235 @@
+package retrieval
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
+)
+
+// The defects of issue 9, each as a test: what recall missed on
+// conversations engram was never tuned on.
+
+// fixture builds a read model event by event.
+type fixture struct {
+	t   *testing.T
+	st  *sqlite.Store
+	seq uint64
+	now time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &fixture{t: t, st: st, now: time.Now().UTC()}
+}
+
+func (f *fixture) apply(scope memory.Scope, typ string, at time.Time, data any) {
+	f.t.Helper()
+	f.seq++
+	for _, err := range f.st.Apply(f.t.Context(), []memory.Applied{{Envelope: memory.Envelope{Seq: f.seq, Source: "t",
+		ID: fmt.Sprint(f.seq), Type: typ, Scope: scope, Time: at}, Data: data}}) {
+		if err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// memory adds a memory of kind with content, written age ago.
+func (f *fixture) memory(scope memory.Scope, id, kind, content string, age time.Duration) {
+	f.t.Helper()
+	f.apply(scope, events.TypeMemoryAdded, f.now.Add(-age), &events.MemoryAdded{MemoryID: id, Kind: kind, Category: "decision",
+		Subject: "user", Predicate: "note", Content: content, Importance: 0.5, Confidence: 1})
+}
+
+func (f *fixture) turns(scope memory.Scope, session string, age time.Duration, contents ...string) {
+	f.t.Helper()
+	for i, c := range contents {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		f.apply(scope, events.TypeTurnRecorded, f.now.Add(-age+time.Duration(i)*time.Minute),
+			&events.TurnRecorded{SessionID: session, TurnIndex: i, Role: role, Content: c})
+	}
+}
+
+func (f *fixture) ask(req Request) *Response {
+	f.t.Helper()
+	e := NewEngine(f.st)
+	e.Now = func() time.Time { return f.now }
+	if req.User == "" {
+		req.User = "u"
+	}
+	req.Force = true
+	req.TurnLimit = 10
+	resp, err := e.Context(f.t.Context(), req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp
+}
+
+func ids(items []Item) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
+}
+
+func turnContents(items []Item) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Content
+	}
+	return out
+}
+
+var user = memory.Scope{Namespace: "default", User: "u"}
+
+// fillers are memories that share the everyday words of a user's talk.
+func (f *fixture) fillers(scope memory.Scope, n int) {
+	topics := []string{"用户觉得最近工作很忙", "用户喜欢周末在家看电影", "用户觉得项目进度有点慢", "用户喜欢和朋友一起吃火锅",
+		"User feels happy about the new office", "User likes long walks after dinner", "User was upset about the late train",
+		"User feels the project is on track"}
+	for i := range n {
+		f.memory(scope, fmt.Sprintf("fill-%d", i), "fact", fmt.Sprintf("%s（第%d条）", topics[i%len(topics)], i), time.Duration(i+1)*time.Hour)
+	}
+}
+
+// 1. A long Chinese question is searched by its bigrams, not as phrases
+// that must occur verbatim: 巧克力蛋糕 and 帮忙做 are found inside it,
+// however many clauses come before them.
+func TestChineseQueryByBigrams(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 20)
+	f.memory(user, "cake", "fact", "周六聚会用户负责带巧克力蛋糕", 48*time.Hour)
+	f.memory(user, "help", "fact", "小李说周六可以帮忙做凉菜", 48*time.Hour)
+	clauses := []string{"早上起床晚", "地铁人很多", "开会讨论预算", "中午吃面条", "下午写文档", "老板问进度", "同事请假",
+		"电脑突然卡住", "重启好几次", "晚上加班", "回家路上堵车", "楼下超市关门", "外卖送错地址", "洗衣机坏掉",
+		"物业打电话", "快递没拿到", "明天还要早起", "周末想去爬山", "天气预报说下雨", "朋友约吃饭", "妈妈打电话",
+		"房租要交", "信用卡还款", "健身房续费", "牙医预约", "车子保养", "猫粮快吃完", "阳台花枯萎", "书没看完",
+		"电影票买错", "手机屏幕裂开", "耳机丢失", "钥匙忘带"}
+	query := strings.Join(clauses, "，") + "。周六那个聚会我可以带巧克力蛋糕吗，小李还可以帮忙做什么"
+	resp := f.ask(Request{Query: query})
+	got := ids(resp.Blocks.Memories)
+	if len(got) < 2 || !slices.Contains(got[:2], "cake") || !slices.Contains(got[:2], "help") {
+		t.Fatalf("memories = %v, want cake and help first", got)
+	}
+}
+
+// 2. No silent cap: the cue at the end of a long question is searched.
+func TestLongQueryKeepsItsEnd(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 20)
+	f.memory(user, "vet", "fact", "User's dog Biscuit sees the vet at Riverside Animal Clinic", 72*time.Hour)
+	var long strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&long, "word%d ", i)
+	}
+	long.WriteString("so anyway which clinic does Biscuit go to")
+	resp := f.ask(Request{Query: long.String()})
+	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != "vet" {
+		t.Fatalf("memories = %v, want vet first", got)
+	}
+}
+
+// 3. recent_messages shape the raw turns too: a vague last utterance is
+// answered from the turns its dialogue points at.
+func TestRecentMessagesShapeTurns(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "old", 30*24*time.Hour, "我们去了青城山徒步，山顶风景特别好", "听起来很棒！",
+		"周末打算把阳台的花重新换盆", "好的，记得用透气的陶盆。")
+	f.turns(user, "other", 20*24*time.Hour, "今天开会讨论了预算", "预算定了吗？", "还没有，下周再说", "好的。")
+	resp := f.ask(Request{Query: "那次是哪天来着？", RecentMessages: []Message{
+		{Role: "user", Content: "我想再去一次青城山徒步"}, {Role: "assistant", Content: "好主意，上次你说山顶风景很好。"}}})
+	got := turnContents(resp.Blocks.Turns)
+	if len(got) == 0 || !strings.Contains(got[0], "青城山") {
+		t.Fatalf("turns = %q, want the 青城山 turn first", got)
+	}
+}
+
+// 4. Access reinforcement cannot run away: a memory returned 50 times for
+// one topic does not outrank the best match for another.
+func TestAccessDoesNotRunAway(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 10)
+	f.memory(user, "coffee", "preference", "User drinks oat milk latte every morning, coffee with oat milk", 90*24*time.Hour)
+	f.memory(user, "tea", "preference", "User drinks jasmine tea in the afternoon, sometimes coffee", 90*24*time.Hour)
+	f.apply(user, events.TypeMemoriesAccessed, f.now.Add(-time.Minute), &events.MemoriesAccessed{
+		Accesses: []events.Access{{MemoryID: "tea", Count: 50, Last: f.now.Add(-time.Minute)}}})
+	resp := f.ask(Request{Query: "what coffee with oat milk do I drink in the morning"})
+	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != "coffee" {
+		t.Fatalf("memories = %v, want coffee first whatever tea's 50 accesses", got)
+	}
+}
+
+// 5. A user's ranking depends only on that user's data: the same top 10
+// with and without 100 other namespaces loaded.
+func TestRankingIgnoresOtherTenants(t *testing.T) {
+	build := func(others int) ([]string, []string) {
+		f := newFixture(t)
+		f.fillers(user, 30)
+		f.memory(user, "a", "fact", "用户觉得新项目的进度很顺利", 5*time.Hour)
+		f.memory(user, "b", "fact", "User feels happy that the billing project shipped", 6*time.Hour)
+		f.turns(user, "s", 10*time.Hour, "我觉得这个项目进度很顺利", "太好了", "I feel happy the project shipped", "Congrats!")
+		for i := range others {
+			other := memory.Scope{Namespace: fmt.Sprintf("ns-%d", i), User: "u"}
+			f.memory(other, fmt.Sprintf("x-%d", i), "fact", "项目 project 进度 happy 觉得 顺利", time.Hour)
+			f.turns(other, "s", time.Hour, "project happy 项目 觉得", "ok")
+		}
+		resp := f.ask(Request{Query: "我觉得项目怎么样？ do I feel happy about the project"})
+		return ids(resp.Blocks.Memories), ids(resp.Blocks.Turns)
+	}
+	m0, t0 := build(0)
+	m1, t1 := build(100)
+	if !slices.Equal(m0[:min(10, len(m0))], m1[:min(10, len(m1))]) || !slices.Equal(t0, t1) {
+		t.Fatalf("alone: %v %v\nwith 100 namespaces: %v %v", m0, t0, m1, t1)
+	}
+}
+
+// 6. A one-character noun is findable: seed 000 §4.4's own example finds
+// the turn where the cat picture was sent.
+func TestSingleCharacterNoun(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "pics", 5*24*time.Hour, "这是我家猫今天晒太阳的样子，发你看看", "好可爱！橘色的毛好亮。",
+		"明天要带它去打疫苗", "记得提前预约。")
+	f.turns(user, "work", 2*24*time.Hour, "上次发给你的那份报告改好了吗", "改好了，已经发你邮箱。",
+		"那我把链接发给老板", "好的，发给他之前再检查一遍。", "合同我晚点发给你", "收到。")
+	resp := f.ask(Request{Query: "上次我发给你的那张猫的照片给我一下"})
+	got := turnContents(resp.Blocks.Turns)
+	if len(got) == 0 || !strings.Contains(got[0], "猫") {
+		t.Fatalf("turns = %q, want the cat turn first", got)
+	}
+}
+
+// 7. Paraphrase without a model: the concept lexicon and the kind a
+// question asks for.
+func TestParaphrase(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 20)
+	f.memory(user, "dark", "preference", "User prefers dark mode in every tool", 10*24*time.Hour)
+	f.memory(user, "pr", "rule", "Never push directly to main; open a pull request", 10*24*time.Hour)
+	f.memory(user, "font", "fact", "User installed the JetBrains Mono font last week", 5*24*time.Hour)
+	for _, tc := range []struct{ query, want string }{
+		{"Which theme do I like?", "dark"},
+		{"How should I ship this fix?", "pr"},
+		{"我喜欢什么主题？", "dark"},
+	} {
+		resp := f.ask(Request{Query: tc.query})
+		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {
+			t.Errorf("%q: memories = %v, want %s first", tc.query, got, tc.want)
+		}
+	}
+}

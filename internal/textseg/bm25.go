@@ -1,0 +1,143 @@
+package textseg
+
+import (
+	"math"
+	"strings"
+)
+
+// BM25 parameters (Robertson's defaults, as FTS5's bm25()).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// phraseBonus is what a phrase found verbatim adds, as a share of its
+	// terms' own weight: word order is a bonus, never a requirement.
+	phraseBonus = 0.3
+)
+
+// Stats are what BM25 reads of a collection. They must come from one
+// user's own data (engram's collections are per user), so that another
+// tenant's text never moves a user's ranking.
+type Stats struct {
+	Docs   int            // documents in the collection
+	AvgLen float64        // their mean length in tokens
+	DF     map[string]int // documents holding each term's token
+}
+
+// Scorer ranks documents for a query with BM25 over Tokens, each term
+// counted at its weight (Query.Terms), plus a bonus for each phrase a
+// document holds verbatim.
+type Scorer struct {
+	q   Query
+	idf []float64
+	avg float64
+}
+
+// NewScorer prepares q for scoring against a collection with st.
+func NewScorer(q Query, st Stats) *Scorer {
+	s := &Scorer{q: q, idf: make([]float64, len(q.Terms)), avg: max(st.AvgLen, 1)}
+	for i, t := range q.Terms {
+		s.idf[i] = IDF(st.Docs, st.DF[t.Token])
+	}
+	return s
+}
+
+// IDF is BM25's inverse document frequency in the form that never goes
+// negative (Lucene's): a term in most of a user's documents still counts
+// a little, never against a document.
+func IDF(docs, df int) float64 {
+	docs = max(docs, df)
+	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Informativeness is a term's weight times its IDF: what Select keeps.
+func (s *Scorer) Informativeness(i int) float64 { return s.q.Terms[i].Weight * s.idf[i] }
+
+// Score returns doc's score and how many of the query's terms it holds.
+func (s *Scorer) Score(doc string) (score float64, matched int) {
+	toks := Tokens(doc)
+	if len(toks) == 0 {
+		return 0, 0
+	}
+	tf := make(map[string]int, len(toks))
+	for _, t := range toks {
+		tf[t]++
+	}
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(toks))/s.avg)
+	for i, t := range s.q.Terms {
+		n := tf[t.Token]
+		if t.Prefix {
+			n = 0
+			for tok, c := range tf {
+				if strings.HasPrefix(tok, t.Token) {
+					n += c
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		matched++
+		f := float64(n)
+		score += t.Weight * s.idf[i] * f * (bm25K1 + 1) / (f + norm)
+	}
+	if len(s.q.Phrases) > 0 && score > 0 {
+		lower := strings.ToLower(doc)
+		for _, p := range s.q.Phrases {
+			if strings.Contains(lower, p) {
+				score += phraseBonus * s.phraseWeight(p)
+			}
+		}
+	}
+	return score, matched
+}
+
+// phraseWeight is the IDF mass of a phrase's own terms.
+func (s *Scorer) phraseWeight(p string) float64 {
+	w := 0.0
+	for _, tok := range Tokens(p) {
+		for i, t := range s.q.Terms {
+			if t.Token == tok {
+				w += t.Weight * s.idf[i]
+				break
+			}
+		}
+	}
+	return w
+}
+
+// Select returns q with at most n terms, the most informative by the
+// collection's own statistics (weight × IDF): a long dialogue keeps its
+// rare words wherever they stand, and the words every one of the user's
+// documents holds go first.
+func Select(q Query, st Stats, n int) Query {
+	if len(q.Terms) <= n {
+		return q
+	}
+	s := NewScorer(q, st)
+	idx := make([]int, len(q.Terms))
+	for i := range idx {
+		idx[i] = i
+	}
+	sortByDesc(idx, s.Informativeness)
+	out := Query{Phrases: q.Phrases, Terms: make([]Term, 0, n)}
+	keep := make([]bool, len(q.Terms))
+	for _, i := range idx[:n] {
+		keep[i] = true
+	}
+	for i, t := range q.Terms {
+		if keep[i] {
+			out.Terms = append(out.Terms, t)
+		}
+	}
+	return out
+}
+
+func sortByDesc(idx []int, key func(int) float64) {
+	// insertion sort is enough for a few hundred terms and keeps ties in
+	// their order (heaviest first already).
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && key(idx[j]) > key(idx[j-1]); j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package textseg
+
+import "strings"
+
+// singleNouns are one-character Chinese nouns (and the few verbs that
+// carry a question alone: 喝, 吃, 住, 养, 穿) a person uses as a whole word
+// (猫的照片, 买了车, 吃药). Bigrams alone never find them when the characters
+// around them differ between the question and what was said, so Understand
+// searches each as a prefix term. The list keeps to everyday things: a
+// character that is mostly part of other words (生, 学, 发) would match
+// half of everything.
+var singleNouns = wordSet(`
+	猫 狗 鱼 鸟 马 牛 羊 猪 鸡 兔 虫
+	车 船 票 书 笔 纸 包 伞 表 鞋 帽 衣 裤 床 桌 椅 灯 门 窗 墙 房 楼 屋 家
+	药 病 痛 伤 牙 眼 耳 手 脚 腿 头 血
+	茶 酒 饭 面 粥 菜 肉 蛋 奶 糖 盐 油 米 果 汤 水 冰
+	钱 卡 礼 信 歌 戏 画 照 花 树 草 山 河 海 湖 雨 雪 风
+	妈 爸 哥 姐 弟 妹 娃 儿 女 妻 夫 爷 奶 婆
+	喝 吃 住 养 穿
+`)
+
+// concepts are groups of words that ask for the same thing, in English and
+// Chinese: a query word of a group brings the others in at a lower weight
+// (expandWeight), which is how "which theme do I like?" finds "prefers
+// dark mode" and "how should I ship this?" finds "open a pull request"
+// without a model. Groups stay small and literal: a loose group turns
+// every query into every memory.
+var concepts = [][]string{
+	{"like", "likes", "liked", "prefer", "prefers", "preferred", "preference", "favorite", "favourite", "love", "loves", "enjoy", "enjoys", "喜欢", "爱", "偏好", "最爱", "喜爱", "爱好"},
+	{"dislike", "dislikes", "hate", "hates", "avoid", "讨厌", "不喜欢", "反感"},
+	{"theme", "mode", "dark", "light", "主题", "深色", "浅色", "暗色", "夜间"},
+	{"ship", "deploy", "deployment", "release", "push", "merge", "rollout", "launch", "上线", "发布", "部署", "合并", "推送"},
+	{"pr", "pull", "review", "branch", "main", "master", "合并请求", "分支", "代码审查"},
+	{"rule", "rules", "always", "never", "must", "should", "规则", "必须", "不要", "别", "一定", "总是", "永远"},
+	{"job", "work", "works", "company", "employer", "office", "career", "工作", "上班", "公司", "单位", "职业"},
+	{"live", "lives", "living", "home", "moved", "move", "address", "city", "住", "住在", "搬家", "地址", "城市", "家"},
+	{"name", "called", "名字", "叫", "姓名"},
+	{"wife", "husband", "spouse", "partner", "老婆", "老公", "妻子", "丈夫", "爱人", "太太", "先生"},
+	{"kid", "kids", "child", "children", "孩子", "小孩", "娃"},
+	{"son", "boy", "儿子", "小子"},
+	{"daughter", "girl", "女儿", "闺女"},
+	{"boss", "manager", "supervisor", "lead", "上司", "上级", "领导", "老板", "主管"},
+	{"colleague", "coworker", "teammate", "同事"},
+	{"friend", "friends", "buddy", "朋友", "好友", "哥们", "闺蜜"},
+	{"alert", "alerts", "notification", "notify", "page", "oncall", "告警", "通知", "报警", "值班"},
+	{"memory", "oom", "ram", "内存"},
+	{"slow", "latency", "performance", "speed", "慢", "延迟", "性能", "卡"},
+	{"test", "tests", "testing", "测试", "单测"},
+	{"reply", "respond", "response", "answer", "style", "tone", "回复", "回答", "风格", "语气"},
+	{"medication", "medicine", "pill", "pills", "drug", "dose", "药", "吃药", "用药"},
+	{"mother", "mom", "mum", "mama", "妈妈", "母亲", "老妈", "妈"},
+	{"father", "dad", "papa", "爸爸", "父亲", "老爸", "爸"},
+	{"parents", "family", "父母", "家人", "爸妈"},
+	{"pet", "pets", "animal", "cat", "dog", "kitten", "puppy", "宠物", "小动物", "猫", "狗", "猫咪", "狗狗"},
+	{"doctor", "hospital", "clinic", "sick", "ill", "illness", "medicine", "health", "医生", "医院", "看病", "生病", "药", "身体", "体检"},
+	{"trip", "travel", "vacation", "holiday", "flight", "journey", "旅行", "旅游", "出差", "度假", "航班", "机票"},
+	{"food", "eat", "meal", "dinner", "lunch", "breakfast", "restaurant", "吃", "饭", "餐厅", "早饭", "午饭", "晚饭", "早餐", "午餐", "晚餐"},
+	{"coffee", "latte", "espresso", "americano", "cappuccino", "咖啡", "拿铁", "美式"},
+	{"drink", "drinks", "喝", "饮料"},
+	{"sad", "upset", "down", "depressed", "unhappy", "lonely", "grief", "miss", "难过", "伤心", "郁闷", "心情", "想念", "失落"},
+	{"stress", "stressed", "anxious", "worried", "worry", "nervous", "scared", "afraid", "panic", "焦虑", "压力", "担心", "紧张", "害怕", "慌"},
+	{"tired", "exhausted", "drained", "burnout", "burned", "overwhelmed", "累", "疲惫", "太累", "撑不住", "心累"},
+	{"angry", "annoyed", "frustrated", "furious", "生气", "气死", "烦", "恼火", "郁闷"},
+	{"talk", "speech", "presentation", "stage", "conference", "speaking", "演讲", "分享", "讲座", "发言", "答辩"},
+	{"quit", "resign", "resigned", "leave", "left", "辞职", "离职", "跳槽"},
+	{"died", "death", "passed", "funeral", "去世", "过世", "葬礼", "走了"},
+	{"breath", "breathing", "asthma", "inhaler", "哮喘", "呼吸", "喘"},
+	{"happy", "glad", "excited", "proud", "开心", "高兴", "激动", "骄傲"},
+	{"bug", "error", "crash", "fail", "failed", "failure", "broken", "exception", "报错", "错误", "崩溃", "失败", "异常", "故障"},
+	{"fix", "fixed", "solve", "solved", "solution", "resolve", "resolved", "workaround", "修复", "解决", "搞定", "办法"},
+	{"database", "db", "postgres", "postgresql", "mysql", "sqlite", "数据库"},
+	{"language", "python", "go", "golang", "java", "typescript", "javascript", "rust", "语言"},
+	{"editor", "ide", "vscode", "vim", "emacs", "编辑器"},
+	{"birthday", "anniversary", "生日", "纪念日"},
+	{"money", "budget", "price", "cost", "salary", "pay", "钱", "预算", "价格", "工资", "花费"},
+	{"car", "drive", "driving", "vehicle", "车", "开车", "汽车"},
+	{"book", "books", "read", "reading", "novel", "书", "看书", "读书", "小说"},
+	{"music", "song", "songs", "sing", "band", "concert", "音乐", "歌", "唱歌", "演唱会"},
+	{"sport", "exercise", "gym", "run", "running", "swim", "workout", "运动", "健身", "跑步", "游泳", "锻炼"},
+	{"photo", "picture", "image", "pic", "照片", "图片", "相片", "截图"},
+	{"meeting", "meet", "call", "appointment", "会议", "开会", "见面", "约"},
+	{"plan", "plans", "planning", "going", "next", "计划", "打算", "准备", "下周", "明年"},
+	{"learn", "learning", "study", "course", "class", "学习", "课程", "上课", "学"},
+	{"allergy", "allergic", "过敏"},
+	{"weekend", "周末"},
+	{"school", "university", "college", "学校", "大学"},
+}
+
+// conceptIndex maps each member of a group (lowercased) to its groups;
+// cjkMembers lists the Chinese members, which are found inside a run
+// rather than as whole words (a run is often several words).
+var conceptIndex, cjkMembers = func() (map[string][]int, []string) {
+	idx := map[string][]int{}
+	var cjk []string
+	for i, g := range concepts {
+		for _, w := range g {
+			w = strings.ToLower(w)
+			if len(idx[w]) == 0 && hasCJK(w) {
+				cjk = append(cjk, w)
+			}
+			idx[w] = append(idx[w], i)
+		}
+	}
+	return idx, cjk
+}()
+
+// conceptSiblings returns the other members of the groups of word, or, for
+// a Chinese run, of every member the run contains.
+func conceptSiblings(word string) []string {
+	word = strings.ToLower(word)
+	var groups []int
+	if hasCJK(word) {
+		for _, m := range cjkMembers {
+			if strings.Contains(word, m) {
+				groups = append(groups, conceptIndex[m]...)
+			}
+		}
+	} else {
+		groups = conceptIndex[word]
+	}
+	var out []string
+	for _, g := range groups {
+		for _, w := range concepts[g] {
+			if w != word {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}

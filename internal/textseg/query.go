@@ -1,0 +1,389 @@
+package textseg
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	porter "github.com/blevesearch/go-porterstemmer"
+)
+
+// Term is one weighted unit of a query, in the form the index stores it.
+type Term struct {
+	// Token is a lowercased, stemmed word, a CJK bigram, or one CJK
+	// character (then Prefix: it matches every token that starts with it,
+	// which is every occurrence of the character, see Index).
+	Token  string
+	Prefix bool
+	// Surface is the word as the index's own tokenizer must read it in a
+	// MATCH (it stems it again: a stem is not always its own stem).
+	Surface string
+	// Weight says how much the term speaks for what is asked, in (0, 1]:
+	// 1 for the words of the last utterance, less for the recent messages
+	// before it (the further back, the less), less again for a term the
+	// concept lexicon added.
+	Weight float64
+}
+
+// Query is what a recall path searches for: weighted terms, and phrases
+// that earn a bonus where they occur verbatim but are never required.
+type Query struct {
+	Terms   []Term   // distinct tokens, heaviest first
+	Phrases []string // lowercased: CJK words of 3+ characters, word groups
+	// Uninformative: the text had stopwords alone ("what about that?"),
+	// which are the terms; they match nearly everything, so a store lists
+	// their matches newest first instead of ranking them.
+	Uninformative bool
+}
+
+// Empty reports whether q has nothing to search for.
+func (q Query) Empty() bool { return len(q.Terms) == 0 }
+
+// The weights of the recent messages: the one just before the last
+// utterance counts contextWeight, each earlier one contextDecay as much as
+// the next, never below contextFloor. A lexicon expansion counts
+// expandWeight of the term it came from.
+const (
+	contextWeight = 0.75
+	contextDecay  = 0.75
+	contextFloor  = 0.2
+	expandWeight  = 0.6
+	// positionDiscount is what the first words of an utterance weigh less
+	// than its last ones.
+	positionDiscount = 0.15
+	// sceneWeight is what the sentences of a long utterance that neither
+	// ask nor end it weigh.
+	sceneWeight = 0.55
+	// maxQueryTerms bounds what one query carries into the stores. The
+	// terms are sorted heaviest first before the cut, so what goes is the
+	// oldest context, never the last utterance; the stores keep the most
+	// informative of these by the user's own statistics (Select).
+	maxQueryTerms = 256
+)
+
+// Understand turns what the agent sends into a Query: last is the last
+// utterance (the query proper), context the recent messages before it,
+// most recent first. Every recall path (memories, turns, episodes, daily
+// summaries) searches with the same Query.
+//
+// Chinese is matched by its bigrams, each a term of its own, so a memory
+// that shares part of a long sentence is found; a run is first cut at
+// function words (的, 了, 什么, …) so no bigram straddles one, and a
+// one-character noun (猫, 车, 药) is a term too. English words are
+// lowercased and stemmed as the index stems them; stopwords go. Words the
+// concept lexicon knows (like ↔ prefer ↔ 喜欢; ship ↔ deploy ↔ 上线) bring
+// their siblings in at a lower weight, so a paraphrase still matches
+// without a model.
+func Understand(last string, context ...string) Query {
+	b := queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{}}
+	// A long utterance is read sentence by sentence: its questions and
+	// its last sentence ask; what comes before sets the scene ("work has
+	// been crazy this week, … What does Sam have on Saturday?").
+	sents := sentences(last)
+	for i, sent := range sents {
+		w := 1.0
+		if i < len(sents)-1 && !isQuestion(sent) {
+			w = sceneWeight
+		}
+		b.add(sent, w)
+	}
+	w := contextWeight
+	for _, c := range context {
+		b.add(c, w)
+		w = max(w*contextDecay, contextFloor)
+	}
+	if len(b.order) == 0 {
+		// Stopwords alone ("what about that?"): search them rather than
+		// nothing; the caller knows such a query is not informative.
+		b.keepStop = true
+		b.add(last, 1)
+		q := b.query()
+		q.Uninformative = true
+		return q
+	}
+	b.expand()
+	return b.query()
+}
+
+type queryBuilder struct {
+	weights map[string]float64
+	prefix  map[string]bool
+	surface map[string]string
+	order   []string // first-seen order, for a stable sort
+	phrases map[string]bool
+	phr     []string
+	// sources are the words as read (not stemmed), with their weight, for
+	// the lexicon.
+	sources []weighted
+	// keepStop reads stopwords as terms.
+	keepStop bool
+}
+
+type weighted struct {
+	word string
+	w    float64
+}
+
+func (b *queryBuilder) term(p piece, prefix bool, w float64) {
+	if p.token == "" {
+		return
+	}
+	if old, ok := b.weights[p.token]; ok {
+		b.weights[p.token] = max(old, w)
+		return
+	}
+	b.weights[p.token] = w
+	b.prefix[p.token] = prefix
+	b.surface[p.token] = p.surface
+	b.order = append(b.order, p.token)
+}
+
+func (b *queryBuilder) phrase(p string) {
+	if !b.phrases[p] {
+		b.phrases[p] = true
+		b.phr = append(b.phr, p)
+	}
+}
+
+// sentences cuts text after each sentence end (. ? ! 。 ？ ！ and line
+// breaks); text without one is one sentence.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		switch r {
+		case '.', '?', '!', '\n', '。', '？', '！':
+			// A full stop inside a word (node.js, 3.12) is no end.
+			if r == '.' && i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' {
+				continue
+			}
+			if s := strings.TrimSpace(text[start : i+utf8.RuneLen(r)]); s != "" {
+				out = append(out, s)
+			}
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func isQuestion(s string) bool {
+	return strings.ContainsAny(s, "?？") || strings.ContainsAny(s, "吗呢")
+}
+
+// add reads one utterance at weight w.
+func (b *queryBuilder) add(text string, w float64) {
+	s := splitter{dropStop: !b.keepStop, seen: map[string]bool{}, unbounded: true}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			s.endGroup()
+		case isCJK(r):
+			s.endGroup()
+			i = s.run(text, i)
+			continue
+		case isWordRune(r):
+			s.word.WriteRune(r)
+			s.hasLetter = true
+		case isJoiner(r):
+			s.endWord()
+		default:
+			s.endGroup()
+		}
+		i += size
+	}
+	s.endGroup()
+	for i, t := range s.terms {
+		// Within an utterance the end weighs a little more: the cue of a
+		// long question is usually its last clause.
+		w := w * (1 - positionDiscount*float64(len(s.terms)-1-i)/float64(len(s.terms)))
+		if t.cjk {
+			b.cjk(t.text, w)
+			continue
+		}
+		words := strings.Fields(t.key)
+		n := 0
+		for _, word := range words {
+			if (isStopword(word) || queryFraming[word]) && !b.keepStop {
+				continue
+			}
+			n++
+			b.sources = append(b.sources, weighted{word, w})
+			for _, p := range pieces(word) {
+				b.term(p, false, w)
+			}
+		}
+		if n > 0 && len(words) > 1 && w > contextWeight {
+			b.phrase(t.key)
+		}
+	}
+}
+
+// cjk adds a CJK word (a run cut at function words).
+func (b *queryBuilder) cjk(word string, w float64) {
+	b.sources = append(b.sources, weighted{word, w})
+	n := utf8.RuneCountInString(word)
+	if n == 1 {
+		if singleNouns[word] {
+			b.term(piece{word, word}, true, w)
+		}
+		return
+	}
+	for _, bg := range bigrams(word) {
+		b.term(piece{bg, bg}, false, w)
+	}
+	// A one-character noun inside a longer word (那张猫, 买了车) is searched
+	// on its own as well: its bigrams with the characters around it are
+	// rarely the ones stored.
+	for _, r := range word {
+		if c := string(r); singleNouns[c] {
+			b.term(piece{c, c}, true, w)
+		}
+	}
+	if n >= 3 && w > contextWeight {
+		b.phrase(word)
+	}
+}
+
+// expand adds the siblings of every word the concept lexicon knows, for
+// the last utterance and the message just before it.
+func (b *queryBuilder) expand() {
+	sources := b.sources
+	for _, s := range sources {
+		if s.w < contextWeight {
+			continue
+		}
+		for _, sib := range conceptSiblings(s.word) {
+			w := s.w * expandWeight
+			if !hasCJK(sib) {
+				for _, p := range pieces(sib) {
+					b.term(p, false, w)
+				}
+				continue
+			}
+			if utf8.RuneCountInString(sib) == 1 {
+				b.term(piece{sib, sib}, true, w)
+				continue
+			}
+			for _, bg := range bigrams(sib) {
+				b.term(piece{bg, bg}, false, w)
+			}
+		}
+	}
+}
+
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if isCJK(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *queryBuilder) query() Query {
+	toks := b.order
+	sort.SliceStable(toks, func(i, j int) bool { return b.weights[toks[i]] > b.weights[toks[j]] })
+	if len(toks) > maxQueryTerms {
+		toks = toks[:maxQueryTerms]
+	}
+	q := Query{Phrases: b.phr}
+	for _, t := range toks {
+		q.Terms = append(q.Terms, Term{Token: t, Prefix: b.prefix[t], Surface: b.surface[t], Weight: b.weights[t]})
+	}
+	return q
+}
+
+// piece is one token of text: as written (lowercased) and as scored.
+type piece struct{ surface, token string }
+
+// Tokens returns the tokens of text as the full-text index holds them,
+// without a partition: CJK bigrams and each run's last character, and
+// lowercased words, stemmed (porter, as the index's tokenizer stems them).
+// Scoring in Go reads documents through it, so a term and a document agree.
+func Tokens(text string) []string {
+	ps := pieces(text)
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.token
+	}
+	return out
+}
+
+func pieces(text string) []piece {
+	s := Index(text)
+	var out []piece
+	for i := 0; i < len(s); {
+		if !isTokenByte(s[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && isTokenByte(s[j]) {
+			j++
+		}
+		lower := strings.ToLower(s[i:j])
+		out = append(out, piece{lower, normalizeToken(lower)})
+		i = j
+	}
+	return out
+}
+
+// normalizeToken stems a lowercased word token; CJK tokens pass as they
+// are.
+func normalizeToken(lower string) string {
+	if len(lower) < 3 {
+		return lower
+	}
+	for i := 0; i < len(lower); i++ {
+		if c := lower[i]; c < 'a' || c > 'z' {
+			return lower
+		}
+	}
+	if st, ok := stems.Load(lower); ok {
+		return st.(string)
+	}
+	st := porter.StemString(lower)
+	// A word's stem never changes: remember it, within a bound (a flood
+	// of new words costs stemming again, never memory).
+	if stemCount.Add(1) <= maxStems {
+		stems.Store(lower, st)
+	}
+	return st
+}
+
+// stems caches porter stems: scoring reads the same words in every
+// candidate of every query.
+var (
+	stems     sync.Map
+	stemCount atomic.Int64
+)
+
+const maxStems = 200_000
+
+// MatchTerms returns the FTS5 MATCH expression that finds, within
+// partition part, every row holding at least one of terms: each token
+// quoted, a one-character CJK term as a prefix query, OR-ed. "" when terms
+// is empty.
+func MatchTerms(part string, terms []Term) string {
+	var b strings.Builder
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		text := t.Surface
+		if text == "" {
+			text = t.Token
+		}
+		b.WriteString(quote(inPartition(part, text)))
+		if t.Prefix {
+			b.WriteByte('*')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,167 @@
+package textseg
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func tokensOf(q Query) []string {
+	out := make([]string, len(q.Terms))
+	for i, t := range q.Terms {
+		out[i] = t.Token
+	}
+	return out
+}
+
+func weightOf(q Query, tok string) float64 {
+	for _, t := range q.Terms {
+		if t.Token == tok {
+			return t.Weight
+		}
+	}
+	return 0
+}
+
+// A Chinese run is searched by its bigrams, each a term: no phrase is
+// required, so a memory holding 巧克力蛋糕 is found from 我可以带巧克力蛋糕.
+func TestUnderstandChineseBigrams(t *testing.T) {
+	q := Understand("周六我可以带巧克力蛋糕吗")
+	got := tokensOf(q)
+	for _, want := range []string{"巧克", "克力", "力蛋", "蛋糕", "周六"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("terms %v lack %s", got, want)
+		}
+	}
+	for _, tok := range got {
+		if strings.ContainsRune(tok, '吗') || tok == "我可" {
+			t.Errorf("term %q straddles a function word", tok)
+		}
+	}
+}
+
+// A one-character noun is a prefix term, inside a run or alone.
+func TestUnderstandSingleNoun(t *testing.T) {
+	for _, query := range []string{"上次我发给你的那张猫的照片给我一下", "猫"} {
+		q := Understand(query)
+		i := slices.IndexFunc(q.Terms, func(t Term) bool { return t.Token == "猫" })
+		if i < 0 || !q.Terms[i].Prefix {
+			t.Errorf("%q: terms %+v, want 猫 as a prefix term", query, q.Terms)
+		}
+	}
+}
+
+// The last utterance weighs most; the recent messages less the further
+// back they are; in a long utterance the question outweighs the scene.
+func TestUnderstandWeights(t *testing.T) {
+	q := Understand("what about the invoice", "we talked about billing", "earlier: kubernetes")
+	inv, bill, kube := weightOf(q, "invoic"), weightOf(q, "bill"), weightOf(q, "kubernet")
+	if !(inv > bill && bill > kube && kube > 0) {
+		t.Fatalf("weights invoice %v billing %v kubernetes %v", inv, bill, kube)
+	}
+	q = Understand("Work has been crazy with patients all week. What does Sam have on Saturday?")
+	if p, s := weightOf(q, "patient"), weightOf(q, "saturdai"); !(s > p && p > 0) {
+		t.Fatalf("scene %v, question %v", p, s)
+	}
+}
+
+// Nothing at the end of a long query is dropped.
+func TestUnderstandKeepsTheEnd(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "filler%d ", i)
+	}
+	b.WriteString("zanzibar")
+	q := Understand(b.String())
+	if w := weightOf(q, "zanzibar"); w == 0 {
+		t.Fatalf("the last word is not among %d terms", len(q.Terms))
+	}
+}
+
+// The concept lexicon bridges a paraphrase, in both languages, below the
+// words the user typed.
+func TestUnderstandConcepts(t *testing.T) {
+	q := Understand("which theme do I like")
+	if w := weightOf(q, "prefer"); w == 0 || w >= weightOf(q, "theme") {
+		t.Fatalf("prefer %v theme %v", w, weightOf(q, "theme"))
+	}
+	if weightOf(q, "喜欢") == 0 || weightOf(q, "dark") == 0 {
+		t.Fatalf("terms %v lack 喜欢 or dark", tokensOf(q))
+	}
+	if q := Understand("我喜欢什么主题"); weightOf(q, "prefer") == 0 || weightOf(q, "dark") == 0 {
+		t.Fatalf("terms %v lack prefer or dark", tokensOf(q))
+	}
+}
+
+// Stopwords alone are searched, and the query says it is not informative.
+func TestUnderstandStopwordsAlone(t *testing.T) {
+	q := Understand("what about that?")
+	if q.Empty() || !q.Uninformative {
+		t.Fatalf("%+v", q)
+	}
+	if q := Understand("what about the cluster"); q.Uninformative || !slices.Equal(tokensOf(q), []string{"cluster"}) {
+		t.Fatalf("%+v", q)
+	}
+}
+
+// Tokens reads text as the index stores it: every token Go scores by is a
+// token FTS5 holds for the same text (porter in Go and in SQLite agree).
+func TestTokensAgreeWithFTS5(t *testing.T) {
+	f := openFTS(t)
+	texts := []string{
+		"We deployed billing to Kubernetes yesterday; deployments were running smoothly.",
+		"User prefers dark mode in every tool and generally dislikes bright themes",
+		"Never push directly to main; open a pull request. Happiness, relational, conditional, generalization.",
+		"我住在北京市朝阳区，平时喜欢喝美式咖啡。 Caffè latte, naïve café, résumé",
+		"connected connecting connection connections abilities agreed feed hopping sky skies dying lying",
+	}
+	for i, text := range texts {
+		f.insert(int64(i+1), text)
+	}
+	rows, err := f.db.Query(`SELECT term FROM v`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	stored := map[string]bool{}
+	for rows.Next() {
+		var term string
+		if err := rows.Scan(&term); err != nil {
+			t.Fatal(err)
+		}
+		stored[term] = true
+	}
+	var missing []string
+	for _, text := range texts {
+		for _, tok := range Tokens(text) {
+			if !stored[tok] {
+				missing = append(missing, tok)
+			}
+		}
+	}
+	sort.Strings(missing)
+	// remove_diacritics folds café to cafe in FTS5; Go keeps the accent,
+	// which costs a match on accented words only.
+	missing = slices.DeleteFunc(slices.Compact(missing), func(s string) bool { return strings.ContainsAny(s, "èïéé") })
+	if len(missing) > 0 {
+		t.Fatalf("tokens Go scores by that FTS5 does not hold: %v", missing)
+	}
+}
+
+// BM25 in Go ranks by the collection's own statistics: a term every
+// document holds counts little, a rare one much.
+func TestScorerIDF(t *testing.T) {
+	q := Understand("happy zanzibar")
+	st := Stats{Docs: 10, AvgLen: 5, DF: map[string]int{"happi": 9, "zanzibar": 1}}
+	sc := NewScorer(q, st)
+	common, _ := sc.Score("I am happy today")
+	rare, _ := sc.Score("off to zanzibar today")
+	if !(rare > common && common > 0) {
+		t.Fatalf("rare %v common %v", rare, common)
+	}
+	if got := Select(q, st, 1); len(got.Terms) != 1 || got.Terms[0].Token != "zanzibar" {
+		t.Fatalf("Select kept %+v", got.Terms)
+	}
+}
