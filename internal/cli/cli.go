@@ -121,6 +121,11 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %-10s %s%s\n", t, rep.Built[t], mark)
 	}
 	switch {
+	case rep.LiveErr != "" && rep.Out == cfg.ReadModelPath():
+		fmt.Fprintf(stdout, "the live read model could not be read (%s); replaced by the rebuilt one\n", rep.LiveErr)
+	case rep.LiveErr != "":
+		fmt.Fprintf(stdout, "the live read model could not be read (%s); run with --replace to swap the rebuilt one in\n", rep.LiveErr)
+		return 1
 	case !rep.HadLive:
 		fmt.Fprintln(stdout, "no live read model to compare with")
 	case len(rep.Diff) > 0:

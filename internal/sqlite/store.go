@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,8 +76,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
+	if err := check(ctx, w, path); err != nil {
+		w.Close()
+		return nil, err
+	}
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
+		if corrupt(err) {
+			return nil, &CorruptError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", dsn(path, true))
@@ -183,4 +191,54 @@ func (s *Store) Scrub(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// CorruptError is a read model SQLite cannot trust: a damaged page, a
+// file that is not a database. The read model is derived, so the cure is
+// to build it again from the stream.
+type CorruptError struct {
+	Path, Detail string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("read model %s is corrupt (%s): stop engram and run `engram rebuild --replace`, "+
+		"or delete the file (and its -wal and -shm): the projector rebuilds it from the stream at the next start", e.Path, e.Detail)
+}
+
+// check runs SQLite's quick_check, so that a damaged file is refused at
+// start with a way out, rather than served (garbage in the middle of the
+// file went unnoticed) or failing later with "malformed". It reads every
+// page once: on a read model of a few GB it adds seconds to a start.
+func check(ctx context.Context, db *sql.DB, path string) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		if corrupt(err) {
+			return &CorruptError{Path: path, Detail: err.Error()}
+		}
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return &CorruptError{Path: path, Detail: err.Error()}
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return &CorruptError{Path: path, Detail: err.Error()}
+	}
+	if len(problems) > 0 {
+		return &CorruptError{Path: path, Detail: strings.Join(problems, "; ")}
+	}
+	return nil
+}
+
+func corrupt(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") ||
+		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB")
 }
