@@ -23,14 +23,16 @@ import (
 const usage = `engram — long-term memory for LLM agents
 
 Usage:
-  engram serve   [flags]          run engram: embedded NATS + JetStream, every worker, HTTP API
-  engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
-  engram search  [flags] QUERY    search a user's memory through a running engram
-  engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
-  engram forget  --user U [--namespace N]  erase a user: stream, dead letters, read model, cards
-  engram export  [--namespace N [--user U]] [--out FILE]  the stream's events as CloudEvents JSON Lines
-  engram import  FILE             publish an export to this engram's stream
-  engram rules   validate|test|run  check rule files, try them on an event, run a scheduled job now
+  engram serve   [flags]                  run engram: embedded NATS + JetStream, every worker, HTTP API
+  engram rebuild [--replace]              rebuild the read model from the stream, verify it equals the live one
+  engram search  [flags] QUERY            search a user's memory through a running engram
+  engram dlq     ls|show|redrive|rm       read, redrive and erase dead letters (events a worker gave up on)
+  engram forget  --user U [--namespace N] erase a user: stream, dead letters, read model, cards
+  engram stats   [--namespace N] [--user U] [--json]  what the read model and the streams hold
+  engram delete  MEMORY_ID --user U [--namespace N]  delete one memory (memory.deleted)
+  engram export  [--namespace N] [--user U] [--out FILE]  the stream's events as CloudEvents JSON Lines
+  engram import  FILE                     publish an export to this engram's stream
+  engram rules   validate|test|run        check rule files, try them on an event, run a scheduled job now
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram version
 
@@ -54,6 +56,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return dlq(args[1:], stdout, stderr)
 	case "forget":
 		return forget(args[1:], stdout, stderr)
+	case "stats":
+		return stats(args[1:], stdout, stderr)
+	case "delete":
+		return deleteMemory(args[1:], stdout, stderr)
 	case "export":
 		return exportCmd(args[1:], stdout, stderr)
 	case "import":
