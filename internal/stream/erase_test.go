@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,5 +57,18 @@ func TestEraseOnADenyDeleteStream(t *testing.T) {
 	}
 	if !er.Unlinked || er.Events != 2 {
 		t.Fatalf("erasure = %+v, want 2 purged (below the receipt at 3), unlinked only", er)
+	}
+}
+
+// Listening on port 0 takes a free port, not nats-server's default 4222,
+// which another engram (or test) on the machine may hold.
+func TestEmbeddedPortZeroIsFree(t *testing.T) {
+	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Sync: "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	if u := emb.ClientURL(); strings.HasSuffix(u, ":4222") || strings.HasSuffix(u, ":0") || u == "" {
+		t.Fatalf("listening at %q, want a free port", u)
 	}
 }

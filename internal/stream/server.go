@@ -88,6 +88,11 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nats listen %q: port: %w", cfg.Listen, err)
 		}
+		if p == 0 {
+			// nats-server reads port 0 as its default, 4222; a free port
+			// is -1.
+			p = server.RANDOM_PORT
+		}
 		opts.Host, opts.Port = host, p
 	}
 	srv, err := server.NewServer(opts)
