@@ -22,6 +22,7 @@ var writeSQL = map[string]string{
 	"release":   `RELEASE ev`,
 	"applied": `INSERT INTO applied (namespace, user_id, source, id, seq, type) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, user_id, source, id) DO NOTHING`,
+	"forgotten": `SELECT time FROM forgotten WHERE namespace = ? AND user_id = ?`,
 	"position": `INSERT INTO meta (key, value) VALUES ('last_seq', ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 	"sessionEnded": `INSERT INTO sessions
@@ -157,6 +158,15 @@ func applyOne(w *wtx, a memory.Applied) error {
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil // already applied: the same event delivered again
+	}
+	if a.Type != events.TypeUserForgotten {
+		var erased int64
+		switch err := w.queryRow("forgotten", a.Scope.Namespace, a.Scope.User).Scan(&erased); {
+		case err == nil && a.Time.UnixNano() < erased:
+			return nil // dated before the user was forgotten: erased with them
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
 	}
 	switch d := a.Data.(type) {
 	case *events.TurnRecorded:

@@ -28,6 +28,7 @@ var checksummed = map[string]string{
 	"daily_summaries": "namespace, user_id, date, channel",
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
+	"forgotten":       "namespace, user_id",
 }
 
 // checksumSkip lists columns left out of a table's sum, where a live read

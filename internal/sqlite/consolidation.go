@@ -241,6 +241,11 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		AND NOT (source = ? AND id = ?)`, ns, user, env.Source, env.ID); err != nil {
 		return err
 	}
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO forgotten (namespace, user_id, time) VALUES (?, ?, ?)
+		ON CONFLICT (namespace, user_id) DO UPDATE SET time = max(time, excluded.time)`,
+		ns, user, env.Time.UnixNano()); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`,
 		`DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`,

@@ -339,6 +339,17 @@ INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('secure-delete', 1);
 `},
+	// 9: when each forgotten user was erased: an event of theirs dated
+	// before it (a worker's conclusion in flight at the time) is not
+	// applied, live or in a rebuild.
+	{sql: `
+CREATE TABLE forgotten (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	time      INTEGER NOT NULL, -- unix ns of the last user.forgotten
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
