@@ -178,3 +178,35 @@ func TestNonCanonicalSubjectRefused(t *testing.T) {
 		t.Fatalf("the canonical subject: %v", err)
 	}
 }
+
+// Forgotten while the workers are still busy with the user's session
+// (its extraction and episode in flight): what they conclude afterwards
+// is erased too, and the rebuild agrees.
+func TestForgetWhileWorkersAreBusy(t *testing.T) {
+	const canary = "Quokkazv"
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	a := startApp(t, cfg, RoleAll)
+	mustAccept(t, postBatch(t, a,
+		turnEvent("q-0", "zed", "s1", 0, "user", "Please deploy the billing service for the "+canary+" project."),
+		turnEvent("q-1", "zed", "s1", 1, "assistant", "Deploying "+canary+" now."),
+		turnEvent("q-2", "zed", "s1", 2, "user", "I prefer "+canary+" tea, and my name is "+canary+"."),
+		turnEvent("q-3", "zed", "s1", 3, "assistant", "Deployed "+canary+"."),
+		endEvent("q-end", "zed", "s1", 4)))
+	r := do(t, "DELETE", "http://"+a.HTTPAddr()+"/v1/users/zed", "", nil, nil)
+	if r.Status != http.StatusOK || r.Body["workers_settled"] != true {
+		t.Fatalf("forget: %d %s", r.Status, r.Raw)
+	}
+	seq := waitSettled(t, a)
+	stopApp(t, a)
+	if n, where := canaryFiles(t, dir, canary); n != 0 {
+		t.Fatalf("after forget the canary is still in %d places: %s", n, describe(where))
+	}
+	rep, err := Rebuild(t.Context(), cfg, RebuildOptions{}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Diff) != 0 || rep.Target != seq {
+		t.Fatalf("rebuild after forget differs in %v (target %d, want %d)", rep.Diff, rep.Target, seq)
+	}
+}

@@ -23,12 +23,12 @@ import (
 func TestForgetServerStopped(t *testing.T) {
 	t.Setenv("ENGRAM_NATS_URL", "")
 	dir := t.TempDir()
-	deadLetterOne(t, dir) // user ann, content "x", id bad-1
+	deadLetterOne(t, dir) // user ann, content "x", id bad-1; erased with the first receipt
 	out, errOut, code := run(t, "forget", "--data-dir", dir, "--http-addr", "127.0.0.1:1", "--user", "ann", "--reason", "request 42")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, `"events_erased": 1`) || !strings.Contains(out, `"dead_letters_erased": 1`) {
+	if !strings.Contains(out, `"events_erased": 2`) || !strings.Contains(out, `"dead_letters_erased": 1`) {
 		t.Fatalf("report: %s", out)
 	}
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

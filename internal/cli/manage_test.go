@@ -107,3 +107,26 @@ func TestHelpListsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// forget run with engram stopped does not wait for workers that are not
+// running, though their consumers have the receipt waiting.
+func TestForgetOfflineDoesNotWaitForStoppedWorkers(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	runApp(t, dir, func(a *app.App) {
+		body := `{"user":"ann","kind":"preference","category":"config","subject":"user","predicate":"prefers","content":"tea","importance":0.9}`
+		resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/memories?wait=true", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	})
+	start := time.Now()
+	out, errOut, code := run(t, "forget", "--data-dir", dir, "--http-addr", "127.0.0.1:1", "--user", "ann")
+	if code != 0 || !strings.Contains(out, `"workers_settled": true`) {
+		t.Fatalf("forget: exit %d: %s %s", code, out, errOut)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("forget took %s", took)
+	}
+}

@@ -152,21 +152,24 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 }
 
 func applyOne(w *wtx, a memory.Applied) error {
+	if a.Type != events.TypeUserForgotten {
+		// Dated before the user was forgotten: erased with them, and not
+		// even recorded as applied, since forget may erase it from the
+		// stream too (stream.Erase) and a rebuild must agree.
+		var erased int64
+		switch err := w.queryRow("forgotten", a.Scope.Namespace, a.Scope.User).Scan(&erased); {
+		case err == nil && a.Time.UnixNano() < erased:
+			return nil
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+	}
 	res, err := w.exec("applied", a.Scope.Namespace, a.Scope.User, a.Source, a.ID, a.Seq, a.Type)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil // already applied: the same event delivered again
-	}
-	if a.Type != events.TypeUserForgotten {
-		var erased int64
-		switch err := w.queryRow("forgotten", a.Scope.Namespace, a.Scope.User).Scan(&erased); {
-		case err == nil && a.Time.UnixNano() < erased:
-			return nil // dated before the user was forgotten: erased with them
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
 	}
 	switch d := a.Data.(type) {
 	case *events.TurnRecorded:

@@ -137,11 +137,11 @@ func eraseSubject(ctx context.Context, s jetstream.Stream, subj string, before u
 		if before > 0 && raw.Sequence >= before {
 			return n, nil
 		}
+		seq = raw.Sequence + 1
 		if err := s.SecureDeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return n, fmt.Errorf("erase %s seq %d: %w", subj, raw.Sequence, err)
 		}
 		n++
-		seq = raw.Sequence + 1
 	}
 }
 
