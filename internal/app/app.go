@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/mcpserver"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/natsapi"
@@ -61,6 +62,8 @@ type App struct {
 	store    *sqlite.Store
 	engine   *retrieval.Engine
 	services []micro.Service
+	catchUp  *catchUp // nil unless a retriever
+	api      *httpapi.Server
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
@@ -100,6 +103,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 	if err := a.openNATS(ctx); err != nil {
 		return err
 	}
+	declareMetrics()
 	if a.Roles&RoleRetriever != 0 {
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
@@ -206,9 +210,14 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		return err
 	}
 	log := a.Log.Named("projector")
+	durable := "projector-" + stream.EncodeToken(a.Config.Instance)
+	if a.catchUp, err = a.newCatchUp(ctx, durable); err != nil {
+		return err
+	}
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:           stream.MemoryStream,
-		Durable:          "projector-" + stream.EncodeToken(a.Config.Instance),
+		Durable:          durable,
+		Description:      "engram projector: applies every event to this instance's SQLite read model",
 		Restart:          true,
 		StartSeq:         last + 1,
 		Batch:            512,
@@ -231,6 +240,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 					errs[i] = stream.Permanent(err)
 				}
 			}
+			countNATSAccepted(msgs, errs)
 			return errs
 		})
 		if err != nil {
@@ -243,14 +253,18 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 func (a *App) openHTTP() error {
 	srv := &httpapi.Server{
 		Ready:          a.Ready,
+		Readiness:      a.Readiness,
 		Tokens:         a.Config.HTTP.Tokens,
 		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
+		Metrics:        metrics.Default.Handler(a.metricsState),
 		MaskSecrets:    a.Config.Extract.MaskAtIngest,
 	}
 	if a.Roles&RoleIngest != 0 {
-		srv.Publisher = publisher{stream.NewPublisher(a.js)}
+		p := stream.NewPublisher(a.js)
+		p.Via = metrics.PathHTTP
+		srv.Publisher = publisher{p}
 		srv.Forget = func(ctx context.Context, scope memory.Scope, reason string) (any, error) {
 			return a.Forget(ctx, scope, reason)
 		}
@@ -260,11 +274,15 @@ func (a *App) openHTTP() error {
 		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.WaitProjected
 	}
+	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
+		// MCP's tools call the API in process, with the MCP request's token.
+		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version, ""))
+	}
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
 	}
-	a.httpLn = ln
+	a.httpLn, a.api = ln, srv
 	a.httpSrv = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -321,7 +339,7 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 	var minute time.Time
 	sent := map[string]bool{}
 	return func(scope memory.Scope, from, to, reason string) {
-		metrics.Default.Inc("engram_retrieval_degraded_total", "from", from, "to", to)
+		metrics.Default.Degraded(from, to)
 		now := time.Now().UTC()
 		key := scope.Namespace + "\x00" + scope.User + "\x00" + from + "\x00" + to
 		mu.Lock()
@@ -364,6 +382,15 @@ func (a *App) WaitProjected(ctx context.Context, seq uint64) error {
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// SetRetrievalClock sets the clock /v1/context ranks by (recency, decay,
+// "last week"), for benchmarks that replay a data set written for another
+// day. Call it between requests, never during one.
+func (a *App) SetRetrievalClock(now func() time.Time) {
+	if a.engine != nil {
+		a.engine.Now = now
 	}
 }
 

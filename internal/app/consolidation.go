@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/secrets"
 	"github.com/engramhq/engram/internal/sqlite"
@@ -89,6 +90,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "consolidator",
+		Description:    "engram consolidator: runs the rules on events (episodes, scratchpad, profile, dedupe)",
 		FilterSubjects: consolidatorSubjects(current(), log),
 		// An episode or scratchpad written by the model, plus the wait for
 		// the read model, before JetStream would redeliver.
@@ -292,7 +294,7 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 	}
 	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
 	for subject, h := range endpoints {
-		if err := svc.AddEndpoint(names[subject], h, micro.WithEndpointSubject(subject)); err != nil {
+		if err := svc.AddEndpoint(names[subject], natsapi.Timed("consolidator_"+names[subject], h), micro.WithEndpointSubject(subject)); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}

@@ -158,7 +158,7 @@ func TestContext(t *testing.T) {
 	t.Run("metrics", func(t *testing.T) {
 		r := do(t, "GET", "http://"+a.HTTPAddr()+"/metrics", "", nil, nil)
 		if r.Status != 200 || !strings.Contains(r.Raw, "engram_context_requests_total ") ||
-			!strings.Contains(r.Raw, `engram_events_accepted_total{type="turn.recorded"}`) {
+			!strings.Contains(r.Raw, `engram_events_accepted_total{path="http",type="turn.recorded"}`) {
 			t.Fatalf("metrics: %d %s", r.Status, r.Raw)
 		}
 	})

@@ -27,7 +27,8 @@ var embedSubjects = []string{
 // llmClient is the memory model's chat endpoint (ENGRAM_LLM_*).
 func (a *App) llmClient() (*llm.Client, error) {
 	c, err := llm.New(llm.Config{BaseURL: a.Config.LLM.BaseURL, Model: a.Config.LLM.Model,
-		APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature},
+		APIKey: a.Config.LLM.APIKey, Timeout: a.Config.LLM.Timeout, Temperature: llm.DefaultTemperature,
+		Observe: observeLLM},
 		&http.Client{})
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
@@ -45,7 +46,8 @@ func (a *App) embedClient() (*llm.Client, error) {
 	if key == "" {
 		key = a.Config.LLM.APIKey
 	}
-	c, err := llm.New(llm.Config{BaseURL: ec.BaseURL, Model: ec.Model, APIKey: key, Timeout: ec.Timeout}, &http.Client{})
+	c, err := llm.New(llm.Config{BaseURL: ec.BaseURL, Model: ec.Model, APIKey: key, Timeout: ec.Timeout,
+		Observe: observeLLM}, &http.Client{})
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
@@ -66,6 +68,7 @@ func (a *App) openEmbedder(ctx, runCtx context.Context, client *llm.Client) erro
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "embedder",
+		Description:    "engram embedder: embeds memories and episodes for semantic recall",
 		FilterSubjects: embedSubjects,
 		MaxDeliver:     a.Config.Extract.MaxAttempts * 2,
 		AckWait:        2*a.Config.Embed.Timeout + 5*time.Second,

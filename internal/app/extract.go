@@ -66,6 +66,9 @@ func fate(err error) error {
 	return err
 }
 
+// extractorDurable is the extractor's consumer.
+const extractorDurable = "extractor"
+
 // openExtraction starts the batcher and the extractor on their own durable
 // consumers.
 func (a *App) openExtraction(ctx, runCtx context.Context) error {
@@ -80,6 +83,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	bcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:  stream.MemoryStream,
 		Durable: "batcher",
+		Description: "engram batcher: groups a session's turns and asks for extraction after a quiet gap, " +
+			"a token cap, compression or the session's end",
 		FilterSubjects: []string{
 			stream.SubjectPrefix + ".*.*." + events.TypeTurnRecorded,
 			stream.SubjectPrefix + ".*.*." + events.TypeContextCompressing,
@@ -123,7 +128,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	}
 	xcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
-		Durable:        "extractor",
+		Durable:        extractorDurable,
+		Description:    "engram extractor: turns extraction requests into memories (LLM, or the rules without one)",
 		FilterSubjects: []string{stream.SubjectPrefix + ".*.*." + events.TypeExtractionRequested},
 		MaxDeliver:     xc.MaxAttempts,
 		// One request at a time, each given the LLM's timeout and then some

@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"encoding/json"
 	"io/fs"
 	"net/http"
 	"os"
@@ -52,8 +51,6 @@ func describe(where map[string]int) string {
 	sort.Strings(out)
 	return strings.Join(out, ", ")
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // A canary planted in every kind of record a user has — raw turns, an
 // episode, memories and their history, the scratchpad, the cards, a dead

@@ -84,6 +84,7 @@ func do(t *testing.T, method, u, contentType string, body []byte, hdr map[string
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	checkResponse(t, method, u, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	return httpResult{Status: resp.StatusCode, Body: m, Raw: string(raw)}

@@ -24,13 +24,25 @@ type Flags struct {
 	NATSURL    string
 }
 
-// Register adds the flags to fs.
-func (f *Flags) Register(fs *flag.FlagSet) {
+// Register adds the flags to fs, their help giving engram serve's defaults.
+func (f *Flags) Register(fs *flag.FlagSet) { f.RegisterFor(fs, config.Default()) }
+
+// RegisterFor adds the flags to fs, their help giving base's defaults (a
+// worker's differ from engram serve's).
+func (f *Flags) RegisterFor(fs *flag.FlagSet, base config.Config) {
+	or := func(v, none string) string {
+		if v == "" {
+			return none
+		}
+		return v
+	}
 	fs.StringVar(&f.Config, "config", os.Getenv("ENGRAM_CONFIG"), "YAML config file (env ENGRAM_CONFIG)")
-	fs.StringVar(&f.DataDir, "data-dir", "", "data directory (env ENGRAM_DATA_DIR, default ./data)")
-	fs.StringVar(&f.HTTPAddr, "http-addr", "", "HTTP listen address (env ENGRAM_HTTP_ADDR, default 127.0.0.1:7420)")
-	fs.StringVar(&f.NATSListen, "nats-listen", "", "embedded NATS listen address, \"\" = in-process only (env ENGRAM_NATS_LISTEN, default 127.0.0.1:4222)")
-	fs.StringVar(&f.NATSURL, "nats-url", "", "external NATS URL; no embedded server (env ENGRAM_NATS_URL)")
+	fs.StringVar(&f.DataDir, "data-dir", "", "data directory (env ENGRAM_DATA_DIR, default "+base.DataDir+")")
+	fs.StringVar(&f.HTTPAddr, "http-addr", "", "HTTP listen address (env ENGRAM_HTTP_ADDR, default "+or(base.HTTP.Addr, "none")+")")
+	fs.StringVar(&f.NATSListen, "nats-listen", "", "embedded NATS listen address, \"\" = in-process only (env ENGRAM_NATS_LISTEN, default "+
+		or(base.NATS.Listen, "in-process only")+")")
+	fs.StringVar(&f.NATSURL, "nats-url", "", "external NATS URL; no embedded server (env ENGRAM_NATS_URL, default "+
+		or(base.NATS.URL, "none: embedded")+")")
 }
 
 // Load builds the Config: base (the process's defaults), then the file,
@@ -82,20 +94,25 @@ func NewLogger(c config.Log, w io.Writer) (*zap.Logger, error) {
 // Serve runs a process with roles until SIGINT or SIGTERM, then shuts
 // down within the configured timeout. A second signal exits at once.
 func Serve(name string, roles Roles, args []string, base config.Config) int {
+	return serve(name, roles, args, base, os.Stderr)
+}
+
+func serve(name string, roles Roles, args []string, base config.Config, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var f Flags
-	f.Register(fs)
+	f.RegisterFor(fs, base)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	cfg, err := f.Load(fs, base)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
 	}
-	log, err := NewLogger(cfg.Log, os.Stderr)
+	log, err := NewLogger(cfg.Log, stderr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
 	}
 	defer log.Sync()

@@ -10,7 +10,6 @@ import (
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/migrate"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/schollz/progressbar/v3"
 	"go.uber.org/zap"
 )
 
@@ -68,14 +67,9 @@ func Migrate(ctx context.Context, cfg config.Config, opts MigrateOptions, log *z
 	defer closeNATS()
 
 	rep := &MigrateReport{}
-	var bar *progressbar.ProgressBar
-	if opts.Progress != nil {
-		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Progress),
-			progressbar.OptionSetDescription("migrate "+opts.System), progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		defer bar.Finish()
-	}
+	bar := newProgress(opts.Progress, int64(total), "migrate "+opts.System)
+	defer bar.Finish()
+	done := int64(0)
 	pub := stream.NewPublisher(js)
 	var buf []event.Event
 	flush := func() error {
@@ -92,9 +86,8 @@ func Migrate(ctx context.Context, cfg config.Config, opts MigrateOptions, log *z
 				rep.Published++
 			}
 		}
-		if bar != nil {
-			_ = bar.Add(len(buf))
-		}
+		done += int64(len(buf))
+		bar.Set(done)
 		buf = buf[:0]
 		return nil
 	}

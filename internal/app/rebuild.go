@@ -13,7 +13,6 @@ import (
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/schollz/progressbar/v3"
 	"go.uber.org/zap"
 )
 
@@ -130,14 +129,8 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 // replayInto applies the stream up to rep.Target to store exactly as the
 // projector does: same batches' semantics, same skips.
 func replayInto(ctx context.Context, js jetstream.JetStream, store *sqlite.Store, rep *RebuildReport, maxEventBytes int, progress io.Writer) error {
-	var bar *progressbar.ProgressBar
-	if progress != nil {
-		bar = progressbar.NewOptions64(int64(rep.Target), progressbar.OptionSetWriter(progress),
-			progressbar.OptionSetDescription("rebuild"), progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		defer bar.Finish()
-	}
+	bar := newProgress(progress, int64(rep.Target), "rebuild")
+	defer bar.Finish()
 	return stream.Replay(ctx, js, rep.Target, 1024, maxEventBytes, func(b stream.ReplayBatch) error {
 		rep.Read += len(b.Messages) + len(b.Undecodable)
 		rep.Skipped += len(b.Undecodable)
@@ -154,9 +147,7 @@ func replayInto(ctx context.Context, js jetstream.JetStream, store *sqlite.Store
 				rep.Skipped++
 			}
 		}
-		if bar != nil {
-			_ = bar.Set64(int64(b.Last))
-		}
+		bar.Set(int64(b.Last))
 		return nil
 	})
 }

@@ -94,20 +94,13 @@ func LoadRecallSets(dir string) ([]*RecallSet, error) {
 func (s *RecallSet) memoryID(id string) string { return s.User + "-" + id }
 
 // LoadRecall ingests every set through the HTTP API: each memory as a
-// memory.added event with its own id, each turn as turn.recorded. Times
-// are moved so that the set's "now" is the present: engram ranks by age,
-// and a set written for June must be asked in June.
+// memory.added event with its own id, each turn as turn.recorded, at the
+// times the set gives.
 func LoadRecall(ctx context.Context, e *Engram, sets []*RecallSet) error {
 	var top uint64
-	present := time.Now()
 	for _, s := range sets {
 		var raws []json.RawMessage
-		shift := time.Duration(0)
-		if !s.Now.IsZero() {
-			shift = present.Sub(s.Now)
-		}
 		add := func(id, typ, subject string, at time.Time, data any) error {
-			at = at.Add(shift)
 			ev := map[string]any{"specversion": "1.0", "id": s.File + "/" + id, "source": "recall-bench", "type": typ,
 				"namespace": s.Namespace, "user": s.User, "time": at.UTC().Format(time.RFC3339), "data": data}
 			if subject != "" {
@@ -190,6 +183,11 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet) (*RecallR
 			rep.Engram[s.Lang], rep.BM25[s.Lang] = &RecallScores{}, &RecallScores{}
 		}
 		base := newBaseline(s)
+		// The cases are asked on the set's own day: engram ranks by age,
+		// and "last week" means the week before it.
+		if !s.Now.IsZero() {
+			e.App.SetRetrievalClock(func() time.Time { return s.Now })
+		}
 		for _, c := range s.Cases {
 			mems, turns, profile, err := askContext(ctx, e, s, c)
 			if err != nil {
@@ -202,6 +200,7 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet) (*RecallR
 			rep.BM25[s.Lang].add(c.Type, b5, b10)
 		}
 	}
+	e.App.SetRetrievalClock(time.Now)
 	return rep, nil
 }
 

@@ -33,6 +33,7 @@ Usage:
   engram export  [--namespace N] [--user U] [--out FILE]  the stream's events as CloudEvents JSON Lines
   engram import  FILE                     publish an export to this engram's stream
   engram rules   validate|test|run        check rule files, try them on an event, run a scheduled job now
+  engram mcp     [flags]                  MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram version
 
@@ -64,6 +65,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exportCmd(args[1:], stdout, stderr)
 	case "import":
 		return importCmd(args[1:], stdout, stderr)
+	case "mcp":
+		return mcpCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0

@@ -100,19 +100,7 @@ func TestRulesTest(t *testing.T) {
 
 // A job runs now on a running engram, asked over NATS.
 func TestRulesRun(t *testing.T) {
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTP.Addr = ""
-	cfg.NATS.Listen = "127.0.0.1:0"
-	a := app.New(cfg, app.RoleAll, zaptest.NewLogger(t))
-	if err := a.Open(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Close(ctx)
-	}()
+	a := runningEngram(t)
 	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL())
 	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)

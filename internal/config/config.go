@@ -221,6 +221,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_EXTRACT_SWEEP_AT": &c.Extract.SweepAt,
 		"ENGRAM_RULES_DIR":        &c.Consolidate.RulesDir,
 		"ENGRAM_CARDS_DIR":        &c.Consolidate.CardsDir,
+		"ENGRAM_CONTEXT_MODEL":    &c.ContextModel,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {

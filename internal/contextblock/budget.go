@@ -10,11 +10,11 @@ import (
 // block. Reserve is left for the model's answer; Fit fills at most
 // Total-Reserve.
 type Budget struct {
-	Total    int
-	Profile  int // the profile card: Profile and Scratchpad items
-	Recent   int // Turns and Attachments
-	LongTerm int // Memories and Episodes
-	Reserve  int
+	Total    int `json:"total"`
+	Profile  int `json:"profile"`   // the profile card: Profile and Scratchpad items
+	Recent   int `json:"recent"`    // Turns and Attachments
+	LongTerm int `json:"long_term"` // Memories and Episodes
+	Reserve  int `json:"reserve"`
 }
 
 // DefaultBudget is seed 004 §5's split of max_context_tokens=4000:

@@ -33,7 +33,7 @@ type RuleQueue interface {
 // (episodes, scratchpad, profile, the rules' confirm queue). With no
 // Consolidation set, the read model behind Memories serves them when it
 // can.
-func (s *Server) consolidationRoutes(mux *http.ServeMux) {
+func (s *Server) consolidationRoutes(mux *router) {
 	store := s.Consolidation
 	if store == nil {
 		store, _ = s.Memories.(ConsolidationStore)

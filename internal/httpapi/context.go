@@ -30,7 +30,7 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	metrics.Default.Inc("engram_context_requests_total")
+	metrics.Default.ContextRequest()
 	resp, err := s.Context.Context(r.Context(), req)
 	if err != nil {
 		if memory.ErrorCode(err) == memory.EINTERNAL {

@@ -111,7 +111,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		default:
 			resp.Accepted++
 			res.Status, res.Seq = "accepted", pr.Seq
-			metrics.Default.Inc("engram_events_accepted_total", "type", evs[i].Type())
+			metrics.Default.EventAccepted(metrics.PathHTTP, evs[i].Type())
 		}
 	}
 	if invalid > 0 {

@@ -36,8 +36,13 @@ type Server struct {
 	// Projected waits until the read model has applied a stream sequence
 	// (for ?wait=true); nil when this process keeps no read model.
 	Projected func(ctx context.Context, seq uint64) error
-	// Ready reports whether engram can accept events (nil = ready).
+	// Ready reports whether engram can accept events (nil = ready); GET
+	// /healthz answers with it.
 	Ready func(ctx context.Context) error
+	// Readiness reports whether engram can answer as it should: Ready, and
+	// the read model caught up with the stream (nil = Ready alone). GET
+	// /readyz answers with it.
+	Readiness func(ctx context.Context) error
 	// Tokens maps bearer tokens to the namespace each may use ("*" = all).
 	// Empty means no authentication (loopback only; config enforces it).
 	Tokens         map[string]string
@@ -59,6 +64,14 @@ type Server struct {
 	// the rules' confirm queue when it is also a RuleQueue); nil falls
 	// back to Memories when the read model behind it can.
 	Consolidation ConsolidationStore
+
+	// Metrics serves GET /metrics; nil serves metrics.Default alone.
+	Metrics http.Handler
+	// MCP, when set, serves the MCP streamable HTTP transport at POST
+	// /mcp, under the same tokens as the API.
+	MCP http.Handler
+
+	routes []string
 }
 
 // Handler returns the API's routes.
@@ -77,12 +90,14 @@ func (s *Server) Handler() http.Handler {
 			s.Publisher = &maskingPublisher{next: s.Publisher, mask: s.MaskSecrets}
 		}
 	}
-	mux := http.NewServeMux()
+	mux := &router{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", s.health)
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = metrics.Default.WriteTo(w)
-	})
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	if s.Metrics == nil {
+		s.Metrics = metrics.Default.Handler(nil)
+	}
+	mux.Handle("GET /metrics", s.Metrics)
 	if s.Publisher != nil {
 		mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
 	}
@@ -107,11 +122,86 @@ func (s *Server) Handler() http.Handler {
 		}
 	}
 	s.consolidationRoutes(mux)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	if s.MCP != nil {
+		mux.HandleFunc("POST /mcp", s.auth(s.MCP.ServeHTTP))
+	}
+	mux.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	s.routes = mux.patterns
+	for _, p := range mux.patterns {
+		metrics.Default.Route(p)
+	}
+	return s.observe(mux.ServeMux)
 }
+
+// Routes are the patterns ("GET /v1/search") the last Handler serves.
+func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
+
+// router is a ServeMux that remembers its patterns, for the metrics and
+// for the test that holds the OpenAPI document to them.
+type router struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (r *router) HandleFunc(pattern string, h http.HandlerFunc) { r.Handle(pattern, h) }
+
+func (r *router) Handle(pattern string, h http.Handler) {
+	r.ServeMux.Handle(pattern, h)
+	r.patterns = append(r.patterns, pattern)
+}
+
+// observe times each request by the route pattern it matched and logs it
+// at debug level: method, path, status, duration. Never the query (it
+// carries search text) nor a body.
+func (s *Server) observe(mux *http.ServeMux) http.Handler {
+	log := s.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		// The mux sets r.Pattern on this very request.
+		mux.ServeHTTP(sw, r)
+		d := time.Since(start)
+		metrics.Default.HTTPRequest(r.Pattern, sw.status, d)
+		if ce := log.Check(zap.DebugLevel, "http request"); ce != nil {
+			ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path),
+				zap.Int("status", sw.status), zap.Duration("duration", d))
+		}
+	})
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streamed responses through; Unwrap lets
+// http.ResponseController reach the connection.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 type ctxKey int
 
@@ -151,11 +241,23 @@ func checkNamespace(ctx context.Context, ns string) error {
 // EFORBIDDEN is an edge-only code: authenticated, but not for this namespace.
 const EFORBIDDEN = "forbidden"
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if s.Ready != nil {
+func (s *Server) health(w http.ResponseWriter, r *http.Request) { probe(w, r, s.Ready) }
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if s.Readiness != nil {
+		probe(w, r, s.Readiness)
+		return
+	}
+	probe(w, r, s.Ready)
+}
+
+// probe answers 200 {"status":"ok"} when check passes (or is nil), 503
+// with the reason otherwise.
+func probe(w http.ResponseWriter, r *http.Request, check func(context.Context) error) {
+	if check != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := s.Ready(ctx); err != nil {
+		if err := check(ctx); err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
 			return
 		}

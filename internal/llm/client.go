@@ -137,7 +137,16 @@ type chatResponse struct {
 // max_tokens, which reasoning models refuse, are handled the same way.
 // Callers should pass the content through JSONContent either way. Config.Timeout
 // bounds each request sent, so such a call may take up to four of them.
-func (c *Client) Chat(ctx context.Context, msgs []Message, jsonMode bool) (*Response, error) {
+func (c *Client) Chat(ctx context.Context, msgs []Message, jsonMode bool) (res *Response, err error) {
+	if c.cfg.Observe != nil {
+		defer func(start time.Time) {
+			var u Usage
+			if res != nil {
+				u = res.Usage
+			}
+			c.cfg.Observe(Call{Op: "chat", Duration: time.Since(start), Usage: u, ErrKind: errKind(err)})
+		}(time.Now())
+	}
 	if len(msgs) == 0 {
 		return nil, &Error{Op: "chat", Kind: BadRequest, Message: "no messages"}
 	}
@@ -194,6 +203,18 @@ func (c *Client) adapt(err error, req *chatRequest) bool {
 		return false
 	}
 	return true
+}
+
+// errKind names err's kind for Observe.
+func errKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind.String()
+	}
+	return "other"
 }
 
 func (c *Client) parseChat(data []byte, contents []string) (*Response, error) {

@@ -32,6 +32,18 @@ type Config struct {
 	// Temperature is always sent (0 is a valid choice), unless the model
 	// rejects it.
 	Temperature float64
+	// Observe, when set, is told of every Chat and Embed call as it ends,
+	// for metrics. It must not keep the Call's error past its return.
+	Observe func(Call)
+}
+
+// Call is one Chat or Embed call, retries included, as Observe sees it.
+type Call struct {
+	Op       string // "chat" or "embed"
+	Duration time.Duration
+	Usage    Usage
+	// ErrKind is the failure's kind (ErrorKind's name), "" on success.
+	ErrKind string
 }
 
 // Default returns the configuration engram starts from: no endpoint, the

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 type embedRequest struct {
@@ -29,9 +30,14 @@ type embedResponse struct {
 // them in input order, whatever order the server listed them in. All vectors
 // have the same length. Batching to the server's limit (2,048 inputs for
 // OpenAI) is the caller's job. No inputs means no request.
-func (c *Client) Embed(ctx context.Context, inputs []string) ([][]float32, Usage, error) {
+func (c *Client) Embed(ctx context.Context, inputs []string) (vecs [][]float32, u Usage, err error) {
 	if len(inputs) == 0 {
 		return nil, Usage{}, nil
+	}
+	if c.cfg.Observe != nil {
+		defer func(start time.Time) {
+			c.cfg.Observe(Call{Op: "embed", Duration: time.Since(start), Usage: u, ErrKind: errKind(err)})
+		}(time.Now())
 	}
 	limit := int64(MaxResponseBytes + embedBytesPerInput*len(inputs))
 	data, err := c.post(ctx, "embed", c.embedURL, embedRequest{Model: c.cfg.Model, Input: inputs}, inputs, limit)
@@ -46,7 +52,7 @@ func (c *Client) Embed(ctx context.Context, inputs []string) ([][]float32, Usage
 		return nil, Usage{}, c.badBody("embed", data,
 			fmt.Errorf("%d embeddings for %d inputs", len(body.Data), len(inputs)), inputs)
 	}
-	vecs := make([][]float32, len(inputs))
+	vecs = make([][]float32, len(inputs))
 	for _, d := range body.Data {
 		if d.Index < 0 || d.Index >= len(inputs) || vecs[d.Index] != nil {
 			return nil, Usage{}, &Error{Op: "embed", Kind: BadResponse,
@@ -65,7 +71,7 @@ func (c *Client) Embed(ctx context.Context, inputs []string) ([][]float32, Usage
 				Message: fmt.Sprintf("embedding %d has %d dimensions, embedding 0 has %d", i, len(v), len(vecs[0]))}
 		}
 	}
-	u := body.Usage
+	u = body.Usage
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}

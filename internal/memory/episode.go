@@ -56,8 +56,8 @@ type Scratchpad struct {
 	CurrentFocus   string    `json:"current_focus"`
 	OpenQuestions  []string  `json:"open_questions"`
 	NextSteps      []string  `json:"next_steps"`
-	Updated        time.Time `json:"updated"`
-	Source         string    `json:"source"` // episode, person
+	Updated        time.Time `json:"updated,omitzero"` // absent while there is none
+	Source         string    `json:"source"`           // episode, person
 }
 
 // ScratchpadMaxChars bounds the scratchpad's markdown (seed 000 §4.3).

@@ -96,8 +96,11 @@ type MemoryQuery struct {
 	Profile bool
 	// AsOf, when set, returns what was current at that time: memories
 	// created by then and not yet superseded (status is ignored).
-	AsOf  time.Time
-	Limit int
+	AsOf time.Time
+	// CreatedFrom and CreatedTo, when set, keep memories created in
+	// [CreatedFrom, CreatedTo).
+	CreatedFrom, CreatedTo time.Time
+	Limit                  int
 }
 
 // Change is one entry of a memory's history.

@@ -9,6 +9,7 @@ import (
 const (
 	ResultTurn   = "turn"
 	ResultMemory = "memory"
+	ResultDaily  = "daily" // a day's summary (tier 3): migrated logs and daily compression
 )
 
 // DefaultSearchLimit and MaxSearchLimit bound how many results one search returns.

@@ -1,108 +1,297 @@
-// Package metrics keeps engram's counters and writes them in the
-// Prometheus text exposition format for GET /metrics. A handful of
-// counters do not need a client library; the format is the contract.
+// Package metrics is engram's Prometheus instrumentation, through
+// client_golang: the process's counters and histograms (Default), and
+// gauges read from the running system at each scrape (State). Only this
+// package imports client_golang; the rest of engram calls its typed
+// methods, so every metric is declared, with its help text, in one place.
 //
-// Counters are safe for concurrent use. Label values must not carry memory
-// contents or secrets: they are scraped and stored elsewhere.
+// Label values must never carry memory contents, user ids or secrets: they
+// are scraped and stored elsewhere. Every label here takes values from a
+// small, fixed set (route patterns, endpoint and consumer names, event
+// types, error kinds).
 package metrics
 
 import (
-	"fmt"
-	"io"
-	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
-// Registry holds counters by name and labels.
+// Paths events arrive by, the values of the path label.
+const (
+	PathHTTP = "http" // POST /v1/events and the memory edits of the HTTP API
+	PathNATS = "nats" // published straight to JetStream by an agent
+)
+
+// LLM operations, the values of the op label.
+const (
+	OpChat  = "chat"
+	OpEmbed = "embed"
+)
+
+// latencyBuckets span a cached search (under a millisecond) to a slow LLM
+// call (a minute).
+var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Registry holds a process's metrics.
 type Registry struct {
-	mu       sync.Mutex
-	help     map[string]string
-	counters map[string]*atomic.Int64 // key: name{labels}
+	reg *prometheus.Registry
+
+	httpDuration    *prometheus.HistogramVec
+	httpRequests    *prometheus.CounterVec
+	natsDuration    *prometheus.HistogramVec
+	natsRequests    *prometheus.CounterVec
+	eventsAccepted  *prometheus.CounterVec
+	contextRequests prometheus.Counter
+	degraded        *prometheus.CounterVec
+	deadLettered    *prometheus.CounterVec
+	llmCalls        *prometheus.CounterVec
+	llmErrors       *prometheus.CounterVec
+	llmTokens       *prometheus.CounterVec
+	llmDuration     *prometheus.HistogramVec
 }
 
 // Default is the process's registry.
-var Default = &Registry{}
+var Default = New()
 
-// Inc adds one to the counter name with labels ("key", "value", …).
-func (r *Registry) Inc(name string, labels ...string) { r.Add(name, 1, labels...) }
-
-// Add adds n to the counter.
-func (r *Registry) Add(name string, n int64, labels ...string) {
-	key := name + labelString(labels)
-	r.mu.Lock()
-	if r.counters == nil {
-		r.counters = map[string]*atomic.Int64{}
+// New returns a registry with every metric declared and the Go and process
+// collectors registered.
+func New() *Registry {
+	r := &Registry{reg: prometheus.NewRegistry()}
+	r.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "engram_http_request_duration_seconds",
+		Help: "Time to answer an HTTP API request, by route pattern.", Buckets: latencyBuckets,
+	}, []string{"route"})
+	r.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_http_requests_total",
+		Help: "HTTP API requests answered, by route pattern and status code.",
+	}, []string{"route", "code"})
+	r.natsDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "engram_nats_request_duration_seconds",
+		Help: "Time to answer a NATS request-reply request, by service endpoint.", Buckets: latencyBuckets,
+	}, []string{"endpoint"})
+	r.natsRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_nats_requests_total",
+		Help: "NATS request-reply requests answered, by service endpoint and error code (ok for success).",
+	}, []string{"endpoint", "code"})
+	r.eventsAccepted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_events_accepted_total",
+		Help: "Events accepted, by the path they came in on and event type. " +
+			"http counts at the HTTP edge; nats counts events agents published straight to JetStream, " +
+			"when this process's projector first applies them.",
+	}, []string{"path", "type"})
+	r.contextRequests = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "engram_context_requests_total",
+		Help: "Context blocks asked for over HTTP.",
+	})
+	r.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_retrieval_degraded_total",
+		Help: "Falls down the retrieval degradation chain, by where from and where to.",
+	}, []string{"from", "to"})
+	r.deadLettered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_dead_lettered_total",
+		Help: "Messages this process moved to the DEADLETTER stream, by durable consumer.",
+	}, []string{"consumer"})
+	r.llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_llm_requests_total",
+		Help: "Calls to the LLM (chat) and embedding (embed) endpoints, failed or not.",
+	}, []string{"op"})
+	r.llmErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_llm_errors_total",
+		Help: "Failed calls to the LLM and embedding endpoints, by kind of failure.",
+	}, []string{"op", "kind"})
+	r.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "engram_llm_tokens_total",
+		Help: "Tokens the LLM and embedding endpoints reported using, prompt or completion.",
+	}, []string{"op", "direction"})
+	r.llmDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "engram_llm_request_duration_seconds",
+		Help: "Time of a call to the LLM or embedding endpoint, retries included.", Buckets: latencyBuckets,
+	}, []string{"op"})
+	r.reg.MustRegister(r.httpDuration, r.httpRequests, r.natsDuration, r.natsRequests, r.eventsAccepted,
+		r.contextRequests, r.degraded, r.deadLettered, r.llmCalls, r.llmErrors, r.llmTokens, r.llmDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, op := range []string{OpChat, OpEmbed} {
+		r.llmCalls.WithLabelValues(op)
+		r.llmDuration.WithLabelValues(op)
+		r.llmTokens.WithLabelValues(op, "prompt")
+		r.llmTokens.WithLabelValues(op, "completion")
 	}
-	c := r.counters[key]
-	if c == nil {
-		c = new(atomic.Int64)
-		r.counters[key] = c
-	}
-	r.mu.Unlock()
-	c.Add(n)
+	return r
 }
 
-// Get returns a counter's value (0 if it was never incremented).
-func (r *Registry) Get(name string, labels ...string) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c := r.counters[name+labelString(labels)]; c != nil {
-		return c.Load()
+// EventTypes makes the accepted-events series of these types exist, at
+// zero, before the first event arrives.
+func (r *Registry) EventTypes(types []string) {
+	for _, t := range types {
+		r.eventsAccepted.WithLabelValues(PathHTTP, t)
+		r.eventsAccepted.WithLabelValues(PathNATS, t)
 	}
-	return 0
 }
 
-// Help sets a counter's description.
-func (r *Registry) Help(name, text string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.help == nil {
-		r.help = map[string]string{}
-	}
-	r.help[name] = text
+// Route makes a route's series exist before its first request.
+func (r *Registry) Route(route string) { r.httpDuration.WithLabelValues(route) }
+
+// HTTPRequest records one answered HTTP request.
+func (r *Registry) HTTPRequest(route string, code int, d time.Duration) {
+	r.httpDuration.WithLabelValues(route).Observe(d.Seconds())
+	r.httpRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 }
 
-// WriteTo writes every counter in the Prometheus text format, sorted.
-func (r *Registry) WriteTo(w io.Writer) (int64, error) {
-	r.mu.Lock()
-	keys := make([]string, 0, len(r.counters))
-	for k := range r.counters {
-		keys = append(keys, k)
+// Endpoint makes a NATS endpoint's series exist before its first request.
+func (r *Registry) Endpoint(endpoint string) {
+	r.natsDuration.WithLabelValues(endpoint)
+	r.natsRequests.WithLabelValues(endpoint, "ok")
+}
+
+// NATSRequest records one answered NATS request; code is "" on success.
+func (r *Registry) NATSRequest(endpoint, code string, d time.Duration) {
+	if code == "" {
+		code = "ok"
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	seen := map[string]bool{}
-	for _, k := range keys {
-		name, _, _ := strings.Cut(k, "{")
-		if !seen[name] {
-			seen[name] = true
-			if h := r.help[name]; h != "" {
-				fmt.Fprintf(&b, "# HELP %s %s\n", name, h)
-			}
-			fmt.Fprintf(&b, "# TYPE %s counter\n", name)
+	r.natsDuration.WithLabelValues(endpoint).Observe(d.Seconds())
+	r.natsRequests.WithLabelValues(endpoint, code).Inc()
+}
+
+// EventAccepted counts an event that came in by path.
+func (r *Registry) EventAccepted(path, eventType string) {
+	r.eventsAccepted.WithLabelValues(path, eventType).Inc()
+}
+
+// EventsAccepted returns the count of accepted events by path and type.
+func (r *Registry) EventsAccepted(path, eventType string) float64 {
+	return counterValue(r.eventsAccepted.WithLabelValues(path, eventType))
+}
+
+// ContextRequest counts a context block asked for.
+func (r *Registry) ContextRequest() { r.contextRequests.Inc() }
+
+// Degraded counts a fall down the retrieval degradation chain.
+func (r *Registry) Degraded(from, to string) { r.degraded.WithLabelValues(from, to).Inc() }
+
+// DegradedStep makes a fall's series exist before it first happens.
+func (r *Registry) DegradedStep(from, to string) { r.degraded.WithLabelValues(from, to) }
+
+// DeadLettered counts a message a consumer moved to DEADLETTER.
+func (r *Registry) DeadLettered(consumer string) { r.deadLettered.WithLabelValues(consumer).Inc() }
+
+// Consumer makes a durable consumer's series exist before its first
+// dead letter.
+func (r *Registry) Consumer(name string) { r.deadLettered.WithLabelValues(name) }
+
+// LLMErrorKind makes a kind of LLM failure's series exist before it first
+// happens.
+func (r *Registry) LLMErrorKind(op, kind string) { r.llmErrors.WithLabelValues(op, kind) }
+
+// LLMCall records one call to the LLM or embedding endpoint; errKind is
+// "" on success.
+func (r *Registry) LLMCall(op string, d time.Duration, promptTokens, completionTokens int, errKind string) {
+	r.llmCalls.WithLabelValues(op).Inc()
+	r.llmDuration.WithLabelValues(op).Observe(d.Seconds())
+	if errKind != "" {
+		r.llmErrors.WithLabelValues(op, errKind).Inc()
+	}
+	r.llmTokens.WithLabelValues(op, "prompt").Add(float64(max(promptTokens, 0)))
+	r.llmTokens.WithLabelValues(op, "completion").Add(float64(max(completionTokens, 0)))
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil || m.Counter == nil {
+		return 0
+	}
+	return m.Counter.GetValue()
+}
+
+// Gatherer is the registry with, when state is not nil, the gauges it
+// reads at each scrape.
+func (r *Registry) Gatherer(state State) prometheus.Gatherer {
+	if state == nil {
+		return r.reg
+	}
+	local := prometheus.NewRegistry()
+	local.MustRegister(&stateCollector{read: state})
+	return prometheus.Gatherers{r.reg, local}
+}
+
+// Handler serves the registry, with state's gauges, in the Prometheus
+// exposition format.
+func (r *Registry) Handler(state State) http.Handler {
+	return promhttp.HandlerFor(r.Gatherer(state), promhttp.HandlerOpts{})
+}
+
+// Snapshot is what a scrape reads from the running system. A field left
+// nil is a part this process does not run, and is left out.
+type Snapshot struct {
+	// ProjectorLag is how many events in MEMORY the read model has not
+	// applied yet.
+	ProjectorLag *uint64
+	// Consumers are the durable consumers on MEMORY.
+	Consumers []Consumer
+	// DeadLetters is how many messages DEADLETTER holds.
+	DeadLetters *uint64
+	// ExtractionBacklog is how many extraction requests wait or run.
+	ExtractionBacklog *uint64
+}
+
+// Consumer is one durable consumer's position.
+type Consumer struct {
+	Name string
+	// Pending have not been delivered yet; AckPending were delivered
+	// and are not yet acknowledged.
+	Pending, AckPending uint64
+}
+
+// State reads a Snapshot; it is called at each scrape with a deadline.
+type State func(ctx context.Context) (Snapshot, error)
+
+var (
+	descLag = prometheus.NewDesc("engram_projector_lag_events",
+		"Events in the MEMORY stream this process's read model has not applied yet.", nil, nil)
+	descPending = prometheus.NewDesc("engram_consumer_pending_messages",
+		"Messages on MEMORY not yet delivered to a durable consumer.", []string{"consumer"}, nil)
+	descAckPending = prometheus.NewDesc("engram_consumer_ack_pending_messages",
+		"Messages delivered to a durable consumer and not yet acknowledged.", []string{"consumer"}, nil)
+	descDLQ = prometheus.NewDesc("engram_dead_letters_messages",
+		"Messages held in the DEADLETTER stream (engram dlq ls lists them).", nil, nil)
+	descBacklog = prometheus.NewDesc("engram_extraction_backlog_requests",
+		"Extraction requests waiting for or in the extractor.", nil, nil)
+	descUp = prometheus.NewDesc("engram_state_up",
+		"1 when the last scrape could read the stream's state, 0 when it could not.", nil, nil)
+)
+
+type stateCollector struct{ read State }
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descUp} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.read(ctx)
+	up := 1.0
+	if err != nil {
+		up = 0
+	}
+	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up)
+	gauge := func(d *prometheus.Desc, v *uint64) {
+		if v != nil {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(*v))
 		}
-		fmt.Fprintf(&b, "%s %d\n", k, r.counters[k].Load())
 	}
-	r.mu.Unlock()
-	n, err := io.WriteString(w, b.String())
-	return int64(n), err
-}
-
-func labelString(labels []string) string {
-	if len(labels) == 0 {
-		return ""
+	gauge(descLag, s.ProjectorLag)
+	gauge(descDLQ, s.DeadLetters)
+	gauge(descBacklog, s.ExtractionBacklog)
+	for _, cs := range s.Consumers {
+		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(cs.Pending), cs.Name)
+		ch <- prometheus.MustNewConstMetric(descAckPending, prometheus.GaugeValue, float64(cs.AckPending), cs.Name)
 	}
-	var b strings.Builder
-	b.WriteByte('{')
-	for i := 0; i+1 < len(labels); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		// Go's quoting escapes \, " and newlines as the format asks.
-		fmt.Fprintf(&b, "%s=%q", labels[i], labels[i+1])
-	}
-	b.WriteByte('}')
-	return b.String()
 }

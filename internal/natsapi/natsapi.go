@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
@@ -74,7 +75,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		}
 		return map[string]any{"results": res}, nil
 	})
-	if err := svc.AddEndpoint("search", h, micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
+	if err := svc.AddEndpoint("search", Timed("search", h), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
 		svc.Stop()
 		return nil, err
 	}
@@ -82,12 +83,35 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		ch := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
 			return contextReq(ctx, engine, subject, data)
 		})
-		if err := svc.AddEndpoint("context", ch, micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
+		if err := svc.AddEndpoint("context", Timed("context", ch), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
 			svc.Stop()
 			return nil, err
 		}
 	}
 	return svc, nil
+}
+
+// Timed records each request's latency and outcome in /metrics under
+// endpoint.
+func Timed(endpoint string, h micro.Handler) micro.Handler {
+	metrics.Default.Endpoint(endpoint)
+	return micro.HandlerFunc(func(req micro.Request) {
+		start := time.Now()
+		cr := &codeRequest{Request: req}
+		h.Handle(cr)
+		metrics.Default.NATSRequest(endpoint, cr.code, time.Since(start))
+	})
+}
+
+// codeRequest remembers the error code a handler answered with.
+type codeRequest struct {
+	micro.Request
+	code string
+}
+
+func (r *codeRequest) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
+	r.code = code
+	return r.Request.Error(code, description, data, opts...)
 }
 
 // handler answers each request with fn's result as JSON, or with its

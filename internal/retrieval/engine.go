@@ -46,6 +46,11 @@ type (
 	ScratchpadReader interface {
 		Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
 	}
+	// DailyRecaller finds a scope's daily summaries (tier 3) for q, within
+	// the days from–to (YYYY-MM-DD, to exclusive) when they are set.
+	DailyRecaller interface {
+		RecallDailySummaries(ctx context.Context, scope memory.Scope, q textseg.Query, from, to string, limit int) ([]memory.DailySummary, error)
+	}
 	// SessionReader reads one session: its turns, and its episodes (a
 	// compression episode carries the summary of what left the agent's
 	// window).
@@ -300,11 +305,24 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			fall(err)
 		}
 	}
+	// A question about a time ("三月初", "late May", "上周") recalls what
+	// was written then, even when no word matches.
+	tw := parseTimeWindow(query, now)
+	if tw != nil && !textFailed {
+		then, err := e.Store.Memories(ctx, memory.MemoryQuery{Scope: scope, CreatedFrom: tw.from, CreatedTo: tw.to, Limit: e.PerPath})
+		if err == nil {
+			for _, m := range then {
+				if !slices.ContainsFunc(hits, func(h memory.MemoryHit) bool { return h.ID == m.ID }) {
+					hits = append(hits, memory.MemoryHit{Memory: m})
+				}
+			}
+		}
+	}
 	var semantic map[string]float64
 	if e.Vectors != nil {
 		semantic, hits = e.semanticRecall(ctx, scope, query, hits, resp)
 	}
-	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, asksFor(query), req.Explain)
+	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, asksFor(query), tw, req.Explain)
 	// A profile memory the query also matches is in the profile card
 	// already; listed twice it would be rendered and charged twice.
 	b.Memories = slices.DeleteFunc(b.Memories, func(it Item) bool {
@@ -320,6 +338,12 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		turns, err := RankTurns(ctx, e.Store, scope, q, e.Turns)
 		if err != nil {
 			fall(err)
+		}
+		if tw != nil {
+			for i := range turns {
+				turns[i].Score *= timeFactor(tw, turns[i].Time)
+			}
+			sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 		}
 		wantFiles := asksForAttachment(query)
 		for i, t := range turns {
@@ -342,6 +366,21 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 				b.Episodes = append(b.Episodes, Item{ID: ep.ID, Kind: "episode", Content: ep.Summary,
 					Provenance: fmt.Sprintf("episode %s · %s · %s", ep.ID, ep.Outcome, ep.Started.Format("2006-01-02")),
 					Score:      1 / float64(i+1), SessionID: ep.SessionID, Time: ep.Started})
+			}
+		}
+	}
+	// Daily summaries (tier 3: migrated dated logs, daily compression),
+	// by text and by the date a question names.
+	if dr, ok := e.Store.(DailyRecaller); ok && !textFailed && (searchable || tw != nil) {
+		from, to := "", ""
+		if tw != nil {
+			from, to = tw.from.Format("2006-01-02"), tw.to.Format("2006-01-02")
+		}
+		if days, err := dr.RecallDailySummaries(ctx, scope, q, from, to, 3); err == nil {
+			for i, d := range days {
+				at, _ := time.Parse("2006-01-02", d.Date)
+				b.Episodes = append(b.Episodes, Item{ID: "daily_" + d.Date + "_" + d.Channel, Kind: "daily", Content: d.Summary,
+					Provenance: fmt.Sprintf("daily summary · %s · %s", d.Date, d.Channel), Score: 0.5 / float64(i+1), Time: at})
 			}
 		}
 	}
@@ -416,7 +455,7 @@ func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query s
 // bounded and fade with time since the last use: retrieval must not feed
 // on itself. Only active memories are recalled, so a superseded value
 // never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, explain bool) []Item {
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, tw *timeWindow, explain bool) []Item {
 	if len(hits) == 0 {
 		return nil
 	}
@@ -431,6 +470,9 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		rel := 0.0
 		if top > 0 {
 			rel = h.BM25 / top
+		}
+		if tw.holds(h.Created) {
+			rel = max(rel, timeBase)
 		}
 		written := h.Updated
 		if h.Created.After(written) {
@@ -458,6 +500,7 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		if slices.Contains(intent, h.Kind) {
 			boost *= intentBoost
 		}
+		boost *= timeFactor(tw, h.Created)
 		score *= boost
 		var sig map[string]float64
 		if explain {
@@ -476,6 +519,19 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		return items[i].ID < items[j].ID
 	})
 	return items
+}
+
+// timeFactor is what an item written at t weighs for a question about
+// tw (1 for a question about no time).
+func timeFactor(tw *timeWindow, t time.Time) float64 {
+	switch {
+	case tw == nil:
+		return 1
+	case tw.holds(t):
+		return timeIn
+	default:
+		return timeOut
+	}
 }
 
 // accessSignal is access reinforcement that cannot run away: the count

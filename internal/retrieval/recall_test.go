@@ -233,3 +233,25 @@ func TestParaphrase(t *testing.T) {
 		}
 	}
 }
+
+// A question that names a speaker prefers what that speaker said, even
+// when the name is in half the turns and another speaker's turn shares
+// more of the question's words.
+func TestSpeakerNamed(t *testing.T) {
+	f := newFixture(t)
+	lines := []struct{ speaker, text string }{
+		{"Melanie", "Caroline told me the pottery class was great, the pottery class teacher was so kind"},
+		{"Caroline", "My pottery class starts again next week"},
+		{"Caroline", "I went hiking with friends"},
+		{"Caroline", "Work was busy today"},
+		{"Melanie", "The kids loved the beach"},
+	}
+	for i, l := range lines {
+		f.apply(user, events.TypeTurnRecorded, f.now.Add(-time.Duration(10-i)*time.Hour),
+			&events.TurnRecorded{SessionID: fmt.Sprintf("s%d", i), TurnIndex: 0, Role: "user", Speaker: l.speaker, Content: l.text})
+	}
+	resp := f.ask(Request{Query: "What did Caroline say about the pottery class?"})
+	if got := turnContents(resp.Blocks.Turns); len(got) == 0 || got[0] != lines[1].text {
+		t.Fatalf("turns = %q, want Caroline's first", got)
+	}
+}

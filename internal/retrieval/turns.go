@@ -30,13 +30,16 @@ type TurnOptions struct {
 	// Window weighs how many of the query's terms a turn's window (the turn
 	// and its neighbours) covers: an answer is often split across turns.
 	Window float64
+	// Speaker is what a turn gains, as a share of its score, when the
+	// query names who said it ("what did Caroline research?").
+	Speaker float64
 }
 
-// DefaultTurnOptions are tuned on LoCoMo (ENGRAM_LOCOMO_EXPERIMENT=1 go
+// DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6}
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6, Speaker: 0.3}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -117,12 +120,21 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		// context words would only slow the count.
 		cover = newCoverer(q.Terms[:min(len(q.Terms), maxCoverTerms)], byKey)
 	}
+	named := map[string]bool{}
+	for _, t := range q.Terms {
+		if t.Weight >= 0.8 {
+			named[t.Surface] = true
+		}
+	}
 	out := make([]ScoredTurn, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
 		s.Score = s.Text + s.Neighbor + opt.Session*sessions[k.SessionID]
 		if cover != nil {
 			s.Score += opt.Window * cover.window(k)
+		}
+		if opt.Speaker > 0 && s.Speaker != "" && named[strings.ToLower(s.Speaker)] {
+			s.Score *= 1 + opt.Speaker
 		}
 		out = append(out, *s)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -254,4 +255,61 @@ func (s *Store) DailySummaries(ctx context.Context, scope memory.Scope, date str
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// maxDailyScored bounds the days one query scores: a user's latest.
+const maxDailyScored = 400
+
+// RecallDailySummaries finds a scope's daily summaries (tier 3: migrated
+// dated logs, daily compression) for q, best first, among its latest
+// maxDailyScored days; with from and to (YYYY-MM-DD, to exclusive) set,
+// only days in that span, and those even when no word matches. Days are
+// few, so they are scored in Go over the scope's own statistics, like
+// every other recall path.
+func (s *Store) RecallDailySummaries(ctx context.Context, scope memory.Scope, q textseg.Query, from, to string, limit int) ([]memory.DailySummary, error) {
+	if from == "" {
+		from = "0000"
+	}
+	if to == "" {
+		to = "9999"
+	}
+	rows, err := s.queryRead(ctx, `SELECT date, channel, summary, raw_tokens, compressed FROM daily_summaries
+		WHERE namespace = ? AND user_id = ? AND date >= ? AND date < ? ORDER BY date DESC, channel`+limitSQL(maxDailyScored),
+		scope.Namespace, scope.User, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("daily summaries: %w", err)
+	}
+	defer rows.Close()
+	var days []memory.DailySummary
+	var texts []string
+	for rows.Next() {
+		d := memory.DailySummary{Namespace: scope.Namespace, User: scope.User}
+		if err := rows.Scan(&d.Date, &d.Channel, &d.Summary, &d.RawTokens, &d.Compressed); err != nil {
+			return nil, fmt.Errorf("daily summaries: %w", err)
+		}
+		days = append(days, d)
+		texts = append(texts, d.Date+" "+d.Summary)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("daily summaries: %w", err)
+	}
+	window := from != "0000" || to != "9999"
+	sc := textseg.NewScorer(q, textseg.StatsOf(q, texts))
+	type scored struct {
+		d memory.DailySummary
+		s float64
+	}
+	var out []scored
+	for i, d := range days {
+		score, _ := sc.Score(texts[i])
+		if score > 0 || window {
+			out = append(out, scored{d, score})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].s > out[j].s })
+	res := make([]memory.DailySummary, 0, min(len(out), limit))
+	for _, o := range out[:min(len(out), limit)] {
+		res = append(res, o.d)
+	}
+	return res, nil
 }

@@ -52,6 +52,12 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 	if q.Topic != "" {
 		add("topic = ?", q.Topic)
 	}
+	if !q.CreatedFrom.IsZero() {
+		add("created >= ?", q.CreatedFrom.UnixNano())
+	}
+	if !q.CreatedTo.IsZero() {
+		add("created < ?", q.CreatedTo.UnixNano())
+	}
 	limit := q.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 1000

@@ -40,7 +40,11 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 	if err != nil {
 		return nil, err
 	}
-	out := make([]memory.SearchResult, 0, len(mems)+len(turns))
+	days, err := s.RecallDailySummaries(ctx, q.Scope, query, "", "", q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.SearchResult, 0, len(mems)+len(turns)+len(days))
 	for _, m := range mems {
 		out = append(out, memory.SearchResult{ID: m.ID, Kind: memory.ResultMemory, Content: m.Content, Score: m.BM25,
 			SessionID: m.SessionID, TurnIndex: -1, Time: m.Updated})
@@ -49,11 +53,18 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 		out = append(out, memory.SearchResult{ID: t.Key, Kind: memory.ResultTurn, Content: t.Content, Score: t.BM25,
 			SessionID: t.SessionID, TurnIndex: t.TurnIndex, Role: t.Role, Time: t.Time})
 	}
-	if len(mems) == 0 {
+	for i, d := range days {
+		at, _ := time.Parse("2006-01-02", d.Date)
+		// A day's summary is broader than a turn: it ranks below the best
+		// memory and turn, in its own order.
+		out = append(out, memory.SearchResult{ID: "daily_" + d.Date + "_" + d.Channel, Kind: memory.ResultDaily,
+			Content: d.Summary, Score: 0.9 / float64(i+1), TurnIndex: -1, Time: at})
+	}
+	if len(mems) == 0 && len(days) == 0 {
 		return out, nil
 	}
 	normalize(out[:len(mems)], 1.0)
-	normalize(out[len(mems):], 0.95)
+	normalize(out[len(mems):len(mems)+len(turns)], 0.95)
 	if textseg.Informative(q.Text) {
 		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	} else {

@@ -26,6 +26,9 @@ type Message struct {
 	Seq       uint64 // stream sequence
 	Delivered int    // 1 on first delivery
 	Stored    time.Time
+	// Via is the edge the event came in by (HeaderVia); empty when it was
+	// published straight to NATS.
+	Via string
 
 	msg jetstream.Msg
 }
@@ -57,8 +60,10 @@ func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
 
 // ConsumerConfig configures a durable pull consumer.
 type ConsumerConfig struct {
-	Stream         string
-	Durable        string
+	Stream  string
+	Durable string
+	// Description says what the consumer is for (nats consumer info).
+	Description    string
 	FilterSubjects []string
 	// MaxDeliver is how many times a message is tried before it is dead-lettered.
 	MaxDeliver int
@@ -114,8 +119,10 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 	if cfg.MaxEventBytes == 0 {
 		cfg.MaxEventBytes = events.DefaultMaxEventBytes
 	}
+	metrics.Default.Consumer(cfg.Durable)
 	cc := jetstream.ConsumerConfig{
 		Durable:        cfg.Durable,
+		Description:    cfg.Description,
 		AckPolicy:      jetstream.AckExplicitPolicy,
 		AckWait:        cfg.AckWait,
 		MaxDeliver:     cfg.MaxDeliver,
@@ -224,7 +231,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 // decodeMsg reads a delivered message. On error the returned Message still
 // carries what is needed to dead-letter it.
 func decodeMsg(m jetstream.Msg, maxBytes int) (*Message, error) {
-	msg := &Message{Subject: m.Subject(), msg: m, Delivered: 1}
+	msg := &Message{Subject: m.Subject(), msg: m, Delivered: 1, Via: m.Headers().Get(HeaderVia)}
 	if md, err := m.Metadata(); err == nil {
 		msg.Seq, msg.Delivered, msg.Stored = md.Sequence.Stream, int(md.NumDelivered), md.Timestamp
 	}
@@ -303,7 +310,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 		_ = m.msg.NakWithDelay(c.cfg.Backoff(m.Delivered))
 		return
 	}
-	metrics.Default.Inc("engram_dead_letters_total", "consumer", c.cfg.Durable)
+	metrics.Default.DeadLettered(c.cfg.Durable)
 	c.log.Warn("dead-lettered", zap.Uint64(FieldSeq, m.Seq), zap.String(FieldSubject, m.Subject),
 		zap.String(FieldReason, truncate(reason.Error(), 200)))
 	if err := m.msg.TermWithReason(truncate(reason.Error(), 200)); err != nil {

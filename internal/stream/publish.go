@@ -8,6 +8,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -24,10 +25,24 @@ func MsgID(namespace, user, source, id string) string {
 	return hex.EncodeToString(h[:16])
 }
 
+// HeaderVia names the edge an event came in by ("http"), so the
+// projector can tell them from events agents published straight to NATS.
+const HeaderVia = "Engram-Via"
+
 // Publisher publishes events to the MEMORY stream and returns only once
 // JetStream has stored them.
 type Publisher struct {
 	js jetstream.JetStream
+	// Via, when set, is sent in the HeaderVia header of every event.
+	Via string
+}
+
+func (p *Publisher) encode(e event.Event) (*nats.Msg, error) {
+	m, err := Encode(EventSubject(e), e)
+	if err == nil && p.Via != "" {
+		m.Header.Set(HeaderVia, p.Via)
+	}
+	return m, err
 }
 
 // NewPublisher returns a Publisher on js.
@@ -46,7 +61,7 @@ func EventSubject(e event.Event) string {
 
 // Publish stores one event and waits for JetStream's acknowledgement.
 func (p *Publisher) Publish(ctx context.Context, e event.Event) (Ack, error) {
-	m, err := Encode(EventSubject(e), e)
+	m, err := p.encode(e)
 	if err != nil {
 		return Ack{}, err
 	}
@@ -69,7 +84,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []event.Event) []Resul
 	out := make([]Result, len(evs))
 	futures := make([]jetstream.PubAckFuture, len(evs))
 	for i, e := range evs {
-		m, err := Encode(EventSubject(e), e)
+		m, err := p.encode(e)
 		if err != nil {
 			out[i].Err = err
 			continue

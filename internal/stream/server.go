@@ -45,7 +45,7 @@ type EmbeddedConfig struct {
 	// StoreDir holds JetStream's files.
 	StoreDir string
 	// Listen is host:port for outside clients (the nats CLI, agents);
-	// empty means in-process connections only.
+	// empty means in-process connections only; port 0 is any free port.
 	Listen string
 	// Sync is the fsync policy.
 	Sync Sync
@@ -88,9 +88,10 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nats listen %q: port: %w", cfg.Listen, err)
 		}
+		// nats-server reads port 0 as its default, 4222; a random free
+		// port is RANDOM_PORT. Port 0 means "any free port" everywhere else
+		// (net.Listen, engram's HTTP address), so it does here too.
 		if p == 0 {
-			// nats-server reads port 0 as its default, 4222; a free port
-			// is -1.
 			p = server.RANDOM_PORT
 		}
 		opts.Host, opts.Port = host, p

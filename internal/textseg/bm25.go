@@ -141,3 +141,36 @@ func sortByDesc(idx []int, key func(int) float64) {
 		}
 	}
 }
+
+// StatsOf computes Stats for q over docs, a whole small collection held in
+// memory (a user's daily summaries): each document's tokens are read once.
+func StatsOf(q Query, docs []string) Stats {
+	st := Stats{Docs: len(docs), DF: make(map[string]int, len(q.Terms))}
+	total := 0
+	for _, d := range docs {
+		toks := Tokens(d)
+		total += len(toks)
+		seen := make(map[string]bool, len(toks))
+		for _, t := range toks {
+			seen[t] = true
+		}
+		for _, t := range q.Terms {
+			if seen[t.Token] || (t.Prefix && hasPrefixIn(seen, t.Token)) {
+				st.DF[t.Token]++
+			}
+		}
+	}
+	if len(docs) > 0 {
+		st.AvgLen = float64(total) / float64(len(docs))
+	}
+	return st
+}
+
+func hasPrefixIn(set map[string]bool, prefix string) bool {
+	for tok := range set {
+		if strings.HasPrefix(tok, prefix) {
+			return true
+		}
+	}
+	return false
+}

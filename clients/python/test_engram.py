@@ -1,0 +1,91 @@
+"""Tests of engram.py against a real engram at ENGRAM_URL (with
+ENGRAM_TOKEN if it has tokens). `make test` runs them: the Go test
+internal/app.TestPythonClient starts an engram and runs this file."""
+
+import os
+import time
+import unittest
+import uuid
+
+from engram import Engram, EngramError
+
+URL = os.environ.get("ENGRAM_URL")
+
+
+def wait_for(what, cond, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+@unittest.skipUnless(URL, "ENGRAM_URL is not set: no engram to test against")
+class EngramTest(unittest.TestCase):
+    def setUp(self):
+        self.mem = Engram(URL)
+        self.user = "py-" + uuid.uuid4().hex[:8]
+
+    def test_probes(self):
+        self.assertTrue(self.mem.healthy())
+        wait_for("ready", self.mem.ready)
+
+    def test_turns_search_and_context(self):
+        r = self.mem.record_turn(self.user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")
+        self.assertEqual(r["accepted"], 1)
+        again = self.mem.record_turn(self.user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")
+        self.assertEqual(again["duplicates"], 1, "the same turn twice is stored once")
+        batch = self.mem.send_events([
+            self.mem.turn_event(self.user, "s1", 1, "assistant", "好的，记住了。"),
+            self.mem.turn_event(self.user, "s1", 2, "user", "I also write Go at work"),
+        ])
+        self.assertEqual(batch["accepted"], 2)
+        hits = wait_for("search", lambda: self.mem.search(self.user, "杭州"))
+        self.assertEqual(hits[0]["kind"], "turn")
+        ctx = self.mem.context(self.user, "where do I live?", session_id="s1", force=True)
+        self.assertIn("rendered", ctx)
+        self.assertIn("total", ctx["budget"])
+        self.assertEqual(self.mem.end_session(self.user, "s1", message_count=3)["accepted"], 1)
+
+    def test_memories(self):
+        w = self.mem.add_memory(self.user, "preference", "identity", "user", "drinks", "drinks oolong tea")
+        mid = w["memory_id"]
+        mems = self.mem.memories(self.user, kind="preference")
+        self.assertEqual([m["id"] for m in mems], [mid])
+        self.mem.update_memory(self.user, mid, content="drinks oolong and jasmine tea")
+        got = self.mem.memory(self.user, mid)
+        self.assertIn("jasmine", got["memory"]["content"])
+        self.assertGreaterEqual(len(got["history"]), 2)
+        self.assertIn("jasmine", self.mem.profile(self.user)["memory_md"])
+        ctx = self.mem.context(self.user, "what tea do I drink?", force=True)
+        self.assertIn("jasmine", ctx["rendered"])
+        self.mem.delete_memory(self.user, mid, reason="test")
+        self.assertEqual(self.mem.memories(self.user, kind="preference"), [])
+
+    def test_scratchpad_pending_episodes(self):
+        self.assertNotIn("updated", self.mem.scratchpad(self.user))
+        self.mem.put_scratchpad(self.user, "focus: the python client")
+        self.assertIn("python client", self.mem.scratchpad(self.user)["content"])
+        self.assertEqual(self.mem.pending(self.user), [])
+        self.assertIsInstance(self.mem.episodes(self.user), list)
+
+    def test_errors_name_the_field(self):
+        with self.assertRaises(EngramError) as e:
+            self.mem.add_memory(self.user, "feeling", "identity", "user", "is", "happy")
+        self.assertEqual(e.exception.status, 400)
+        self.assertEqual(e.exception.code, "invalid")
+        self.assertIn("kind", e.exception.message)
+        with self.assertRaises(EngramError) as e:
+            self.mem.memory(self.user, "m_nope")
+        self.assertEqual(e.exception.code, "not_found")
+        if os.environ.get("ENGRAM_TOKEN"):
+            with self.assertRaises(EngramError) as e:
+                Engram(URL, token="wrong-token-0123456789").search(self.user, "x")
+            self.assertEqual(e.exception.code, "unauthorized")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,68 @@
+// Tests of engram.mjs against a real engram at ENGRAM_URL (ENGRAM_TOKEN
+// when it has tokens): `node --test`. `make test` runs them from the Go
+// test internal/app.TestTypeScriptClient, which starts an engram.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Engram, EngramError } from "./engram.mjs";
+
+const url = process.env.ENGRAM_URL;
+const opts = { skip: url ? false : "ENGRAM_URL is not set: no engram to test against" };
+const mem = new Engram({ url, token: process.env.ENGRAM_TOKEN });
+// Each test has its own user: what one records (and engram extracts from
+// it) is not another's business.
+const newUser = () => `ts-${Math.random().toString(36).slice(2, 10)}`;
+
+async function waitFor(what, cond) {
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    const got = await cond();
+    if (got) return got;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test("turns, search, context, end of session", opts, async () => {
+  const user = newUser();
+  assert.equal((await mem.recordTurn(user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")).accepted, 1);
+  assert.equal((await mem.recordTurn(user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")).duplicates, 1);
+  const batch = await mem.sendEvents([
+    mem.turnEvent(user, "s1", 1, "assistant", "好的，记住了。"),
+    mem.turnEvent(user, "s1", 2, "user", "I also write Go at work"),
+  ]);
+  assert.equal(batch.accepted, 2);
+  const hits = await waitFor("search", async () => { const r = await mem.search(user, "杭州"); return r.length ? r : null; });
+  assert.equal(hits[0].kind, "turn");
+  const ctx = await mem.context(user, "where do I live?", { session_id: "s1", force: true });
+  assert.equal(typeof ctx.rendered, "string");
+  assert.equal(typeof ctx.budget.total, "number");
+  assert.equal((await mem.endSession(user, "s1", 3)).accepted, 1);
+});
+
+test("memories: add, update, read, forget", opts, async () => {
+  const user = newUser();
+  const { memory_id: id } = await mem.addMemory(user, { kind: "preference", category: "identity", subject: "user", predicate: "drinks", content: "drinks oolong tea" });
+  assert.deepEqual((await mem.memories(user, { kind: "preference" })).map((m) => m.id), [id]);
+  await mem.updateMemory(user, id, { content: "drinks oolong and jasmine tea" });
+  const { memory, history } = await mem.memory(user, id);
+  assert.match(memory.content, /jasmine/);
+  assert.ok(history.length >= 2);
+  assert.match((await mem.profile(user)).memory_md, /jasmine/);
+  await mem.deleteMemory(user, id, { reason: "test" });
+  assert.deepEqual(await mem.memories(user, { kind: "preference" }), []);
+  assert.deepEqual(await mem.pending(user), []);
+  assert.ok(Array.isArray(await mem.episodes(user)));
+  assert.equal((await mem.scratchpad(user)).updated, undefined);
+  assert.ok(await mem.ready());
+});
+
+test("errors name the field", opts, async () => {
+  const user = newUser();
+  await assert.rejects(mem.addMemory(user, { kind: "feeling", category: "identity", subject: "user", predicate: "is", content: "happy" }),
+    (e) => e instanceof EngramError && e.status === 400 && e.code === "invalid" && /kind/.test(e.detail));
+  await assert.rejects(mem.memory(user, "m_nope"), (e) => e instanceof EngramError && e.code === "not_found");
+  if (process.env.ENGRAM_TOKEN) {
+    await assert.rejects(new Engram({ url, token: "wrong-token-0123456789" }).search(user, "x"),
+      (e) => e instanceof EngramError && e.code === "unauthorized");
+  }
+});

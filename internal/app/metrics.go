@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/llm"
+	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// metricsState reads, at each scrape, what the gauges of /metrics show:
+// the projector's lag behind MEMORY, each durable consumer's backlog, the
+// dead letters held, and the extraction requests not yet done.
+func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
+	var s metrics.Snapshot
+	mem, err := a.js.Stream(ctx, stream.MemoryStream)
+	if err != nil {
+		return s, err
+	}
+	info, err := mem.Info(ctx)
+	if err != nil {
+		return s, err
+	}
+	if a.store != nil {
+		last, err := a.store.LastSeq(ctx)
+		if err != nil {
+			return s, err
+		}
+		lag := info.State.LastSeq - min(last, info.State.LastSeq)
+		s.ProjectorLag = &lag
+	}
+	consumers := mem.ListConsumers(ctx)
+	for ci := range consumers.Info() {
+		c := metrics.Consumer{Name: ci.Name, Pending: ci.NumPending, AckPending: uint64(max(ci.NumAckPending, 0))}
+		s.Consumers = append(s.Consumers, c)
+		if ci.Name == extractorDurable && a.Roles&RoleExtractor != 0 {
+			backlog := c.Pending + c.AckPending
+			s.ExtractionBacklog = &backlog
+		}
+	}
+	if err := consumers.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return s, err
+	}
+	dlq, err := a.js.Stream(ctx, stream.DeadLetterStream)
+	if err != nil {
+		return s, err
+	}
+	dinfo, err := dlq.Info(ctx)
+	if err != nil {
+		return s, err
+	}
+	s.DeadLetters = &dinfo.State.Msgs
+	return s, nil
+}
+
+// observeLLM counts an LLM or embedding call in /metrics.
+func observeLLM(c llm.Call) {
+	metrics.Default.LLMCall(c.Op, c.Duration, c.Usage.PromptTokens, c.Usage.CompletionTokens, errKindLabel(c.ErrKind))
+}
+
+// errKindLabel is an llm.ErrorKind's name as a label value ("rate_limited").
+func errKindLabel(kind string) string { return strings.ReplaceAll(kind, " ", "_") }
+
+// declareMetrics makes the series whose label values engram knows exist
+// from the start, so dashboards and alerts see zeros rather than nothing.
+func declareMetrics() {
+	metrics.Default.EventTypes(events.Types())
+	for k := llm.RateLimited; k <= llm.Canceled; k++ {
+		metrics.Default.LLMErrorKind(metrics.OpChat, errKindLabel(k.String()))
+		metrics.Default.LLMErrorKind(metrics.OpEmbed, errKindLabel(k.String()))
+	}
+	metrics.Default.DegradedStep("fts", "recent")
+	metrics.Default.DegradedStep("vectors", "fts")
+}
+
+// countNATSAccepted counts the events a projector applied for the first
+// time that came straight over NATS: not through the HTTP edge (which
+// counts its own) and not derived by engram's workers.
+func countNATSAccepted(msgs []*stream.Message, errs []error) {
+	for i, m := range msgs {
+		if (errs != nil && errs[i] != nil) || m.Delivered != 1 || m.Via != "" {
+			continue
+		}
+		if strings.HasPrefix(m.Event.Source(), "engram/") {
+			continue
+		}
+		metrics.Default.EventAccepted(metrics.PathNATS, m.Event.Type())
+	}
+}

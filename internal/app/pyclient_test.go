@@ -1,0 +1,72 @@
+package app
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The Python client's tests (clients/python) pass against a real engram,
+// with tokens on, and the example agent loop runs; skipped without python3.
+func TestPythonClient(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	const token = "python-client-token-0123"
+	cfg := testConfig(t, t.TempDir())
+	cfg.HTTP.Tokens = map[string]string{token: "*"}
+	a := startApp(t, cfg, RoleAll)
+	env := []string{"ENGRAM_URL=http://" + a.HTTPAddr(), "ENGRAM_TOKEN=" + token, "PYTHONDONTWRITEBYTECODE=1", "PATH=/usr/bin:/bin"}
+
+	cmd := exec.CommandContext(t.Context(), py, "-m", "unittest", "-v", "test_engram")
+	cmd.Dir, cmd.Env = "../../clients/python", env
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "skipped") {
+		t.Fatalf("python client tests: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+
+	cmd = exec.CommandContext(t.Context(), py, "example_agent.py", "--user", "zoe", "--session", "ex-1",
+		"I live in Porto and I like green tea", "what do you know about me?")
+	cmd.Dir, cmd.Env = "../../clients/python", env
+	out, err = cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "session ex-1 ended after 4 messages") {
+		t.Fatalf("example agent: %v\n%s", err, out)
+	}
+	if hits := searchHTTPAuth(t, a, "zoe", "Porto", token); hits == 0 {
+		t.Fatal("the example agent's turns are not in engram")
+	}
+}
+
+// The TypeScript client's tests (clients/typescript, node --test) pass
+// against a real engram with tokens on; skipped without node.
+func TestTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	const token = "ts-client-token-012345678"
+	cfg := testConfig(t, t.TempDir())
+	cfg.HTTP.Tokens = map[string]string{token: "*"}
+	a := startApp(t, cfg, RoleAll)
+	cmd := exec.CommandContext(t.Context(), node, "--test", "engram.test.mjs")
+	cmd.Dir = "../../clients/typescript"
+	cmd.Env = []string{"ENGRAM_URL=http://" + a.HTTPAddr(), "ENGRAM_TOKEN=" + token, "PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "# pass 3") {
+		t.Fatalf("typescript client tests: %v\n%s", err, out)
+	}
+}
+
+func searchHTTPAuth(t *testing.T, a *App, user, q, token string) int {
+	t.Helper()
+	var n int
+	waitFor(t, "example agent's turns searchable", func() bool {
+		r := do(t, "GET", "http://"+a.HTTPAddr()+"/v1/search?user="+user+"&q="+q, "", nil, map[string]string{"Authorization": "Bearer " + token})
+		res, _ := r.Body["results"].([]any)
+		n = len(res)
+		return n > 0
+	})
+	return n
+}

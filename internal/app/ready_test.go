@@ -1,0 +1,65 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+)
+
+// /readyz stays 503 while the projector replays the stream into an empty
+// read model, and says 200 only once it has caught up; /healthz says the
+// process is alive all along.
+func TestReadyz(t *testing.T) {
+	dir := t.TempDir()
+	a := startApp(t, testConfig(t, dir), RoleAll)
+	var evs []any
+	for i := range 300 {
+		evs = append(evs, turnEvent(fmt.Sprint("r-", i), "ana", "s1", i, "user", fmt.Sprint("turn number ", i)))
+	}
+	r := postBatch(t, a, evs...)
+	mustAccept(t, r)
+	target := lastSeqOf(r)
+	waitProjected(t, a, target)
+	stopApp(t, a)
+	for _, f := range []string{"engram.db", "engram.db-wal", "engram.db-shm"} {
+		if err := os.Remove(dir + "/" + f); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+
+	b := startApp(t, testConfig(t, dir), RoleAll)
+	base := "http://" + b.HTTPAddr()
+	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
+		t.Fatalf("/healthz during replay: %d %s", r.Status, r.Raw)
+	}
+	waitFor(t, "/readyz 200", func() bool {
+		r := do(t, "GET", base+"/readyz", "", nil, nil)
+		if r.Status == http.StatusServiceUnavailable {
+			if !strings.Contains(r.Raw, "catching up") {
+				t.Fatalf("/readyz 503 reason: %s", r.Raw)
+			}
+			return false
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("/readyz: %d %s", r.Status, r.Raw)
+		}
+		last, err := b.Store().LastSeq(t.Context())
+		if err != nil || last < target {
+			t.Fatalf("/readyz said ready with %d of %d events applied (%v)", last, target, err)
+		}
+		return true
+	})
+
+	// A read model behind the stream's start position is not ready.
+	b.catchUp.done.Store(false)
+	b.catchUp.target = target + 1000
+	r = do(t, "GET", base+"/readyz", "", nil, nil)
+	if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Raw, fmt.Sprintf("%d of %d events applied", target, target+1000)) {
+		t.Fatalf("/readyz behind: %d %s", r.Status, r.Raw)
+	}
+	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
+		t.Fatalf("/healthz: %d %s", r.Status, r.Raw)
+	}
+}

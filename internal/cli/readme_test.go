@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/config"
+	"go.uber.org/zap/zaptest"
+)
+
+// Every `engram rules run NAME` in README.md runs on a running engram.
+func TestREADMERulesRun(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile("engram rules run ([^\\s`]+)").FindAllStringSubmatch(string(readme), -1)
+	if len(names) == 0 {
+		t.Fatal("README.md has no `engram rules run` example")
+	}
+	a := runningEngram(t)
+	for _, m := range names {
+		if out, errOut, code := run(t, "rules", "run", m[1], "--nats-url", a.NATSURL()); code != 0 {
+			t.Errorf("README's `engram rules run %s`: exit %d, %q %q", m[1], code, out, errOut)
+		}
+	}
+}
+
+// runningEngram is an engram whose NATS listens on a free port, closed
+// when the test ends.
+func runningEngram(t *testing.T) *app.App {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.HTTP.Addr = ""
+	cfg.NATS.Listen = "127.0.0.1:0"
+	a := app.New(cfg, app.RoleAll, zaptest.NewLogger(t))
+	if err := a.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a.Close(ctx)
+	})
+	return a
+}

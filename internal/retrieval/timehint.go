@@ -1,0 +1,116 @@
+package retrieval
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// timeWindow is the span of time a question points at: "三月初", "late
+// May", "上周", "yesterday" (seed 001 §5.2 lists time references among the
+// cues). What was said or written then is what such a question is about.
+type timeWindow struct{ from, to time.Time }
+
+func (w *timeWindow) holds(t time.Time) bool {
+	return w != nil && !t.Before(w.from) && t.Before(w.to)
+}
+
+// Weights of a time reference: inside the window a recalled item weighs
+// timeIn as much, outside timeOut; a memory written in the window that no
+// word matched is recalled at relevance timeBase.
+const (
+	timeIn   = 1.2
+	timeOut  = 0.85
+	timeBase = 0.25
+	// timeSlack widens a window: people round ("early March" for the 12th).
+	timeSlack = 3 * 24 * time.Hour
+)
+
+var (
+	zhMonth = regexp.MustCompile(`(十[一二]|[一二三四五六七八九十]|1[0-2]|0?[1-9])\s*月份?\s*(初|上旬|中旬|中|下旬|底|末)?`)
+	enMonth = regexp.MustCompile(`(?i)\b(?:(early|mid|late|end of|beginning of|start of)[\s-]+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b\.?(\s+\d{4})?`)
+)
+
+var zhDigits = map[string]int{"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "十一": 11, "十二": 12}
+
+var enMonths = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8,
+	"sep": 9, "oct": 10, "nov": 11, "dec": 12}
+
+// parseTimeWindow finds the first time reference of query, relative to
+// now, or returns nil.
+func parseTimeWindow(query string, now time.Time) *timeWindow {
+	lq := strings.ToLower(query)
+	day := 24 * time.Hour
+	for _, rel := range []struct {
+		words    []string
+		from, to time.Duration // before now
+	}{
+		{[]string{"前天", "day before yesterday"}, 3 * day, 1 * day},
+		{[]string{"昨天", "昨晚", "yesterday", "last night"}, 2 * day, 0},
+		{[]string{"上周", "上个星期", "上礼拜", "上星期", "last week"}, 14 * day, 2 * day},
+		{[]string{"这周", "本周", "这个星期", "this week"}, 7 * day, 0},
+		{[]string{"上个月", "上月", "last month"}, 62 * day, 20 * day},
+	} {
+		for _, w := range rel.words {
+			if strings.Contains(lq, w) {
+				return &timeWindow{from: now.Add(-rel.from), to: now.Add(-rel.to + time.Minute)}
+			}
+		}
+	}
+	if strings.Contains(lq, "去年") || strings.Contains(lq, "last year") {
+		y := now.Year() - 1
+		return &timeWindow{from: time.Date(y, 1, 1, 0, 0, 0, 0, now.Location()), to: time.Date(y+1, 1, 1, 0, 0, 0, 0, now.Location())}
+	}
+	if m := zhMonth.FindStringSubmatch(query); m != nil {
+		n, ok := zhDigits[m[1]]
+		if !ok {
+			n, _ = strconv.Atoi(m[1])
+		}
+		part := map[string]string{"初": "early", "上旬": "early", "中": "mid", "中旬": "mid", "下旬": "late", "底": "late", "末": "late"}[m[2]]
+		return monthWindow(time.Month(n), part, 0, now)
+	}
+	for _, m := range enMonth.FindAllStringSubmatch(query, -1) {
+		name := strings.ToLower(m[2])
+		// "may" is mostly a verb: a month only with a part, a year, or
+		// "in" before it.
+		if name == "may" && m[1] == "" && m[3] == "" && !strings.Contains(lq, "in may") {
+			continue
+		}
+		part := strings.ToLower(m[1])
+		switch part {
+		case "end of":
+			part = "late"
+		case "beginning of", "start of":
+			part = "early"
+		}
+		year, _ := strconv.Atoi(strings.TrimSpace(m[3]))
+		return monthWindow(enMonths[name[:3]], part, year, now)
+	}
+	return nil
+}
+
+// monthWindow is month (of year, or its latest occurrence not after now),
+// or its early, mid or late part, widened by timeSlack.
+func monthWindow(month time.Month, part string, year int, now time.Time) *timeWindow {
+	if month < 1 || month > 12 {
+		return nil
+	}
+	if year == 0 {
+		year = now.Year()
+		if month > now.Month() {
+			year--
+		}
+	}
+	start := time.Date(year, month, 1, 0, 0, 0, 0, now.Location())
+	end := start.AddDate(0, 1, 0)
+	switch part {
+	case "early":
+		end = start.AddDate(0, 0, 10)
+	case "mid":
+		start, end = start.AddDate(0, 0, 10), start.AddDate(0, 0, 20)
+	case "late":
+		start = start.AddDate(0, 0, 20)
+	}
+	return &timeWindow{from: start.Add(-timeSlack), to: end.Add(timeSlack)}
+}

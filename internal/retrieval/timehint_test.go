@@ -1,0 +1,94 @@
+package retrieval
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+func TestParseTimeWindow(t *testing.T) {
+	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 12, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		query   string
+		in, out []time.Time
+	}{
+		{"三月初我请假是因为什么", []time.Time{day(3, 4)}, []time.Time{day(3, 25), day(4, 4)}},
+		{"五月中旬那次车怎么了", []time.Time{day(5, 14)}, []time.Time{day(5, 2), day(5, 28)}},
+		{"二月底那个线上问题", []time.Time{day(2, 26)}, []time.Time{day(2, 10)}},
+		{"12月的年会", []time.Time{time.Date(2025, 12, 15, 0, 0, 0, 0, time.UTC)}, []time.Time{day(7, 1)}},
+		{"remind me what happened in early March", []time.Time{day(3, 6)}, []time.Time{day(3, 28)}},
+		{"what did we do for the anniversary in June?", []time.Time{day(6, 2), day(6, 29)}, []time.Time{day(5, 20)}},
+		{"上周开会说了什么", []time.Time{day(7, 12)}, []time.Time{day(6, 1)}},
+		{"what did I say yesterday", []time.Time{day(7, 19)}, []time.Time{day(7, 10)}},
+	} {
+		w := parseTimeWindow(tc.query, now)
+		if w == nil {
+			t.Errorf("%q: no time window", tc.query)
+			continue
+		}
+		for _, at := range tc.in {
+			if !w.holds(at) {
+				t.Errorf("%q: window %v–%v does not hold %v", tc.query, w.from, w.to, at)
+			}
+		}
+		for _, at := range tc.out {
+			if w.holds(at) {
+				t.Errorf("%q: window %v–%v holds %v", tc.query, w.from, w.to, at)
+			}
+		}
+	}
+	for _, q := range []string{"may I ask what my cat's name is", "我每个月都去", "what is the plan"} {
+		if w := parseTimeWindow(q, now); w != nil {
+			t.Errorf("%q: window %v–%v, want none", q, w.from, w.to)
+		}
+	}
+}
+
+// A question about a time finds what was written then, even when its
+// words match nothing (issue 9's time references).
+func TestTimeReferenceRecallsThatTime(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 10)
+	feb := time.Date(f.now.Year(), 2, 26, 9, 0, 0, 0, time.UTC)
+	if f.now.Month() < 3 {
+		feb = feb.AddDate(-1, 0, 0)
+	}
+	f.apply(user, events.TypeMemoryAdded, feb, &events.MemoryAdded{MemoryID: "oom", Kind: "error", Category: "solution",
+		Subject: "order-svc", Predicate: "fix", Content: "order-svc 在 k8s 上被 OOMKilled，设置 GOMEMLIMIT 后解决", Importance: 0.6, Confidence: 1})
+	resp := f.ask(Request{Query: "二月底那个线上问题是什么"})
+	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != "oom" {
+		t.Fatalf("memories = %v, want the one written in late February first", got)
+	}
+}
+
+// Tier 3 is recalled (issue 10): a migrated myclaw daily log is found by
+// its words, and by the date a question names, in /v1/context and in
+// search.
+func TestDailySummariesRecalled(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 5)
+	day := time.Date(f.now.Year(), 3, 5, 0, 0, 0, 0, time.UTC)
+	if f.now.Month() < 4 {
+		day = day.AddDate(-1, 0, 0)
+	}
+	f.apply(user, events.TypeDailySummarized, day.Add(23*time.Hour), &events.DailySummary{Date: day.Format("2006-01-02"),
+		Channel: "telegram", Summary: "- 14:30 用户报告 gateway 在重连时丢消息，定位到 processLoop 没有处理 ctx 取消。", RawTokens: 40, Source: "migration"})
+	for _, q := range []string{"gateway 丢消息那次是什么原因", "三月初发生了什么"} {
+		resp := f.ask(Request{Query: q})
+		if !slices.ContainsFunc(resp.Blocks.Episodes, func(it Item) bool { return it.Kind == "daily" && strings.Contains(it.Content, "processLoop") }) {
+			t.Errorf("%q: episodes %+v, want the daily log", q, resp.Blocks.Episodes)
+		}
+	}
+	res, err := f.st.Search(t.Context(), memory.SearchQuery{Scope: user, Text: "gateway 重连", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res, func(r memory.SearchResult) bool { return r.Kind == memory.ResultDaily }) {
+		t.Fatalf("search = %+v, want the daily log", res)
+	}
+}
