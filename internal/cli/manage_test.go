@@ -98,7 +98,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("help: exit %d", code)
 	}
-	for _, c := range []string{"serve", "rebuild", "search", "dlq", "forget", "stats", "delete", "export", "import", "rules", "migrate", "version"} {
+	for _, c := range []string{"serve", "rebuild", "search", "dlq", "forget", "stats", "delete", "reextract", "export", "import", "rules", "migrate", "version"} {
 		if !strings.Contains(out, "engram "+c) {
 			t.Errorf("help leaves out %q", c)
 		}
@@ -128,5 +128,37 @@ func TestForgetOfflineDoesNotWaitForStoppedWorkers(t *testing.T) {
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Fatalf("forget took %s", took)
+	}
+}
+
+// reextract publishes one request per session of the period.
+func TestReextractCommand(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	runApp(t, dir, func(a *app.App) {
+		body := `{"specversion":"1.0","id":"t1","source":"test","type":"turn.recorded","user":"ann","time":"2026-03-01T10:00:00Z",` +
+			`"data":{"session_id":"s1","turn_index":0,"role":"user","content":"I live in Lisbon."}}`
+		resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/events", "application/cloudevents+json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		deadline := time.Now().Add(20 * time.Second)
+		for n, _ := a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}); n != 1; n, _ = a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}) {
+			if time.Now().After(deadline) {
+				t.Fatal("turn never projected")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	out, errOut, code := run(t, "reextract", "--data-dir", dir, "--since", "2026-01-01", "--until", "2026-06-01", "--user", "ann")
+	if code != 0 || !strings.Contains(out, `"turns":1`) || !strings.Contains(out, `"requests":1`) {
+		t.Fatalf("reextract: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "reextract", "--data-dir", dir); code != 2 || !strings.Contains(errOut, "--since") {
+		t.Fatalf("without --since: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := run(t, "reextract", "--data-dir", dir, "--since", "yesterday"); code != 2 || !strings.Contains(errOut, "RFC 3339") {
+		t.Fatalf("a bad --since: exit %d: %s", code, errOut)
 	}
 }

@@ -287,17 +287,61 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 		return err
 	}
 	for _, t := range turns {
-		var calls []events.ToolCall
-		var results []events.ToolResult
-		_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
-		_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
-		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
-			Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project})
+		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, extractionTurn(t))
 	}
 	if len(turns) > 0 {
 		b.log.Info("unextracted turns waiting", zap.Int("turns", len(turns)))
 	}
 	return nil
+}
+
+// extractionTurn is a stored turn as an extraction request carries it.
+func extractionTurn(t memory.Turn) events.ExtractionTurn {
+	var calls []events.ToolCall
+	var results []events.ToolResult
+	_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
+	_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
+	return events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
+		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project}
+}
+
+// Reextract is the extraction requests (reason manual) that ask for the
+// stored turns to be extracted again, with whatever model is configured
+// now: one per session and MaxTurns turns, under ids of this generation
+// (a run's own name), so they are new events and their results are new
+// memories, which merge with or supersede the old ones, with history.
+func Reextract(turns []memory.Turn, generation string, maxTurns int, now time.Time) []memory.Outgoing {
+	if maxTurns <= 0 {
+		maxTurns = DefaultConfig().MaxTurns
+	}
+	type key struct {
+		scope   memory.Scope
+		session string
+	}
+	bySession := map[key][]events.ExtractionTurn{}
+	agents := map[key]string{}
+	var order []key
+	for _, t := range turns {
+		k := key{t.Scope, t.SessionID}
+		if _, ok := bySession[k]; !ok {
+			order = append(order, k)
+		}
+		bySession[k] = append(bySession[k], extractionTurn(t))
+		agents[k] = t.Agent
+	}
+	var out []memory.Outgoing
+	for _, k := range order {
+		ts := bySession[k]
+		sort.Slice(ts, func(i, j int) bool { return ts[i].TurnIndex < ts[j].TurnIndex })
+		for start := 0; start < len(ts); start += maxTurns {
+			chunk := ts[start:min(start+maxTurns, len(ts))]
+			req := &events.ExtractionRequested{RequestID: "reextract-" + generation + "-" + RequestID(k.scope, k.session, chunk),
+				SessionID: k.session, Reason: events.ReasonManual, Turns: chunk}
+			out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: req.RequestID,
+				Scope: k.scope, Agent: agents[k], Time: now.UTC(), Data: req})
+		}
+	}
+	return out
 }
 
 func orEmpty(s string) string {
