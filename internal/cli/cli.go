@@ -30,6 +30,7 @@ Usage:
   engram forget  --user U [--namespace N] erase a user: stream, dead letters, read model, cards
   engram stats   [--namespace N] [--user U] [--json]  what the read model and the streams hold
   engram delete  MEMORY_ID --user U [--namespace N]  delete one memory (memory.deleted)
+  engram replay  --consumer C --from SEQ|TIME  make one worker see the stream again from a point
   engram reextract --since T [--until T] [--namespace N] [--user U]  extract a period again with the model configured now
   engram export  [--namespace N] [--user U] [--out FILE]  the stream's events as CloudEvents JSON Lines
   engram import  FILE                     publish an export to this engram's stream
@@ -62,6 +63,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return stats(args[1:], stdout, stderr)
 	case "delete":
 		return deleteMemory(args[1:], stdout, stderr)
+	case "replay":
+		return replay(args[1:], stdout, stderr)
 	case "reextract":
 		return reextract(args[1:], stdout, stderr)
 	case "export":

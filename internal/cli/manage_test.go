@@ -98,7 +98,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("help: exit %d", code)
 	}
-	for _, c := range []string{"serve", "rebuild", "search", "dlq", "forget", "stats", "delete", "reextract", "export", "import", "rules", "migrate", "version"} {
+	for _, c := range []string{"serve", "rebuild", "search", "dlq", "forget", "stats", "delete", "replay", "reextract", "export", "import", "rules", "migrate", "version"} {
 		if !strings.Contains(out, "engram "+c) {
 			t.Errorf("help leaves out %q", c)
 		}
@@ -161,4 +161,23 @@ func TestReextractCommand(t *testing.T) {
 	if _, errOut, code := run(t, "reextract", "--data-dir", dir, "--since", "yesterday"); code != 2 || !strings.Contains(errOut, "RFC 3339") {
 		t.Fatalf("a bad --since: exit %d: %s", code, errOut)
 	}
+}
+
+// replay recreates a worker's consumer at a point; a read model's is refused.
+func TestReplayCommand(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	deadLetterOne(t, dir)
+	runApp(t, dir, func(*app.App) {}) // creates the workers' consumers
+	out, errOut, code := run(t, "replay", "--data-dir", dir, "--consumer", "batcher", "--from", "1")
+	if code != 0 || !strings.Contains(out, "from seq 1") {
+		t.Fatalf("replay: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "replay", "--data-dir", dir, "--consumer", "projector-local", "--from", "1"); code != 2 || !strings.Contains(errOut, "rebuild") {
+		t.Fatalf("replay of a projector: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := run(t, "replay", "--data-dir", dir, "--consumer", "batcher", "--from", "soon"); code != 2 {
+		t.Fatalf("a bad --from: exit %d: %s", code, errOut)
+	}
+	runApp(t, dir, func(*app.App) {}) // the batcher starts from its new point
 }

@@ -139,6 +139,11 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return nil, fmt.Errorf("reset consumer %s: %w", cfg.Durable, err)
 		}
+	} else if old, err := js.Consumer(ctx, cfg.Stream, cfg.Durable); err == nil {
+		// Where an existing consumer starts is its own (Replay may have
+		// set it); JetStream would refuse to change it anyway.
+		oc := old.CachedInfo().Config
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = oc.DeliverPolicy, oc.OptStartSeq, oc.OptStartTime
 	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cc)
 	if err != nil {
@@ -356,4 +361,33 @@ func (m *Message) redrivenFor() string {
 		return ""
 	}
 	return m.msg.Headers().Get(HeaderRedriveFor)
+}
+
+// ReplayFrom makes the durable consumer name of MEMORY deliver again from
+// stream sequence seq, or, with seq 0, from time from: it is deleted and
+// created again with its configuration, starting there. Its worker must
+// be stopped meanwhile (it resumes from there when it starts); a read
+// model's projector is rebuilt, not replayed.
+func ReplayFrom(ctx context.Context, js jetstream.JetStream, name string, seq uint64, from time.Time) error {
+	c, err := js.Consumer(ctx, MemoryStream, name)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	cfg := c.CachedInfo().Config
+	if cfg.Durable == "" {
+		return fmt.Errorf("replay %s: not a durable consumer", name)
+	}
+	if seq > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, seq, nil
+	} else {
+		from := from.UTC()
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &from
+	}
+	if err := js.DeleteConsumer(ctx, MemoryStream, name); err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	if _, err := js.CreateConsumer(ctx, MemoryStream, cfg); err != nil {
+		return fmt.Errorf("replay %s: recreate (its old configuration: %+v): %w", name, cfg, err)
+	}
+	return nil
 }

@@ -3,8 +3,10 @@ package stream
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
 )
 
 // Erase removes one user's events below the receipt, however their
@@ -70,5 +72,56 @@ func TestEmbeddedPortZeroIsFree(t *testing.T) {
 	t.Cleanup(emb.Shutdown)
 	if u := emb.ClientURL(); strings.HasSuffix(u, ":4222") || strings.HasSuffix(u, ":0") || u == "" {
 		t.Fatalf("listening at %q, want a free port", u)
+	}
+}
+
+// ReplayFrom makes a worker's consumer deliver again from a point, and
+// the worker starting again (NewConsumer) keeps that point.
+func TestReplayFrom(t *testing.T) {
+	js := startJS(t)
+	publishTurns(t, js, "u", 5)
+	cfg := ConsumerConfig{Stream: MemoryStream, Durable: "worker", FilterSubjects: []string{SubjectPrefix + ".>"}}
+	c, err := NewConsumer(t.Context(), js, cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := c.cons.Fetch(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		if err := m.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending := func() uint64 {
+		t.Helper()
+		cons, err := js.Consumer(t.Context(), MemoryStream, "worker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := cons.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.NumPending
+	}
+	if got := pending(); got != 0 {
+		t.Fatalf("pending before the replay = %d", got)
+	}
+	if err := ReplayFrom(t.Context(), js, "worker", 3, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(); got != 3 {
+		t.Fatalf("pending after a replay from seq 3 = %d, want 3", got)
+	}
+	if _, err := NewConsumer(t.Context(), js, cfg, zaptest.NewLogger(t)); err != nil {
+		t.Fatalf("the worker starting again: %v", err)
+	}
+	if got := pending(); got != 3 {
+		t.Fatalf("pending after the worker started again = %d, want 3", got)
+	}
+	if err := ReplayFrom(t.Context(), js, "nobody", 1, time.Time{}); err == nil {
+		t.Fatal("replay of a consumer that does not exist")
 	}
 }
