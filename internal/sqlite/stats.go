@@ -117,25 +117,15 @@ func ReadTurns(ctx context.Context, path, namespace, user string, since, until t
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT id, namespace, user_id, agent, session_id, turn_index, role, content,
-		tool_calls, tool_results, attachments, channel, project, time, tokens, event_source, event_id
+	rows, err := db.QueryContext(ctx, `SELECT `+turnColumns+`
 		FROM turns WHERE time >= ? AND time < ? AND (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)
 		ORDER BY time, id LIMIT ?`, since.UnixNano(), until.UnixNano(), namespace, namespace, user, user, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read turns: %w", err)
 	}
-	defer rows.Close()
-	var out []memory.Turn
-	for rows.Next() {
-		var t memory.Turn
-		var at int64
-		if err := rows.Scan(&t.ID, &t.Scope.Namespace, &t.Scope.User, &t.Agent, &t.SessionID, &t.TurnIndex, &t.Role,
-			&t.Content, &t.ToolCalls, &t.ToolResults, &t.Attachments, &t.Channel, &t.Project, &at, &t.Tokens,
-			&t.EventSource, &t.EventID); err != nil {
-			return nil, fmt.Errorf("read turns: %w", err)
-		}
-		t.Time = time.Unix(0, at).UTC()
-		out = append(out, t)
+	out, err := scanTurns(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
