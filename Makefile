@@ -17,6 +17,15 @@ test:
 build:
 	$(GO) build -o bin/ ./cmd/...
 
+.PHONY: cluster cluster-stop
+
+## cluster: three nats-server nodes on loopback and the workers apart (deploy/cluster.sh); cluster-stop stops them
+cluster:
+	deploy/cluster.sh start
+
+cluster-stop:
+	deploy/cluster.sh stop
+
 ## bench: the figures README.md reports (secret masking, ingest, ack latency, search at 100k and 1M turns, LoCoMo)
 bench:
 	$(GO) run ./cmd/engram-bench -locomo $(LOCOMO) -scale $(BENCH_SCALE)

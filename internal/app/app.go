@@ -67,6 +67,14 @@ type App struct {
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
+	// busRole is the NATS user the process connects as (stream.RoleWorker
+	// unless set; operator commands use stream.RoleOperator).
+	busRole string
+
+	// originEvery is how often the projector checks that MEMORY is still
+	// the stream its read model was built from; tests shorten it.
+	originEvery time.Duration
+
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
@@ -78,7 +86,7 @@ type App struct {
 
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
-	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff}
+	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second}
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -104,10 +112,13 @@ func (a *App) Open(ctx context.Context) (err error) {
 		return err
 	}
 	declareMetrics()
-	if a.Roles&RoleRetriever != 0 {
+	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
+		// Every worker that reads keeps a read model of its own (readmodel.go).
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
 		}
+	}
+	if a.Roles&RoleRetriever != 0 {
 		a.engine = retrieval.NewEngine(a.store)
 		a.engine.Tokens = func(model string) retrieval.Counter {
 			if model == "" {
@@ -148,6 +159,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if a.Roles&RoleIngest != 0 {
+		if err := a.openInput(); err != nil {
+			return err
+		}
+	}
 	if a.Config.HTTP.Addr != "" && a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		if err := a.openHTTP(); err != nil {
 			return err
@@ -159,24 +175,33 @@ func (a *App) Open(ctx context.Context) (err error) {
 }
 
 func (a *App) openNATS(ctx context.Context) error {
-	cc := stream.ConnConfig{
-		URL: a.Config.NATS.URL, Name: "engram", Creds: a.Config.NATS.Creds, NKey: a.Config.NATS.NKey,
-		Token: a.Config.NATS.Token, User: a.Config.NATS.User, Pass: a.Config.NATS.Password,
-		TLSCA: a.Config.NATS.TLSCA, TLSCert: a.Config.NATS.TLSCert, TLSKey: a.Config.NATS.TLSKey,
+	role := a.busRole
+	if role == "" {
+		role = stream.RoleWorker
 	}
 	var extra []nats.Option
 	if a.Config.NATS.URL == "" {
+		auth, err := stream.EnsureAuth(AuthDir(a.Config), agentNamespaces(a.Config))
+		if err != nil {
+			return err
+		}
 		emb, err := stream.StartEmbedded(stream.EmbeddedConfig{
 			StoreDir: a.Config.JetStreamDir(),
 			Listen:   a.Config.NATS.Listen,
 			Sync:     stream.Sync(a.Config.NATS.Sync),
+			Auth:     auth,
 		})
 		if err != nil {
 			return err
 		}
 		a.embedded = emb
 		extra = append(extra, emb.ConnectOption())
+		if a.Config.NATS.Listen != "" {
+			a.Log.Info("nats clients need credentials", zap.String("dir", auth.Dir),
+				zap.String("how", "engram creds prints the nats CLI and agent settings"))
+		}
 	}
+	cc := connConfig(a.Config, "engram", role)
 	nc, err := stream.Connect(cc, extra...)
 	if err != nil {
 		return err
@@ -187,9 +212,7 @@ func (a *App) openNATS(ctx context.Context) error {
 		return fmt.Errorf("jetstream: %w", err)
 	}
 	a.js = js
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return stream.EnsureStreams(sctx, js, stream.StreamsConfig{
+	return ensureStreams(ctx, js, stream.StreamsConfig{
 		Replicas:        a.Config.NATS.Replicas,
 		DuplicateWindow: a.Config.NATS.DuplicateWindow,
 	})
@@ -198,86 +221,72 @@ func (a *App) openNATS(ctx context.Context) error {
 // openReadModel opens SQLite and starts the projector where the read
 // model left off. The consumer is recreated at that position every start:
 // the position stored with the data is the truth, so a deleted database is
-// rebuilt from the start of the stream without an operator's help.
+// rebuilt from the start of the stream without an operator's help, and so
+// is one built from a MEMORY stream that has since been recreated
+// (origin.go).
 func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	store, err := sqlite.Open(ctx, a.Config.ReadModelPath())
 	if err != nil {
 		return err
 	}
 	a.store = store
-	last, err := store.LastSeq(ctx)
-	if err != nil {
+	if err := a.checkOrigin(ctx); err != nil {
 		return err
 	}
 	log := a.Log.Named("projector")
-	durable := "projector-" + stream.EncodeToken(a.Config.Instance)
-	if a.catchUp, err = a.newCatchUp(ctx, durable); err != nil {
+	if a.catchUp, err = a.newCatchUp(ctx, a.projectorDurable()); err != nil {
 		return err
 	}
-	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
-		Stream:           stream.MemoryStream,
-		Durable:          durable,
-		Description:      "engram projector: applies every event to this instance's SQLite read model",
-		Restart:          true,
-		StartSeq:         last + 1,
-		Batch:            512,
-		MaxEventBytes:    a.Config.HTTP.MaxEventBytes,
-		TakeEveryRedrive: true,
-	}, log)
+	cons, err := a.projectorConsumer(ctx, log)
 	if err != nil {
 		return err
 	}
 	p := projector.New(store, log)
-	a.wg.Go(func() {
-		err := cons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
-			batch := make([]memory.Applied, len(msgs))
-			for i, m := range msgs {
-				batch[i] = m.Applied()
-			}
-			errs := p.Apply(ctx, batch)
-			for i, err := range errs {
-				if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
-					errs[i] = stream.Permanent(err)
-				}
-			}
-			countNATSAccepted(msgs, errs)
-			return errs
-		})
-		if err != nil {
-			log.Error("projector stopped", zap.Error(err))
-		}
-	})
+	a.wg.Go(func() { a.runProjector(runCtx, cons, p, log) })
 	return nil
 }
 
-func (a *App) openHTTP() error {
-	srv := &httpapi.Server{
-		Ready:          a.Ready,
-		Readiness:      a.Readiness,
-		Tokens:         a.Config.HTTP.Tokens,
-		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
-		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
-		Log:            a.Log.Named("http"),
-		Metrics:        metrics.Default.Handler(a.metricsState),
-		MaskSecrets:    a.Config.Extract.MaskAtIngest,
+// projectorConsumer starts the read model's consumer after the last
+// event it applied.
+func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.Consumer, error) {
+	last, err := a.store.LastSeq(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if a.Roles&RoleIngest != 0 {
-		p := stream.NewPublisher(a.js)
-		p.Via = metrics.PathHTTP
-		srv.Publisher = publisher{p}
-		srv.Forget = func(ctx context.Context, scope memory.Scope, reason string) (any, error) {
-			return a.Forget(ctx, scope, reason)
+	return stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+		Stream:        stream.MemoryStream,
+		Durable:       a.projectorDurable(),
+		Description:   "engram projector: applies every event to this instance's SQLite read model",
+		Restart:       true,
+		StartSeq:      last + 1,
+		Batch:         512,
+		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+		// Applying an event again changes nothing, and the read model's
+		// position must pass every message.
+		TakeEveryRedrive: true,
+	}, log)
+}
+
+// project applies a batch to the read model.
+func project(p *projector.Projector) stream.BatchHandler {
+	return func(ctx context.Context, msgs []*stream.Message) []error {
+		batch := make([]memory.Applied, len(msgs))
+		for i, m := range msgs {
+			batch[i] = m.Applied()
 		}
+		errs := p.Apply(ctx, batch)
+		for i, err := range errs {
+			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
+				errs[i] = stream.Permanent(err)
+			}
+		}
+		countNATSAccepted(msgs, errs)
+		return errs
 	}
-	if a.Roles&RoleRetriever != 0 {
-		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
-		srv.Consolidation = a.ConsolidationAPI()
-		srv.Projected = a.WaitProjected
-	}
-	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
-		// MCP's tools call the API in process, with the MCP request's token.
-		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version, ""))
-	}
+}
+
+func (a *App) openHTTP() error {
+	srv := a.apiServer()
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
@@ -296,6 +305,43 @@ func (a *App) openHTTP() error {
 		}
 	})
 	return nil
+}
+
+// apiServer is the API of this process's roles, for HTTP and, through
+// BusInput, for events arriving on the bus.
+func (a *App) apiServer() *httpapi.Server {
+	srv := &httpapi.Server{
+		Ready:          a.Ready,
+		Readiness:      a.Readiness,
+		Tokens:         a.Config.HTTP.Tokens,
+		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
+		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
+		Log:            a.Log.Named("http"),
+		Metrics:        metrics.Default.Handler(a.metricsState),
+		MaskSecrets:    a.Config.Extract.MaskAtIngest,
+	}
+	if a.Roles&RoleIngest != 0 {
+		srv.Forget = func(ctx context.Context, scope memory.Scope, reason string) (any, error) {
+			return a.Forget(ctx, scope, reason)
+		}
+	}
+	if a.Roles&(RoleIngest|RoleRetriever) != 0 {
+		// A retriever publishes too: the write API (memories, pending
+		// decisions, the scratchpad) reads the read model, then publishes.
+		p := stream.NewPublisher(a.js)
+		p.Via = metrics.PathHTTP
+		srv.Publisher = publisher{p}
+	}
+	if a.Roles&RoleRetriever != 0 {
+		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
+		srv.Consolidation = a.ConsolidationAPI()
+		srv.Projected = a.WaitProjected
+	}
+	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
+		// MCP's tools call the API in process, with the MCP request's token.
+		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version, ""))
+	}
+	return srv
 }
 
 // publisher adapts the stream publisher to what the HTTP edge needs.

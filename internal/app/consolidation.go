@@ -113,8 +113,23 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 			log.Error("consolidator consumer stopped", zap.Error(err))
 		}
 	})
+	queue, err := a.openConfirmQueue(ctx)
+	if err != nil {
+		return fmt.Errorf("confirm queue bucket: %w", err)
+	}
+	c.Queue = queue
+	c.Trigger = func(ctx context.Context, seq uint64) (*memory.Applied, error) {
+		return stream.Load(ctx, a.js, seq, a.Config.HTTP.MaxEventBytes)
+	}
+	fs, err := a.openFirings(ctx, log)
+	if err != nil {
+		return fmt.Errorf("schedule bucket: %w", err)
+	}
+	c.Claim = fs.claim
 	a.wg.Go(func() {
-		if err := c.Run(runCtx, time.Time{}); err != nil {
+		// From the last firing run by any instance: what fell due while
+		// none ran is run now.
+		if err := c.Run(runCtx, fs.since(runCtx)); err != nil {
 			log.Error("consolidator schedule stopped", zap.Error(err))
 		}
 	})
@@ -221,7 +236,8 @@ func (a *App) ConsolidationAPI() httpapi.ConsolidationStore {
 	if c := a.consolidator(); c != nil {
 		return consolidationAPI{Store: a.store, c: c}
 	}
-	return a.store
+	// The consolidator runs in another process: its queue is asked over NATS.
+	return remoteQueue{Store: a.store, nc: a.nc}
 }
 
 // consolidationAPI joins the read model and the consolidator's queue.
@@ -232,8 +248,8 @@ type consolidationAPI struct {
 
 var _ httpapi.RuleQueue = consolidationAPI{}
 
-func (x consolidationAPI) PendingFirings(scope *memory.Scope) []consolidation.Pending {
-	return x.c.PendingFirings(scope)
+func (x consolidationAPI) PendingFirings(ctx context.Context, scope *memory.Scope) ([]consolidation.Pending, error) {
+	return x.c.ListPending(ctx, scope)
 }
 
 func (x consolidationAPI) Approve(ctx context.Context, id string, scope *memory.Scope) error {
@@ -279,17 +295,20 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 			reply(req, JobReply{Ran: ran}, err)
 		},
 		PendingSubject: func(req micro.Request) {
-			reply(req, map[string]any{"pending": c.PendingFirings(nil)}, nil)
+			var body queueRequest
+			_ = json.Unmarshal(req.Data(), &body)
+			pending, err := c.ListPending(runCtx, body.scope())
+			reply(req, map[string]any{"pending": pending}, err)
 		},
 		ApproveSubject: func(req micro.Request) {
-			var body struct{ ID string }
+			var body queueRequest
 			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, nil))
+			reply(req, map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, body.scope()))
 		},
 		DismissSubject: func(req micro.Request) {
-			var body struct{ ID string }
+			var body queueRequest
 			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, nil))
+			reply(req, map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, body.scope()))
 		},
 	}
 	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
@@ -312,9 +331,9 @@ func RequestJob(ctx context.Context, cfg config.Config, req JobRequest) (JobRepl
 		}
 		url = "nats://" + cfg.NATS.Listen
 	}
-	nc, err := stream.Connect(stream.ConnConfig{URL: url, Name: "engram-cli", Creds: cfg.NATS.Creds, NKey: cfg.NATS.NKey,
-		Token: cfg.NATS.Token, User: cfg.NATS.User, Pass: cfg.NATS.Password,
-		TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey})
+	cc := connConfig(cfg, "engram-cli", stream.RoleOperator)
+	cc.URL = url
+	nc, err := stream.Connect(cc)
 	if err != nil {
 		return JobReply{}, err
 	}

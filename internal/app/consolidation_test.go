@@ -364,8 +364,8 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 }
 
 // A rules directory that does not load stops the start, with its line
-// numbers; a consolidator with no read model (running apart) starts and
-// still keeps what leaves an agent's window.
+// numbers; a consolidator running apart starts and keeps what leaves an
+// agent's window.
 func TestConsolidatorStartAndApart(t *testing.T) {
 	t.Run("bad rules stop the start", func(t *testing.T) {
 		cfg := testConfig(t, t.TempDir())

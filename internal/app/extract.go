@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
@@ -101,6 +102,11 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		source = a.store
 	}
 	a.wg.Go(func() {
+		if source != nil {
+			// Turns left waiting across a restart are read from the read
+			// model, so it must first have them.
+			a.waitCaughtUp(runCtx, 2*time.Minute, log)
+		}
 		if err := batcher.Run(runCtx, source); err != nil {
 			log.Error("batcher stopped", zap.Error(err))
 		}

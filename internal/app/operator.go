@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
@@ -56,6 +57,7 @@ func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustE
 	}
 	cfg.NATS.Listen = ""
 	a := New(cfg, 0, log)
+	a.busRole = stream.RoleOperator
 	timeout := cfg.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second

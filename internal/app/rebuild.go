@@ -104,6 +104,9 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	if err := replayInto(ctx, js, built, rep, cfg.HTTP.MaxEventBytes, opts.Progress); err != nil {
 		return nil, err
 	}
+	if err := recordOrigin(ctx, js, cfg, built, rep.HadLive); err != nil {
+		return nil, err
+	}
 	if rep.Built, _, err = built.Checksum(ctx); err != nil {
 		return nil, err
 	}

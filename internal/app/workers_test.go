@@ -6,10 +6,10 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// deploy/nats.conf is a working config, and the separate workers started
-// against it (ingest, retriever, extractor, consolidator, as the cmd/
-// binaries do) together do the job of the single binary.
-func TestSeparateWorkersAgainstDeployConfig(t *testing.T) {
+// externalNATS starts a nats-server with JetStream, as deploy/nats.conf
+// does, for workers run apart.
+func externalNATS(t *testing.T) string {
+	t.Helper()
 	opts, err := server.ProcessConfigFile("../../deploy/nats.conf")
 	if err != nil {
 		t.Fatalf("deploy/nats.conf: %v", err)
@@ -30,10 +30,18 @@ func TestSeparateWorkersAgainstDeployConfig(t *testing.T) {
 	if !ns.ReadyForConnections(10e9) {
 		t.Fatal("nats not ready")
 	}
+	return ns.ClientURL()
+}
+
+// deploy/nats.conf is a working config, and the separate workers started
+// against it (ingest, retriever, extractor, consolidator, as the cmd/
+// binaries do) together do the job of the single binary.
+func TestSeparateWorkersAgainstDeployConfig(t *testing.T) {
+	url := externalNATS(t)
 
 	worker := func(roles Roles) *App {
 		cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
-		cfg.NATS.URL = ns.ClientURL()
+		cfg.NATS.URL = url
 		return startApp(t, cfg, roles)
 	}
 	ingest := worker(RoleIngest)

@@ -101,11 +101,11 @@ func TestRulesTest(t *testing.T) {
 // A job runs now on a running engram, asked over NATS.
 func TestRulesRun(t *testing.T) {
 	a := runningEngram(t)
-	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL())
+	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir)
 	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
 	}
-	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL()); code != 1 || !strings.Contains(errOut, "nope") {
+	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir); code != 1 || !strings.Contains(errOut, "nope") {
 		t.Fatalf("unknown job: exit %d, %q", code, errOut)
 	}
 }

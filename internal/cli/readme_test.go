@@ -24,7 +24,7 @@ func TestREADMERulesRun(t *testing.T) {
 	}
 	a := runningEngram(t)
 	for _, m := range names {
-		if out, errOut, code := run(t, "rules", "run", m[1], "--nats-url", a.NATSURL()); code != 0 {
+		if out, errOut, code := run(t, "rules", "run", m[1], "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir); code != 0 {
 			t.Errorf("README's `engram rules run %s`: exit %d, %q %q", m[1], code, out, errOut)
 		}
 	}

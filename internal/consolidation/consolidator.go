@@ -51,6 +51,14 @@ type Consolidator struct {
 	// waits for the read model to apply what came before it (the merges
 	// of the rule before, say); nil does not wait.
 	Head func(ctx context.Context) (uint64, error)
+	// Queue, when set, keeps the confirm queue (see Pending); Trigger then
+	// reads a stored firing's triggering event again by its sequence.
+	Queue   PendingStore
+	Trigger func(ctx context.Context, seq uint64) (*memory.Applied, error)
+	// Claim, when set, is asked before a scheduled firing runs: false
+	// means another instance runs it, and this one skips it. nil runs
+	// every firing.
+	Claim func(ctx context.Context, f rules.Firing) bool
 
 	// Episodes writes episodes and scratchpads with a model; nil (or a
 	// nil Client) writes them extractively. A model's failure falls back

@@ -26,9 +26,10 @@
 // consolidator does not ask twice; on any other trigger it requests
 // extraction of the session's unextracted turns.
 //
-// mode: confirm rules are not run: the firing waits in an in-memory queue
-// (Pending) until an operator approves it (Approve) or dismisses it. The
-// queue is not durable yet: a restart forgets it.
+// mode: confirm rules are not run: the firing waits in a queue (Pending)
+// until an operator approves it (Approve) or dismisses it. With Queue set
+// (engram sets a JetStream key-value bucket) the queue survives a restart
+// and is shared by every instance; without, it lives in memory.
 //
 // The consolidator reads the read model through Store. In the single
 // binary that is the local SQLite read model; a consolidator running apart

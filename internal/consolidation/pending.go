@@ -12,8 +12,9 @@ import (
 )
 
 // Pending is a firing of a mode: confirm rule waiting for an operator.
-// The queue lives in the consolidator's memory: a restart forgets it
-// (the rule fires again on its next event or schedule).
+// The queue lives in Consolidator.Queue when it is set (a JetStream
+// key-value bucket: it survives a restart and every instance sees it);
+// otherwise in the consolidator's memory, where a restart forgets it.
 type Pending struct {
 	ID          string    `json:"id"`
 	Rule        string    `json:"rule"`
@@ -24,6 +25,9 @@ type Pending struct {
 	EventID     string    `json:"event_id,omitempty"`
 	Time        time.Time `json:"time"` // the event's, or the firing's
 	Actions     []string  `json:"actions"`
+	// TriggerSeq is the stream sequence of the triggering event, from
+	// which a stored firing's trigger is read again.
+	TriggerSeq uint64 `json:"trigger_seq,omitempty"`
 
 	rule    rules.Rule
 	trigger *memory.Applied
@@ -36,13 +40,17 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	if trigger != nil {
 		t := *trigger
 		p.trigger = &t
-		p.Namespace, p.User, p.EventType, p.EventID = t.Scope.Namespace, t.Scope.User, t.Type, t.ID
+		p.Namespace, p.User, p.EventType, p.EventID, p.TriggerSeq = t.Scope.Namespace, t.Scope.User, t.Type, t.ID, t.Seq
 		p.ID = "pf_" + hashOf(r.Name, t.Source, t.ID)[:16]
 	} else {
 		p.ID = "pf_" + hashOf(r.Name, strconv.FormatInt(at.UnixNano(), 10))[:16]
 	}
 	for _, a := range r.Do {
 		p.Actions = append(p.Actions, a.String())
+	}
+	if c.Queue != nil {
+		c.storeAsk(p)
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -62,6 +70,13 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 // PendingFirings lists the firings waiting for confirmation, oldest first;
 // with a scope, only that user's (a schedule's firings belong to no user).
 func (c *Consolidator) PendingFirings(scope *memory.Scope) []Pending {
+	if c.Queue != nil {
+		out, err := c.ListPending(context.Background(), scope)
+		if err != nil {
+			c.Log.Warn("list the confirm queue", zap.Error(err))
+		}
+		return out
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := []Pending{}
@@ -76,6 +91,9 @@ func (c *Consolidator) PendingFirings(scope *memory.Scope) []Pending {
 
 // take removes a pending firing, in scope when a scope is given.
 func (c *Consolidator) take(id string, scope *memory.Scope) (*Pending, error) {
+	if c.Queue != nil {
+		return c.storeTake(id, scope)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, p := range c.pending {
@@ -98,6 +116,10 @@ func (c *Consolidator) Approve(ctx context.Context, id string, scope *memory.Sco
 		return err
 	}
 	if err := c.runRule(ctx, p.rule, p.trigger, p.Time); err != nil {
+		if c.Queue != nil {
+			c.storePut(p)
+			return err
+		}
 		c.mu.Lock()
 		c.pending = append(c.pending, p)
 		c.mu.Unlock()

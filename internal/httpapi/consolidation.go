@@ -24,7 +24,7 @@ type ConsolidationStore interface {
 // (*consolidation.Consolidator). When the Server's Consolidation also
 // implements it, the pending endpoints are served.
 type RuleQueue interface {
-	PendingFirings(scope *memory.Scope) []consolidation.Pending
+	PendingFirings(ctx context.Context, scope *memory.Scope) ([]consolidation.Pending, error)
 	Approve(ctx context.Context, id string, scope *memory.Scope) error
 	Dismiss(id string, scope *memory.Scope) error
 }
@@ -182,7 +182,12 @@ func (c consolidationAPI) pending(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pending": c.queue.PendingFirings(&scope)})
+	pending, err := c.queue.PendingFirings(r.Context(), &scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pending": pending})
 }
 
 // decide: POST /v1/consolidation/pending/{id}/{approve|dismiss}?namespace=&user=

@@ -24,7 +24,7 @@ import (
 )
 
 // SubjectPrefix starts every request subject.
-const SubjectPrefix = "engram.v1"
+const SubjectPrefix = stream.ServicePrefix
 
 // SearchSubject is where a namespace's search requests go.
 func SearchSubject(namespace string) string {

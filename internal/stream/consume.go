@@ -149,6 +149,7 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 	if err != nil {
 		return nil, fmt.Errorf("create consumer %s: %w", cfg.Durable, err)
 	}
+	waitLeader(ctx, cons, 10*time.Second)
 	return &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons}, nil
 }
 

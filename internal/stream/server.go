@@ -51,6 +51,9 @@ type EmbeddedConfig struct {
 	Sync Sync
 	// MaxPayload bounds one message; it must exceed the largest event.
 	MaxPayload int32
+	// Auth, when set, is the only way in: every client, in-process ones
+	// too, connects as one of its users and gets that role's permissions.
+	Auth *Auth
 }
 
 // Embedded is a running in-process nats-server with JetStream.
@@ -95,6 +98,9 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 			p = server.RANDOM_PORT
 		}
 		opts.Host, opts.Port = host, p
+	}
+	if cfg.Auth != nil {
+		opts.Nkeys = cfg.Auth.nkeyUsers()
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

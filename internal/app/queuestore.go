@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/engramhq/engram/internal/consolidation"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ConfirmBucket is the JetStream key-value bucket that holds the
+// consolidator's confirm queue: one key per pending firing, so the queue
+// survives a restart and every consolidator instance sees it.
+const ConfirmBucket = "engram-confirm"
+
+// kvQueue is consolidation.PendingStore on a key-value bucket.
+type kvQueue struct{ kv jetstream.KeyValue }
+
+var _ consolidation.PendingStore = kvQueue{}
+
+func (a *App) openConfirmQueue(ctx context.Context) (kvQueue, error) {
+	kv, err := a.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      ConfirmBucket,
+		Description: "engram: rule firings waiting for confirmation",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(a.Config.NATS.Replicas, 1),
+	})
+	return kvQueue{kv}, err
+}
+
+// Put keeps p; a firing already waiting stays as it is.
+func (q kvQueue) Put(ctx context.Context, p consolidation.Pending) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if _, err := q.kv.Create(ctx, p.ID, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return err
+	}
+	return nil
+}
+
+// Take deletes the firing at the revision it read, so of two instances
+// taking it at once one gets it and the other "not found".
+func (q kvQueue) Take(ctx context.Context, id string) (consolidation.Pending, error) {
+	var p consolidation.Pending
+	e, err := q.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return p, memory.Errorf(memory.ENOTFOUND, "no pending firing %s", id)
+	}
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(e.Value(), &p); err != nil {
+		return p, fmt.Errorf("pending firing %s: %w", id, err)
+	}
+	if err := q.kv.Delete(ctx, id, jetstream.LastRevision(e.Revision())); err != nil {
+		return p, memory.Errorf(memory.ENOTFOUND, "pending firing %s was taken by another instance", id)
+	}
+	return p, nil
+}
+
+// List is every waiting firing, oldest first.
+func (q kvQueue) List(ctx context.Context) ([]consolidation.Pending, error) {
+	keys, err := q.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []consolidation.Pending{}
+	for k := range keys.Keys() {
+		e, err := q.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // taken meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		var p consolidation.Pending
+		if err := json.Unmarshal(e.Value(), &p); err != nil {
+			return nil, fmt.Errorf("pending firing %s: %w", k, err)
+		}
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, nil
+}

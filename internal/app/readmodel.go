@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/engramhq/engram/internal/stream"
+	"go.uber.org/zap"
+)
+
+// A worker run apart that needs to read (the extractor's update check,
+// restart recovery and sweep; the consolidator's episodes, scratchpad,
+// scheduled jobs and cards) keeps a read model of its own, fed by its own
+// projector, rather than asking a retriever over NATS. The reasons: the
+// readers are the workers' inner loops (a consolidation job reads
+// thousands of rows), which a request per read would make slow and
+// fragile; a worker then depends on NATS alone, not on a retriever being
+// up; and the read model is already the projector's deterministic output,
+// so every copy holds the same data. The cost is disk: one SQLite file
+// per such worker.
+
+// projectorDurable names the read model's consumer. A retriever's (and
+// the single binary's) is projector-<instance>; a worker apart that keeps
+// a read model for itself adds its role, so that an extractor and a
+// consolidator on one host with the same ENGRAM_INSTANCE do not take each
+// other's consumer.
+func (a *App) projectorDurable() string {
+	name := "projector-"
+	if a.Roles&RoleRetriever == 0 {
+		switch {
+		case a.Roles&RoleExtractor != 0 && a.Roles&RoleConsolidator == 0:
+			name += "extractor-"
+		case a.Roles&RoleConsolidator != 0 && a.Roles&RoleExtractor == 0:
+			name += "consolidator-"
+		default:
+			name += "worker-"
+		}
+	}
+	return name + stream.EncodeToken(a.Config.Instance)
+}
+
+// waitCaughtUp waits, up to limit, until the read model has applied what
+// the stream held when it was called: a worker that just started reads
+// what it missed only once its read model has it.
+func (a *App) waitCaughtUp(ctx context.Context, limit time.Duration, log *zap.Logger) {
+	head, err := a.streamHead(ctx)
+	if err != nil {
+		log.Warn("read model catch-up: stream head", zap.Error(err))
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	if err := a.WaitProjected(wctx, head); err != nil && ctx.Err() == nil {
+		log.Warn("read model has not caught up with the stream; going on", zap.Uint64("head", head), zap.Error(err))
+	}
+}
