@@ -78,6 +78,9 @@ type App struct {
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
+	// healEvery is how often a JetStream turned off (a full disk) is
+	// looked at; tests shorten it.
+	healEvery time.Duration
 
 	cancel  context.CancelFunc
 	wg      conc.WaitGroup
@@ -110,6 +113,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 
 	if err := a.openNATS(ctx); err != nil {
 		return err
+	}
+	if a.embedded != nil {
+		a.wg.Go(func() { a.healJetStream(runCtx) })
 	}
 	declareMetrics()
 	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
@@ -365,6 +371,9 @@ func (p publisher) Publish(ctx context.Context, evs []event.Event) []httpapi.Pub
 func (a *App) Ready(ctx context.Context) error {
 	if a.nc == nil || !a.nc.IsConnected() {
 		return errors.New("nats not connected")
+	}
+	if a.embedded != nil && !a.embedded.JetStreamEnabled() {
+		return errors.New("jetstream is off (the disk was full?): events cannot be stored; it comes back by itself once there is space")
 	}
 	if a.store != nil {
 		if err := a.store.Ping(ctx); err != nil {

@@ -178,11 +178,15 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
 		}
-	}, jetstream.PullMaxMessages(c.cfg.Batch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		if !errors.Is(err, jetstream.ErrNoHeartbeat) {
-			c.log.Warn("consume", zap.Error(err))
-		}
-	}))
+	}, jetstream.PullMaxMessages(c.cfg.Batch),
+		// Short pulls: a pull lost while JetStream was off (a full disk,
+		// healed without a restart) is noticed by its missing heartbeat
+		// and asked again within seconds, not half a minute.
+		jetstream.PullExpiry(5*time.Second), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				c.log.Warn("consume", zap.Error(err))
+			}
+		}))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.cfg.Durable, err)
 	}
