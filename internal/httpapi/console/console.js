@@ -1,6 +1,6 @@
 // engram console: plain JavaScript over engram's own HTTP API. Every piece
 // of stored text reaches the page through textContent or a form field's
-// value, never through innerHTML.
+// value: no string is ever parsed as HTML.
 "use strict";
 
 (function () {
