@@ -106,13 +106,17 @@ func TestConsole(t *testing.T) {
 	})
 
 	shots := os.Getenv("ENGRAM_CONSOLE_SHOTS")
-	shoot := func(name string) chromedp.Action {
+	shoot := func(name string, full bool) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			if shots == "" {
 				return nil
 			}
 			var png []byte
-			if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
+			var shot chromedp.Action = chromedp.CaptureScreenshot(&png)
+			if full {
+				shot = chromedp.FullScreenshot(&png, 100) // quality 100: PNG
+			}
+			if err := shot.Do(ctx); err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(shots, "console-"+name+".png"), png, 0o644)
@@ -152,8 +156,7 @@ func TestConsole(t *testing.T) {
 		chromedp.WaitVisible(row("#memories-out", en), chromedp.ByQuery),
 		chromedp.Text(row("#memories-out", zh)+" td.content", &zhText, chromedp.ByQuery),
 		chromedp.Text(row("#memories-out", markup)+" td.content", &markupText, chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector("#memories-out b, #memories-out img") !== null || document.body.dataset.pwned === "yes"`, &injected),
-		shoot("memories"))
+		chromedp.Evaluate(`document.querySelector("#memories-out b, #memories-out img") !== null || document.body.dataset.pwned === "yes"`, &injected))
 	if zhText != "用户住在北京市朝阳区，平时喜欢喝美式咖啡。" {
 		t.Errorf("the Chinese memory reads %q", zhText)
 	}
@@ -168,8 +171,7 @@ func TestConsole(t *testing.T) {
 		chromedp.SetValue("#search-q", "北京", chromedp.ByID),
 		chromedp.Click("#search-form button", chromedp.ByQuery),
 		chromedp.Poll(`[...document.querySelectorAll("#memories-out td.content")].some(td => td.textContent.includes("北京市朝阳区"))`, nil,
-			chromedp.WithPollingTimeout(15*time.Second)),
-		shoot("search"))
+			chromedp.WithPollingTimeout(15*time.Second)))
 
 	const edited = "Ana drinks light roast coffee now（现在改喝浅烘）."
 	step("edit a memory",
@@ -179,8 +181,10 @@ func TestConsole(t *testing.T) {
 		chromedp.SetValue("#edit-content", edited, chromedp.ByID),
 		chromedp.Click("#memory-save", chromedp.ByID),
 		statusIs("saved "+en),
-		chromedp.WaitVisible(`#memory-detail td`, chromedp.ByQuery),
-		shoot("memory"))
+		// The history shows the field that changed, old and new.
+		chromedp.Poll(`[...document.querySelectorAll("#memory-detail td.content")].some(td => td.textContent === "content: `+edited+`")`, nil,
+			chromedp.WithPollingTimeout(15*time.Second)),
+		shoot("memory", true))
 	r := do(t, "GET", base+"/v1/memories/"+url.PathEscape(en)+"?user=ana", "", nil, auth)
 	var got struct {
 		Memory  struct{ Content, Status string }
@@ -196,7 +200,7 @@ func TestConsole(t *testing.T) {
 	step("confirm the pending memory",
 		chromedp.Click(`#tabs a[data-tab="pending"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(row("#pending-out", pending)+" button.confirm", chromedp.ByQuery),
-		shoot("pending"),
+		shoot("pending", false),
 		chromedp.Click(row("#pending-out", pending)+" button.confirm", chromedp.ByQuery),
 		statusIs("confirm "+pending),
 		chromedp.WaitNotPresent(row("#pending-out", pending), chromedp.ByQuery))
@@ -211,8 +215,7 @@ func TestConsole(t *testing.T) {
 		statusIs("scratchpad loaded"),
 		chromedp.SetValue("#sp-focus", focus, chromedp.ByID),
 		chromedp.Click("#sp-save", chromedp.ByID),
-		statusIs("scratchpad saved"),
-		shoot("scratchpad"))
+		statusIs("scratchpad saved"))
 	r = do(t, "GET", base+"/v1/scratchpad?user=ana", "", nil, auth)
 	if !strings.Contains(r.Raw, focus) {
 		t.Fatalf("after the console's scratchpad edit: %s", r.Raw)
@@ -223,7 +226,7 @@ func TestConsole(t *testing.T) {
 		chromedp.Click(`#tabs a[data-tab="episodes"]`, chromedp.ByQuery),
 		statusIs("2 episodes"),
 		chromedp.Evaluate(`document.querySelectorAll("#episodes-out .episode").length`, &episodes),
-		shoot("episodes"))
+		shoot("episodes", false))
 	if episodes != 2 {
 		t.Errorf("the episodes panel shows %d episodes, want 2", episodes)
 	}
@@ -234,7 +237,7 @@ func TestConsole(t *testing.T) {
 		statusIs("profile loaded"),
 		chromedp.Text("#profile-core", &core, chromedp.ByID),
 		chromedp.Text("#profile-user-md", &userMD, chromedp.ByID),
-		shoot("profile"))
+		shoot("profile", false))
 	if !strings.Contains(core, "北京市朝阳区") || !strings.Contains(core, "light roast") {
 		t.Errorf("profile core = %q", core)
 	}
@@ -249,7 +252,7 @@ func TestConsole(t *testing.T) {
 		chromedp.WaitVisible(`tr[data-metric="engram_dead_letters_messages"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`tr[data-metric="engram_consumer_pending_messages"]`, chromedp.ByQuery),
 		chromedp.Text("#ops-readyz", &readyz, chromedp.ByID),
-		shoot("operations"))
+		shoot("operations", false))
 	if !strings.HasPrefix(readyz, "200 ok") {
 		t.Errorf("/readyz on the operations panel: %q", readyz)
 	}

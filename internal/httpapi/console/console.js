@@ -150,10 +150,13 @@
       status("saved " + m.id);
       await showMemory(m.id);
     }));
-    const hist = (out.history || []).map((h) => el("tr", {},
+    const hist = (out.history || []).map((h) => {
+      const [o, n] = changed(h.old, h.new);
+      return el("tr", {},
       el("td", {}, fmtTime(h.time)), el("td", {}, h.change),
-      el("td", { className: "content" }, h.old || ""), el("td", { className: "content" }, h.new || ""),
-      el("td", { className: "meta" }, h.cause)));
+      el("td", { className: "content" }, o), el("td", { className: "content" }, n),
+      el("td", { className: "meta" }, h.cause));
+    });
     const facts = el("p", { className: "meta" },
       "id " + m.id + " · status " + m.status + " · tier " + m.tier + " · source " + m.source +
       " · created " + fmtTime(m.created) + " · updated " + fmtTime(m.updated) +
@@ -161,6 +164,18 @@
     clear($("memory-detail"), el("h2", {}, "Memory"), facts, form,
       el("h3", {}, "History"), hist.length ? table(["time", "change", "old", "new", "cause"], hist) : el("p", {}, "No changes."));
     $("memory-detail").scrollIntoView();
+  }
+
+  // changed shows, of two snapshots of a memory (JSON), only the fields
+  // that differ, as "field: value" lines; other text as it is.
+  function changed(oldText, newText) {
+    const parse = (x) => { try { const v = JSON.parse(x); return v && typeof v === "object" ? v : null; } catch (_) { return null; } };
+    const o = parse(oldText), n = parse(newText);
+    if (!o || !n) return [oldText || "", newText || ""];
+    const keys = [...new Set([...Object.keys(o), ...Object.keys(n)])]
+      .filter((k) => k !== "updated" && JSON.stringify(o[k]) !== JSON.stringify(n[k]));
+    const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+    return [keys.map((k) => k + ": " + show(o[k])).join("\n"), keys.map((k) => k + ": " + show(n[k])).join("\n")];
   }
 
   // ---- pending ----
