@@ -94,6 +94,11 @@ func TestConsole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 
+	// Start the browser on ctx itself: the steps' shorter contexts then
+	// end a step, not the browser.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start %s: %v", chrome, err)
+	}
 	// A script error on the page fails the test.
 	var mu sync.Mutex
 	var jsErrors []string
@@ -124,7 +129,10 @@ func TestConsole(t *testing.T) {
 	}
 	step := func(what string, actions ...chromedp.Action) {
 		t.Helper()
-		if err := chromedp.Run(ctx, actions...); err != nil {
+		// Each step gets 15 s, so a missing element fails fast.
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := chromedp.Run(sctx, actions...); err != nil {
 			var status string
 			_ = chromedp.Run(ctx, chromedp.Text("#status", &status, chromedp.ByID, chromedp.AtLeast(0)))
 			t.Fatalf("%s: %v (the console's status line: %q)", what, err, status)
@@ -173,6 +181,7 @@ func TestConsole(t *testing.T) {
 		chromedp.Poll(`[...document.querySelectorAll("#memories-out td.content")].some(td => td.textContent.includes("北京市朝阳区"))`, nil,
 			chromedp.WithPollingTimeout(15*time.Second)))
 
+	beforeEdit := time.Now().UTC().Format(time.RFC3339Nano)
 	const edited = "Ana drinks light roast coffee now（现在改喝浅烘）."
 	step("edit a memory",
 		chromedp.Click("#list-button", chromedp.ByID),
@@ -195,6 +204,30 @@ func TestConsole(t *testing.T) {
 	}
 	if n := len(got.History); n == 0 || got.History[n-1].Change != "updated" && got.History[0].Change != "updated" {
 		t.Errorf("the edit is not in the history: %+v", got.History)
+	}
+
+	// as_of: what was current before the edit, and before anything was.
+	step("list as of a time",
+		chromedp.SetValue("#list-asof", beforeEdit, chromedp.ByID),
+		chromedp.Click("#list-button", chromedp.ByID),
+		chromedp.Poll(`/^\d+ memories$/.test(document.getElementById("status").textContent)`, nil, chromedp.WithPollingTimeout(15*time.Second)),
+		chromedp.WaitVisible(row("#memories-out", en), chromedp.ByQuery),
+		chromedp.SetValue("#list-asof", "2001-01-01T00:00:00Z", chromedp.ByID),
+		chromedp.Click("#list-button", chromedp.ByID),
+		statusIs("0 memories"),
+		chromedp.Evaluate(`document.getElementById("list-asof").value = ""`, nil))
+
+	step("delete a memory (two clicks, no dialog)",
+		chromedp.Click("#list-button", chromedp.ByID),
+		chromedp.WaitVisible(row("#memories-out", markup), chromedp.ByQuery),
+		chromedp.Click(row("#memories-out", markup)+" button.view", chromedp.ByQuery),
+		chromedp.WaitVisible(`#memory-edit[data-id="`+markup+`"]`, chromedp.ByQuery),
+		chromedp.Click("#memory-delete", chromedp.ByID),
+		chromedp.Click("#memory-delete", chromedp.ByID),
+		statusIs("deleted "+markup),
+		chromedp.WaitNotPresent(row("#memories-out", markup), chromedp.ByQuery))
+	if r := do(t, "GET", base+"/v1/memories?user=ana", "", nil, auth); r.Status != 200 || strings.Contains(r.Raw, markup) {
+		t.Fatalf("after the console's delete, the active memories: %d %s", r.Status, r.Raw)
 	}
 
 	step("confirm the pending memory",
@@ -259,9 +292,10 @@ func TestConsole(t *testing.T) {
 
 	// A wrong token: the API's own message reaches the status line.
 	step("a wrong token",
+		chromedp.Click(`#tabs a[data-tab="memories"]`, chromedp.ByQuery),
 		chromedp.SetValue("#token", "wrong", chromedp.ByID),
 		chromedp.Click("#use", chromedp.ByID),
-		chromedp.Click(`#tabs a[data-tab="memories"]`, chromedp.ByQuery),
+		statusIs("using default / ana"),
 		chromedp.Click("#list-button", chromedp.ByID),
 		chromedp.Poll(`document.getElementById("status").textContent.includes("unauthorized: unknown bearer token")`, nil,
 			chromedp.WithPollingTimeout(15*time.Second)))
