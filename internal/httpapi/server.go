@@ -98,6 +98,7 @@ func (s *Server) Handler() http.Handler {
 		s.Metrics = metrics.Default.Handler(nil)
 	}
 	mux.Handle("GET /metrics", s.Metrics)
+	mux.Handle("GET /console/", consoleHandler())
 	if s.Publisher != nil {
 		mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
 	}
