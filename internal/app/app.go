@@ -21,6 +21,7 @@ import (
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/projector"
 	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/tokens"
@@ -78,6 +79,10 @@ type App struct {
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
+
+	// rules is the rules in force, loaded once for the batcher and the
+	// consolidator (see openRules).
+	rules func() *rules.Set
 
 	cancel  context.CancelFunc
 	wg      conc.WaitGroup

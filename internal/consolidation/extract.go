@@ -1,0 +1,110 @@
+package consolidation
+
+import (
+	"context"
+	"sort"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/rules"
+)
+
+// maxSweepTurns bounds the turns one scheduled extract_now requests; the
+// rest wait for the next firing.
+const maxSweepTurns = 100000
+
+// extractNow runs extract_now. An auto rule on turn.recorded,
+// context.compressing or session.ended is the batcher's to run (it holds
+// the waiting turns; see extraction.BatcherRun), so here it does nothing.
+// On a schedule, every turn not extracted yet is requested; on any other
+// event naming a session (or a confirmed firing), that session's
+// unextracted turns, when it has min_messages turns.
+//
+// Requests go out as extraction.requested under extraction.RequestID, the
+// batcher's ids: the same turns asked for twice (a replay, a repeated
+// firing, the batcher's quiet gap racing a sweep) are one request.
+func (c *Consolidator) extractNow(ctx context.Context, r *run, a rules.Action) error {
+	if r.trigger != nil && extraction.BatcherRun(r.rule, r.trigger.Type) {
+		return nil
+	}
+	session := ""
+	if r.trigger != nil {
+		if session = events.SessionID(r.trigger.Data); session == "" {
+			return nil
+		}
+	}
+	if !c.needStore(r, a.Type) {
+		return nil
+	}
+	if err := c.catchUp(ctx, r); err != nil {
+		return err
+	}
+	var turns []memory.Turn
+	if r.trigger == nil {
+		stored, err := c.Store.Unextracted(ctx, r.at, maxSweepTurns)
+		if err != nil {
+			return memory.Errorf(memory.EUNAVAILABLE, "read unextracted turns: %v", err)
+		}
+		turns = stored
+	} else {
+		stored, err := c.Store.SessionTurns(ctx, r.trigger.Scope, session)
+		if err != nil {
+			return memory.Errorf(memory.EUNAVAILABLE, "read session turns: %v", err)
+		}
+		if len(stored) < a.Int("min_messages") {
+			return nil
+		}
+		for _, t := range stored {
+			if !t.Extracted {
+				turns = append(turns, t)
+			}
+		}
+	}
+	out := extractionRequests(turns, a.Text("reason"), r)
+	if len(out) == 0 {
+		return nil
+	}
+	return emitErr(c.Emit(ctx, out...))
+}
+
+// extractionRequests groups turns by user and session, in turn order, and
+// makes one request per session and chunk of events.MaxExtractionTurns.
+func extractionRequests(turns []memory.Turn, reason string, r *run) []memory.Outgoing {
+	type key struct {
+		scope   memory.Scope
+		session string
+	}
+	bySession := map[key][]memory.Turn{}
+	var order []key
+	for _, t := range turns {
+		k := key{t.Scope, t.SessionID}
+		if _, ok := bySession[k]; !ok {
+			order = append(order, k)
+		}
+		bySession[k] = append(bySession[k], t)
+	}
+	var out []memory.Outgoing
+	for _, k := range order {
+		ts := bySession[k]
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].TurnIndex < ts[j].TurnIndex })
+		agent := ts[len(ts)-1].Agent
+		if r.trigger != nil && r.trigger.Agent != "" {
+			agent = r.trigger.Agent
+		}
+		et := make([]events.ExtractionTurn, len(ts))
+		for i, t := range ts {
+			et[i] = events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role, Content: t.Content,
+				ToolCalls: decodeList[events.ToolCall](t.ToolCalls), ToolResults: decodeList[events.ToolResult](t.ToolResults),
+				Time: t.Time, Project: t.Project}
+		}
+		for start := 0; start < len(et); start += events.MaxExtractionTurns {
+			chunk := et[start:min(start+events.MaxExtractionTurns, len(et))]
+			id := extraction.RequestID(k.scope, k.session, chunk)
+			out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: id, Scope: k.scope,
+				Agent: agent, Time: r.at, Data: &events.ExtractionRequested{RequestID: id, SessionID: k.session,
+					Reason: reason, Turns: chunk}})
+		}
+	}
+	return out
+}
