@@ -1,7 +1,6 @@
 package extraction
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -23,10 +22,7 @@ func startRules(t *testing.T, file string) (*Batcher, *recorder) {
 	r := &recorder{}
 	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
 	b.Rules = func() *rules.Set { return set }
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); b.Run(ctx, nil) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runBatcher(t, b, nil)
 	return b, r
 }
 
