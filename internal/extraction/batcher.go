@@ -251,21 +251,36 @@ func (b *Batcher) Run(ctx context.Context, source memory.TurnSource) error {
 		case <-tick.C:
 			b.flushQuiet(ctx)
 		case <-sweep.C:
-			if source != nil && b.Rules == nil {
-				if err := b.recover(ctx, source, time.Now()); err != nil {
-					b.log.Warn("sweep", zap.Error(err))
-				}
-			}
 			if b.Rules == nil {
-				// With rules, the sweep is a scheduled extract_now.
+				if source != nil {
+					if err := b.recover(ctx, source, time.Now()); err != nil {
+						b.log.Warn("sweep", zap.Error(err))
+					}
+				}
 				b.flushAll(ctx, ReasonSweep)
 			}
-			// The read model, not this map, knows what is extracted; the
-			// sweep is where the map's memory is given back.
+			// With rules, the sweep is a scheduled extract_now. The read
+			// model, not these maps, knows what is extracted; this is
+			// where their memory is given back.
 			b.mu.Lock()
 			b.requested = map[sessionKey]map[int]bool{}
+			b.dropIdle(time.Now())
 			b.mu.Unlock()
 			sweep.Reset(time.Until(nextAt(time.Now(), b.cfg.SweepAt)))
+		}
+	}
+}
+
+// idleFor is how long a session no quiet rule will extract is held
+// before the batcher forgets it; its turns stay unextracted in the read
+// model, for a scheduled extract_now or the next start.
+const idleFor = 24 * time.Hour
+
+// dropIdle forgets sessions no trigger is left to extract. b.mu is held.
+func (b *Batcher) dropIdle(now time.Time) {
+	for k, p := range b.sessions {
+		if p.gap == 0 && now.Sub(p.last) >= idleFor {
+			delete(b.sessions, k)
 		}
 	}
 }

@@ -95,3 +95,28 @@ rules:
 		}
 	})
 }
+
+// A session no rule will extract is not held forever: after a day idle
+// the nightly reset forgets it (the read model still has its turns).
+func TestIdleSessionsWithoutTriggerAreForgotten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := startRules(t, `
+rules:
+  - name: end
+    on: session.ended
+    do: [extract_now]
+`)
+		handle(t, b, turn("s1", 0, "a"))
+		held := func() int { b.mu.Lock(); defer b.mu.Unlock(); return len(b.sessions) }
+		time.Sleep(23 * time.Hour)
+		synctest.Wait()
+		if held() != 1 {
+			t.Fatal("session forgotten within a day")
+		}
+		time.Sleep(26 * time.Hour)
+		synctest.Wait()
+		if n := held(); n != 0 {
+			t.Fatalf("%d sessions held after two idle days, want 0", n)
+		}
+	})
+}
