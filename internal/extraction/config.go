@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-// Config holds the batcher's thresholds (seed 001 §6.2).
+// Config holds the batcher's thresholds (seed 001 §6.2). With
+// Batcher.Rules set, the rules give the quiet gap, the token cap and the
+// sweep instead (SweepAt then only times the nightly release of memory).
 type Config struct {
 	// QuietGap: a session with no new turn for this long is extracted.
 	QuietGap time.Duration
