@@ -103,6 +103,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			stream.SubjectPrefix + ".*.*." + events.TypeSessionEnded,
 			// Requests a rule made elsewhere: those turns stop waiting.
 			stream.SubjectPrefix + ".*.*." + events.TypeExtractionRequested,
+			stream.SubjectPrefix + ".*.*." + events.TypeUserForgotten,
 		},
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 	}, log)
@@ -129,7 +130,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 	})
 
-	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor")}
+	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor"),
+		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
 	if a.store != nil {
 		x.Known = a.store
 	}

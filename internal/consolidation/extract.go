@@ -2,7 +2,6 @@ package consolidation
 
 import (
 	"context"
-	"sort"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/extraction"
@@ -61,50 +60,9 @@ func (c *Consolidator) extractNow(ctx context.Context, r *run, a rules.Action) e
 			}
 		}
 	}
-	out := extractionRequests(turns, a.Text("reason"), r)
+	out := extraction.Requests(turns, a.Text("reason"), r.at)
 	if len(out) == 0 {
 		return nil
 	}
 	return emitErr(c.Emit(ctx, out...))
-}
-
-// extractionRequests groups turns by user and session, in turn order, and
-// makes one request per session and chunk of events.MaxExtractionTurns.
-func extractionRequests(turns []memory.Turn, reason string, r *run) []memory.Outgoing {
-	type key struct {
-		scope   memory.Scope
-		session string
-	}
-	bySession := map[key][]memory.Turn{}
-	var order []key
-	for _, t := range turns {
-		k := key{t.Scope, t.SessionID}
-		if _, ok := bySession[k]; !ok {
-			order = append(order, k)
-		}
-		bySession[k] = append(bySession[k], t)
-	}
-	var out []memory.Outgoing
-	for _, k := range order {
-		ts := bySession[k]
-		sort.SliceStable(ts, func(i, j int) bool { return ts[i].TurnIndex < ts[j].TurnIndex })
-		agent := ts[len(ts)-1].Agent
-		if r.trigger != nil && r.trigger.Agent != "" {
-			agent = r.trigger.Agent
-		}
-		et := make([]events.ExtractionTurn, len(ts))
-		for i, t := range ts {
-			et[i] = events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role, Content: t.Content,
-				ToolCalls: decodeList[events.ToolCall](t.ToolCalls), ToolResults: decodeList[events.ToolResult](t.ToolResults),
-				Time: t.Time, Project: t.Project}
-		}
-		for start := 0; start < len(et); start += events.MaxExtractionTurns {
-			chunk := et[start:min(start+events.MaxExtractionTurns, len(et))]
-			id := extraction.RequestID(k.scope, k.session, chunk)
-			out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: id, Scope: k.scope,
-				Agent: agent, Time: r.at, Data: &events.ExtractionRequested{RequestID: id, SessionID: k.session,
-					Reason: reason, Turns: chunk}})
-		}
-	}
-	return out
 }

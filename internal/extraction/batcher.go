@@ -111,6 +111,21 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 		// A request from elsewhere (a scheduled extract_now, a confirmed
 		// rule): its turns are no longer waiting here.
 		b.forget(sessionKey{a.Scope, d.SessionID}, d.Turns)
+	case *events.UserForgotten:
+		// The user was erased: their waiting turns must not come back in
+		// an extraction request.
+		b.mu.Lock()
+		for key := range b.sessions {
+			if key.scope == a.Scope {
+				delete(b.sessions, key)
+			}
+		}
+		for key := range b.requested {
+			if key.scope == a.Scope {
+				delete(b.requested, key)
+			}
+		}
+		b.mu.Unlock()
 	}
 	return nil
 }
@@ -324,12 +339,7 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 		return err
 	}
 	for _, t := range turns {
-		var calls []events.ToolCall
-		var results []events.ToolResult
-		_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
-		_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
-		et := events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
-			Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project}
+		et := extractionTurn(t)
 		gap, tokenCap := b.thresholds(recoveredTurn(t, et))
 		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, et, gap, tokenCap)
 	}
@@ -337,6 +347,67 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 		b.log.Info("unextracted turns waiting", zap.Int("turns", len(turns)))
 	}
 	return nil
+}
+
+// extractionTurn is a stored turn as an extraction request carries it.
+func extractionTurn(t memory.Turn) events.ExtractionTurn {
+	var calls []events.ToolCall
+	var results []events.ToolResult
+	_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
+	_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
+	return events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
+		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project}
+}
+
+// Reextract is the extraction requests (reason manual) that ask for the
+// stored turns to be extracted again, with whatever model is configured
+// now: one per session and MaxTurns turns, under ids of this generation
+// (a run's own name), so they are new events and their results are new
+// memories, which merge with or supersede the old ones, with history.
+func Reextract(turns []memory.Turn, generation string, maxTurns int, now time.Time) []memory.Outgoing {
+	return requests(turns, events.ReasonManual, "reextract-"+generation+"-", maxTurns, now)
+}
+
+// Requests is the extraction requests for stored turns not extracted yet,
+// as a scheduled or confirmed extract_now makes them: one per session and
+// MaxTurns turns, under the ids the batcher gives the same turns
+// (RequestID), so whoever asks first, the turns are asked for once.
+func Requests(turns []memory.Turn, reason string, now time.Time) []memory.Outgoing {
+	return requests(turns, reason, "", 0, now)
+}
+
+func requests(turns []memory.Turn, reason, idPrefix string, maxTurns int, now time.Time) []memory.Outgoing {
+	if maxTurns <= 0 {
+		maxTurns = DefaultConfig().MaxTurns
+	}
+	type key struct {
+		scope   memory.Scope
+		session string
+	}
+	bySession := map[key][]events.ExtractionTurn{}
+	agents := map[key]string{}
+	var order []key
+	for _, t := range turns {
+		k := key{t.Scope, t.SessionID}
+		if _, ok := bySession[k]; !ok {
+			order = append(order, k)
+		}
+		bySession[k] = append(bySession[k], extractionTurn(t))
+		agents[k] = t.Agent
+	}
+	var out []memory.Outgoing
+	for _, k := range order {
+		ts := bySession[k]
+		sort.Slice(ts, func(i, j int) bool { return ts[i].TurnIndex < ts[j].TurnIndex })
+		for start := 0; start < len(ts); start += maxTurns {
+			chunk := ts[start:min(start+maxTurns, len(ts))]
+			req := &events.ExtractionRequested{RequestID: idPrefix + RequestID(k.scope, k.session, chunk),
+				SessionID: k.session, Reason: reason, Turns: chunk}
+			out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: req.RequestID,
+				Scope: k.scope, Agent: agents[k], Time: now.UTC(), Data: req})
+		}
+	}
+	return out
 }
 
 func orEmpty(s string) string {

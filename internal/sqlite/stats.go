@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// Stats counts what a read model holds, for `engram stats`.
+type Stats struct {
+	Namespace string         `json:"namespace,omitempty"`
+	User      string         `json:"user,omitempty"`
+	Users     int            `json:"users"`
+	Turns     int            `json:"turns"`
+	Sessions  int            `json:"sessions"`
+	Episodes  int            `json:"episodes"`
+	Memories  int            `json:"memories"` // active
+	ByStatus  map[string]int `json:"memories_by_status"`
+	ByCat     map[string]int `json:"active_by_category"`
+	LastSeq   uint64         `json:"last_seq"`
+}
+
+// ReadStats counts the read model at path, all of it or one namespace's
+// or one user's. It opens the file read-only, so it may run beside the
+// engram that writes it.
+func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error) {
+	st := Stats{Namespace: namespace, User: user, ByStatus: map[string]int{}, ByCat: map[string]int{}}
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return st, fmt.Errorf("stats: open %s: %w", path, err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	defer tx.Rollback()
+	where := ` WHERE (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)`
+	args := []any{namespace, namespace, user, user}
+	for _, c := range []struct {
+		dst *int
+		q   string
+	}{
+		{&st.Users, `SELECT count(*) FROM (SELECT DISTINCT namespace, user_id FROM sessions` + where + `)`},
+		{&st.Turns, `SELECT count(*) FROM turns` + where},
+		{&st.Sessions, `SELECT count(*) FROM sessions` + where},
+		{&st.Episodes, `SELECT count(*) FROM episodes` + where},
+	} {
+		if err := tx.QueryRowContext(ctx, c.q, args...).Scan(c.dst); err != nil {
+			return st, fmt.Errorf("stats: %w", err)
+		}
+	}
+	for _, g := range []struct {
+		into map[string]int
+		q    string
+	}{
+		{st.ByStatus, `SELECT status, count(*) FROM memories` + where + ` GROUP BY status`},
+		{st.ByCat, `SELECT category, count(*) FROM memories` + where + ` AND status = 'active' GROUP BY category`},
+	} {
+		rows, err := tx.QueryContext(ctx, g.q, args...)
+		if err != nil {
+			return st, fmt.Errorf("stats: %w", err)
+		}
+		for rows.Next() {
+			var k string
+			var n int
+			if err := rows.Scan(&k, &n); err != nil {
+				rows.Close()
+				return st, fmt.Errorf("stats: %w", err)
+			}
+			g.into[k] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return st, fmt.Errorf("stats: %w", err)
+		}
+	}
+	st.Memories = st.ByStatus["active"]
+	seq, err := lastSeq(ctx, tx)
+	if err != nil {
+		return st, err
+	}
+	st.LastSeq = seq
+	return st, nil
+}
+
+// ReadMemory reads one memory of a scope from the read model at path,
+// read-only, beside a running engram; ENOTFOUND when the scope has none
+// by that id.
+func ReadMemory(ctx context.Context, path string, scope memory.Scope, id string) (memory.Memory, error) {
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	m, err := scanMemory(db.QueryRowContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return memory.Memory{}, memory.Errorf(memory.ENOTFOUND, "no memory %s for user %q in namespace %q", id, scope.User, scope.Namespace)
+	case err != nil:
+		return memory.Memory{}, fmt.Errorf("read memory %s: %w", id, err)
+	}
+	return m.Memory, nil
+}
+
+// ReadTurns reads the stored turns dated in [since, until) from the read
+// model at path, read-only, all of them or one namespace's or one user's,
+// oldest first; at most limit of them.
+func ReadTurns(ctx context.Context, path, namespace, user string, since, until time.Time, limit int) ([]memory.Turn, error) {
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT `+turnColumns+`
+		FROM turns WHERE time >= ? AND time < ? AND (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)
+		ORDER BY time, id LIMIT ?`, since.UnixNano(), until.UnixNano(), namespace, namespace, user, user, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
+	}
+	out, err := scanTurns(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
+	}
+	return out, nil
+}
