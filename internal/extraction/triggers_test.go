@@ -26,6 +26,11 @@ func startRules(t *testing.T, file string) (*Batcher, *recorder) {
 	return b, r
 }
 
+// applied is an event of the test user.
+func applied(typ string, data any) memory.Applied {
+	return memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: typ}, Data: data}
+}
+
 // The quiet gap and token cap are the rules': a when: gives one user a
 // shorter gap, another none at all, and the cap is the rule's number.
 func TestRulesSetQuietGapAndTokenCap(t *testing.T) {
@@ -76,19 +81,17 @@ rules:
     do: [{extract_now: {min_messages: 3}}]
 `)
 		handle(t, b, turn("s1", 0, "a"), turn("s1", 1, "b"))
-		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeContextCompressing},
-			Data: &events.ContextCompressing{SessionID: "s1", Turns: []events.TurnRecorded{{TurnIndex: 2, Role: "user", Content: "c"}}}})
-		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeSessionEnded},
-			Data: &events.SessionEnded{SessionID: "s1", MessageCount: 2}})
+		handle(t, b, applied(events.TypeContextCompressing,
+			&events.ContextCompressing{SessionID: "s1", Turns: []events.TurnRecorded{{TurnIndex: 2, Role: "user", Content: "c"}}}))
+		handle(t, b, applied(events.TypeSessionEnded, &events.SessionEnded{SessionID: "s1", MessageCount: 2}))
 		if n := len(r.requests()); n != 0 {
 			t.Fatalf("%d requests, want none: no compression rule, and 2 messages is below min_messages", n)
 		}
 		// A scheduled extract_now asked for turn 0; the session's end (3
 		// messages now) asks for the rest only.
-		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeExtractionRequested},
-			Data: &events.ExtractionRequested{SessionID: "s1", Turns: []events.ExtractionTurn{{TurnIndex: 0}}}})
-		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeSessionEnded},
-			Data: &events.SessionEnded{SessionID: "s1", MessageCount: 3}})
+		handle(t, b, applied(events.TypeExtractionRequested,
+			&events.ExtractionRequested{SessionID: "s1", Turns: []events.ExtractionTurn{{TurnIndex: 0}}}))
+		handle(t, b, applied(events.TypeSessionEnded, &events.SessionEnded{SessionID: "s1", MessageCount: 3}))
 		got := r.requests()
 		if len(got) != 1 || got[0].Reason != ReasonEnded || len(indices(got[0].Turns)) != 2 || indices(got[0].Turns)[0] != 1 {
 			t.Fatalf("requests = %+v, want one session_ended request of turns 1 and 2", got)
