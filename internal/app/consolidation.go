@@ -13,7 +13,7 @@ import (
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/episode"
-	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/natsapi"
@@ -204,7 +204,7 @@ func consolidatorSubjects(set *rules.Set, log *zap.Logger) []string {
 // batcherOnly reports whether a rule does nothing in the consolidator on
 // an event type: every action is an extract_now the batcher runs.
 func batcherOnly(r rules.Rule, eventType string) bool {
-	if !extraction.BatcherRun(r, eventType) {
+	if !extractreq.BatcherRun(r, eventType) {
 		return false
 	}
 	for _, act := range r.Do {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/episode"
-	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/secrets"
@@ -182,7 +182,7 @@ func (c *Consolidator) rules() *rules.Set {
 }
 
 // ruleEvent is what the rules see of an applied event.
-func ruleEvent(a memory.Applied) (rules.Event, error) { return extraction.RuleEvent(a) }
+func ruleEvent(a memory.Applied) (rules.Event, error) { return extractreq.RuleEvent(a) }
 
 // runRule runs a rule's actions in order. It stops at the first error a
 // retry may cure and returns it; an action that can never succeed is

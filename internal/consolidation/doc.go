@@ -23,10 +23,10 @@
 // — ranking, the cards and the archive action — so there is nothing to
 // replay. An auto extract_now on turn.recorded, session.ended or
 // context.compressing is the extraction batcher's to run (it holds the
-// waiting turns; extraction.BatcherRun), so the consolidator skips it. On
+// waiting turns; extractreq.BatcherRun), so the consolidator skips it. On
 // a schedule it requests every turn not extracted yet, and on any other
 // trigger (or a confirmed firing) the session's unextracted turns, under
-// the batcher's request ids (extraction.RequestID), so a turn is asked
+// the batcher's request ids (extractreq.RequestID), so a turn is asked
 // for once whoever asks.
 //
 // mode: confirm rules are not run: the firing waits in a queue (Pending)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/engramhq/engram/events"
-	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 )
@@ -15,16 +15,16 @@ const maxSweepTurns = 100000
 
 // extractNow runs extract_now. An auto rule on turn.recorded,
 // context.compressing or session.ended is the batcher's to run (it holds
-// the waiting turns; see extraction.BatcherRun), so here it does nothing.
+// the waiting turns; see extractreq.BatcherRun), so here it does nothing.
 // On a schedule, every turn not extracted yet is requested; on any other
 // event naming a session (or a confirmed firing), that session's
 // unextracted turns, when it has min_messages turns.
 //
-// Requests go out as extraction.requested under extraction.RequestID, the
+// Requests go out as extraction.requested under extractreq.RequestID, the
 // batcher's ids: the same turns asked for twice (a replay, a repeated
 // firing, the batcher's quiet gap racing a sweep) are one request.
 func (c *Consolidator) extractNow(ctx context.Context, r *run, a rules.Action) error {
-	if r.trigger != nil && extraction.BatcherRun(r.rule, r.trigger.Type) {
+	if r.trigger != nil && extractreq.BatcherRun(r.rule, r.trigger.Type) {
 		return nil
 	}
 	session := ""
@@ -60,7 +60,7 @@ func (c *Consolidator) extractNow(ctx context.Context, r *run, a rules.Action) e
 			}
 		}
 	}
-	out := extraction.Requests(turns, a.Text("reason"), r.at)
+	out := extractreq.Requests(turns, a.Text("reason"), "", 0, r.at)
 	if len(out) == 0 {
 		return nil
 	}

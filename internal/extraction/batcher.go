@@ -2,15 +2,13 @@ package extraction
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"go.uber.org/zap"
@@ -234,16 +232,9 @@ func (b *Batcher) forget(key sessionKey, turns []events.ExtractionTurn) {
 	}
 }
 
-// RequestID names a request by what it covers, so the same turns asked
-// for twice (a restart, a sweep racing a quiet gap) are one request.
+// RequestID names a request by what it covers (extractreq.RequestID).
 func RequestID(scope memory.Scope, session string, turns []events.ExtractionTurn) string {
-	idx := make([]int, len(turns))
-	for i, t := range turns {
-		idx[i] = t.TurnIndex
-	}
-	b, _ := json.Marshal(idx)
-	h := sha256.Sum256([]byte(scope.Namespace + "\x00" + scope.User + "\x00" + session + "\x00" + string(b)))
-	return "req-" + hex.EncodeToString(h[:12])
+	return extractreq.RequestID(scope, session, turns)
 }
 
 // Run flushes quiet sessions every Tick and runs the daily sweep, until
@@ -339,7 +330,7 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 		return err
 	}
 	for _, t := range turns {
-		et := extractionTurn(t)
+		et := extractreq.Turn(t)
 		gap, tokenCap := b.thresholds(recoveredTurn(t, et))
 		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, et, gap, tokenCap)
 	}
@@ -349,70 +340,11 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 	return nil
 }
 
-// extractionTurn is a stored turn as an extraction request carries it.
-func extractionTurn(t memory.Turn) events.ExtractionTurn {
-	var calls []events.ToolCall
-	var results []events.ToolResult
-	_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
-	_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
-	return events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
-		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project}
-}
-
 // Reextract is the extraction requests (reason manual) that ask for the
 // stored turns to be extracted again, with whatever model is configured
 // now: one per session and MaxTurns turns, under ids of this generation
 // (a run's own name), so they are new events and their results are new
 // memories, which merge with or supersede the old ones, with history.
 func Reextract(turns []memory.Turn, generation string, maxTurns int, now time.Time) []memory.Outgoing {
-	return requests(turns, events.ReasonManual, "reextract-"+generation+"-", maxTurns, now)
-}
-
-// Requests is the extraction requests for stored turns not extracted yet,
-// as a scheduled or confirmed extract_now makes them: one per session and
-// MaxTurns turns, under the ids the batcher gives the same turns
-// (RequestID), so whoever asks first, the turns are asked for once.
-func Requests(turns []memory.Turn, reason string, now time.Time) []memory.Outgoing {
-	return requests(turns, reason, "", 0, now)
-}
-
-func requests(turns []memory.Turn, reason, idPrefix string, maxTurns int, now time.Time) []memory.Outgoing {
-	if maxTurns <= 0 {
-		maxTurns = DefaultConfig().MaxTurns
-	}
-	type key struct {
-		scope   memory.Scope
-		session string
-	}
-	bySession := map[key][]events.ExtractionTurn{}
-	agents := map[key]string{}
-	var order []key
-	for _, t := range turns {
-		k := key{t.Scope, t.SessionID}
-		if _, ok := bySession[k]; !ok {
-			order = append(order, k)
-		}
-		bySession[k] = append(bySession[k], extractionTurn(t))
-		agents[k] = t.Agent
-	}
-	var out []memory.Outgoing
-	for _, k := range order {
-		ts := bySession[k]
-		sort.Slice(ts, func(i, j int) bool { return ts[i].TurnIndex < ts[j].TurnIndex })
-		for start := 0; start < len(ts); start += maxTurns {
-			chunk := ts[start:min(start+maxTurns, len(ts))]
-			req := &events.ExtractionRequested{RequestID: idPrefix + RequestID(k.scope, k.session, chunk),
-				SessionID: k.session, Reason: reason, Turns: chunk}
-			out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: req.RequestID,
-				Scope: k.scope, Agent: agents[k], Time: now.UTC(), Data: req})
-		}
-	}
-	return out
-}
-
-func orEmpty(s string) string {
-	if s == "" {
-		return "null"
-	}
-	return s
+	return extractreq.Requests(turns, events.ReasonManual, "reextract-"+generation+"-", maxTurns, now)
 }

@@ -1,63 +1,24 @@
 package extraction
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 )
 
-// BatcherRun reports whether the batcher, not the consolidator, runs a
-// rule's extract_now: an auto rule on an event the batcher watches, whose
-// waiting turns it holds. The consolidator runs the others (a schedule, a
-// confirmed firing, a rule on any other event).
-func BatcherRun(r rules.Rule, eventType string) bool {
-	if r.Mode != rules.ModeAuto {
-		return false
-	}
-	switch eventType {
-	case events.TypeTurnRecorded, events.TypeContextCompressing, events.TypeSessionEnded:
-		return true
-	}
-	return false
-}
-
-// RuleEvent is what the rules see of an applied event: its attributes and
-// its data as JSON.
-func RuleEvent(a memory.Applied) (rules.Event, error) {
-	attrs := map[string]any{"specversion": "1.0", "id": a.ID, "source": a.Source, "type": a.Type,
-		"namespace": a.Scope.Namespace, "user": a.Scope.User}
-	if !a.Time.IsZero() {
-		attrs["time"] = a.Time.UTC().Format(time.RFC3339Nano)
-	}
-	if a.Subject != "" {
-		attrs["subject"] = a.Subject
-	}
-	if a.Agent != "" {
-		attrs["agent"] = a.Agent
-	}
-	var data []byte
-	if a.Data != nil {
-		var err error
-		if data, err = json.Marshal(a.Data); err != nil {
-			return rules.Event{}, err
-		}
-	}
-	return rules.NewEvent(attrs, data)
-}
-
 // matching is the extract_now actions of the auto rules an event fires,
 // in set order; nil when the event cannot be read.
 func (b *Batcher) matching(a memory.Applied) []rules.Action {
-	ev, err := RuleEvent(a)
+	ev, err := extractreq.RuleEvent(a)
 	if err != nil {
 		return nil
 	}
 	var out []rules.Action
 	for _, r := range b.Rules().Match(ev) {
-		if !BatcherRun(r, a.Type) {
+		if !extractreq.BatcherRun(r, a.Type) {
 			continue
 		}
 		for _, act := range r.Do {
