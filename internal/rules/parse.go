@@ -646,10 +646,8 @@ func (p *parser) extractParams(item *yaml.Node, at string, r *Rule, a Action) {
 		p.errorf(item, "%s: extract_now: quiet_gap needs reason: quiet, not %q", at, reason)
 	case tokCap && reason != "token_cap":
 		p.errorf(item, "%s: extract_now: token_cap needs reason: token_cap, not %q", at, reason)
-	case reason == "quiet" && !gap && r.On == "turn.recorded":
-		p.errorf(item, "%s: extract_now: reason quiet on turn.recorded needs quiet_gap (e.g. 3m)", at)
-	case reason == "token_cap" && !tokCap && r.On == "turn.recorded":
-		p.errorf(item, "%s: extract_now: reason token_cap on turn.recorded needs token_cap (e.g. 6000)", at)
+	case !gap && !tokCap && r.Schedule == nil && r.On == "turn.recorded":
+		p.errorf(item, "%s: extract_now: on turn.recorded it needs quiet_gap (reason quiet, e.g. 3m) or token_cap (reason token_cap, e.g. 6000)", at)
 	}
 }
 

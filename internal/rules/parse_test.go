@@ -108,7 +108,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{`x.yaml:11:9: rule consolidate: do[1]: extract_now: token_cap needs reason: token_cap, not "quiet"`}},
 		{"quiet reason without a gap", strings.Replace(edit(t, "    on: session.ended\n", "    on: turn.recorded\n"),
 			"      - update_scratchpad\n", "      - extract_now: {reason: quiet}\n", 1),
-			[]string{"x.yaml:11:9: rule consolidate: do[1]: extract_now: reason quiet on turn.recorded needs quiet_gap (e.g. 3m)"}},
+			[]string{"x.yaml:11:9: rule consolidate: do[1]: extract_now: on turn.recorded it needs quiet_gap (reason quiet, e.g. 3m) or token_cap (reason token_cap, e.g. 6000)"}},
 		{"bad min_messages", edit(t, "      - update_scratchpad\n", "      - extract_now: {min_messages: 0}\n"),
 			[]string{"x.yaml:11:37: rule consolidate: do[1].min_messages: 0 is below 1"}},
 		{"unknown top-level key", "version: 1\n" + valid,
