@@ -21,6 +21,7 @@ import (
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/projector"
 	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/tokens"
@@ -81,6 +82,10 @@ type App struct {
 	// healEvery is how often a JetStream turned off (a full disk) is
 	// looked at; tests shorten it.
 	healEvery time.Duration
+
+	// rules is the rules in force, loaded once for the batcher and the
+	// consolidator (see openRules).
+	rules func() *rules.Set
 
 	cancel  context.CancelFunc
 	wg      conc.WaitGroup
