@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo bench-recall bench-extract fuzz
+.PHONY: run test build bench bench-locomo bench-recall bench-extract bench-secrets fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -26,7 +26,7 @@ cluster:
 cluster-stop:
 	deploy/cluster.sh stop
 
-## bench: the figures README.md reports (ingest, ack latency, search at 100k and 1M turns, LoCoMo)
+## bench: the figures README.md reports (secret masking, ingest, ack latency, search at 100k and 1M turns, LoCoMo)
 bench:
 	$(GO) run ./cmd/engram-bench -locomo $(LOCOMO) -scale $(BENCH_SCALE)
 
@@ -41,6 +41,10 @@ bench-recall:
 ## bench-extract: extraction precision and recall on testdata/extract (rules; the LLM too when ENGRAM_LLM_BASE_URL is set)
 bench-extract:
 	$(GO) run ./cmd/engram-bench -only extract
+
+## bench-secrets: precision and recall of secret masking on internal/secrets/corpus
+bench-secrets:
+	$(GO) run ./cmd/engram-bench -only secrets
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each)
 FUZZTIME ?= 20s

@@ -21,6 +21,7 @@ import (
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/projector"
 	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/tokens"
@@ -78,6 +79,13 @@ type App struct {
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
+	// healEvery is how often a JetStream turned off (a full disk) is
+	// looked at; tests shorten it.
+	healEvery time.Duration
+
+	// rules is the rules in force, loaded once for the batcher and the
+	// consolidator (see openRules).
+	rules func() *rules.Set
 
 	cancel  context.CancelFunc
 	wg      conc.WaitGroup
@@ -110,6 +118,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 
 	if err := a.openNATS(ctx); err != nil {
 		return err
+	}
+	if a.embedded != nil {
+		a.wg.Go(func() { a.healJetStream(runCtx) })
 	}
 	declareMetrics()
 	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
@@ -261,6 +272,9 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 		StartSeq:      last + 1,
 		Batch:         512,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+		// Applying an event again changes nothing, and the read model's
+		// position must pass every message.
+		TakeEveryRedrive: true,
 	}, log)
 }
 
@@ -315,6 +329,12 @@ func (a *App) apiServer() *httpapi.Server {
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
 		Metrics:        metrics.Default.Handler(a.metricsState),
+		MaskSecrets:    a.Config.Extract.MaskAtIngest,
+	}
+	if a.Roles&RoleIngest != 0 {
+		srv.Forget = func(ctx context.Context, scope memory.Scope, reason string) (any, error) {
+			return a.Forget(ctx, scope, reason)
+		}
 	}
 	if a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		// A retriever publishes too: the write API (memories, pending
@@ -357,6 +377,9 @@ func (a *App) Ready(ctx context.Context) error {
 	if a.nc == nil || !a.nc.IsConnected() {
 		return errors.New("nats not connected")
 	}
+	if a.embedded != nil && !a.embedded.JetStreamEnabled() {
+		return errors.New("jetstream is off (the disk was full?): events cannot be stored; it comes back by itself once there is space")
+	}
 	if a.store != nil {
 		if err := a.store.Ping(ctx); err != nil {
 			return fmt.Errorf("read model: %w", err)
@@ -390,7 +413,7 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 			return
 		}
 		a.Log.Warn("retrieval degraded", zap.String("from", from), zap.String("to", to), zap.String("reason", reason))
-		id := fmt.Sprintf("degraded-%s-%s-%s", stream.MsgID(scope.Namespace, scope.User), from+to, now.Truncate(time.Minute).Format("200601021504"))
+		id := fmt.Sprintf("degraded-%s-%s-%s", stream.MsgID(scope.Namespace, scope.User, "retrieval", "degraded"), from+to, now.Truncate(time.Minute).Format("200601021504"))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := emit(ctx, memory.Outgoing{Type: events.TypeRetrievalDegraded, ID: id, Scope: scope, Time: now,

@@ -13,6 +13,7 @@ import (
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/episode"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/natsapi"
@@ -147,6 +148,17 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 // after that, a change that breaks them is reported with its line numbers
 // and the last good rules keep running.
 func (a *App) openRules(runCtx context.Context, log *zap.Logger) (func() *rules.Set, error) {
+	if a.rules != nil {
+		return a.rules, nil
+	}
+	current, err := a.loadRules(runCtx, log)
+	if err == nil {
+		a.rules = current
+	}
+	return current, err
+}
+
+func (a *App) loadRules(runCtx context.Context, log *zap.Logger) (func() *rules.Set, error) {
 	dir := a.Config.Consolidate.RulesDir
 	if info, err := os.Stat(dir); dir == "" || err != nil || !info.IsDir() {
 		set, err := rules.LoadFS(defaultrules.FS, events.Types())
@@ -177,7 +189,7 @@ func consolidatorSubjects(set *rules.Set, log *zap.Logger) []string {
 		if t == events.TypeTurnRecorded {
 			needed := false
 			for i := range set.Rules {
-				needed = needed || set.Rules[i].Triggers(t)
+				needed = needed || set.Rules[i].Triggers(t) && !batcherOnly(set.Rules[i], t)
 			}
 			if !needed {
 				continue
@@ -187,6 +199,20 @@ func consolidatorSubjects(set *rules.Set, log *zap.Logger) []string {
 		out = append(out, stream.SubjectPrefix+".*.*."+t)
 	}
 	return out
+}
+
+// batcherOnly reports whether a rule does nothing in the consolidator on
+// an event type: every action is an extract_now the batcher runs.
+func batcherOnly(r rules.Rule, eventType string) bool {
+	if !extractreq.BatcherRun(r, eventType) {
+		return false
+	}
+	for _, act := range r.Do {
+		if act.Type != rules.ActExtractNow {
+			return false
+		}
+	}
+	return true
 }
 
 // streamHead is the MEMORY stream's last sequence.

@@ -81,6 +81,17 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return fmt.Errorf("extract: %w", err)
 	}
 	batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), log.Named("batcher"))
+	// The rules' extract_now are the batcher's triggers (rules/extraction.yaml).
+	current, err := a.openRules(runCtx, a.Log.Named("rules"))
+	if err != nil {
+		return err
+	}
+	batcher.Rules = current
+	if def := extraction.DefaultConfig(); xc.QuietGap != def.QuietGap || xc.TokenCap != def.TokenCap || xc.SweepAt != def.SweepAt {
+		log.Warn("extract.quiet_gap, token_cap and sweep_at are set but the rules decide: change extract_when_quiet, "+
+			"extract_at_token_cap and daily_sweep in the rules directory instead",
+			zap.Duration("quiet_gap", xc.QuietGap), zap.Int("token_cap", xc.TokenCap), zap.String("sweep_at", xc.SweepAt))
+	}
 	bcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:  stream.MemoryStream,
 		Durable: "batcher",
@@ -90,6 +101,9 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			stream.SubjectPrefix + ".*.*." + events.TypeTurnRecorded,
 			stream.SubjectPrefix + ".*.*." + events.TypeContextCompressing,
 			stream.SubjectPrefix + ".*.*." + events.TypeSessionEnded,
+			// Requests a rule made elsewhere: those turns stop waiting.
+			stream.SubjectPrefix + ".*.*." + events.TypeExtractionRequested,
+			stream.SubjectPrefix + ".*.*." + events.TypeUserForgotten,
 		},
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 	}, log)
@@ -116,7 +130,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 	})
 
-	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor")}
+	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor"),
+		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
 	if a.store != nil {
 		x.Known = a.store
 	}

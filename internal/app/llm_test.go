@@ -161,9 +161,10 @@ func TestSecretsNeverReachTheLLMOrAMemory(t *testing.T) {
 	const key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3iJk6l"
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
-		// A model that repeats what it saw into a memory.
+		// A model that repeats what it saw into a memory: the key's
+		// reference, since the key was masked at ingest.
 		return fmt.Sprintf(`{"facts":[{"subject":"openai","predicate":"api_key","content":%q,"kind":"fact","category":"credential","importance":0.9,"confidence":0.95}]}`,
-			req.Prompt()[strings.Index(req.Prompt(), "sk-"):][:40])
+			req.Prompt()[strings.Index(req.Prompt(), "[secret:"):][:40])
 	})
 	cfg := testConfig(t, t.TempDir())
 	cfg.LLM.BaseURL, cfg.LLM.Model = srv.Config().BaseURL, srv.Config().Model

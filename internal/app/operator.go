@@ -12,14 +12,22 @@ import (
 	"go.uber.org/zap"
 )
 
-// OpenOperator gives an operator command (rebuild, dlq) JetStream. With
-// no cfg.NATS.URL it starts the embedded server on the data dir, which
-// must then be stopped: the data dir's lock is held until closeFn, and
-// the server listens in-process only, so nothing else can reach the store
-// meanwhile. With a URL it connects to that NATS, where engram may keep
-// running. closeFn releases everything, in reverse order.
+// OpenOperator gives an operator command (rebuild, dlq, export, import)
+// JetStream. With no cfg.NATS.URL it starts the embedded server on the
+// data dir: the data dir's lock is held until closeFn, and the server
+// listens in-process only, so nothing else can reach the store meanwhile.
+// If engram is running on the data dir (the lock is taken), it connects to
+// that engram's NATS listener (cfg.NATS.Listen) instead. With a URL it
+// connects to that NATS, where engram may keep running. closeFn releases
+// everything, in reverse order.
 func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
 	return openOperator(ctx, cfg, log, true)
+}
+
+// OpenOperatorCreate is OpenOperator for a command that may fill a new
+// data dir (import): an embedded store is created when there is none.
+func OpenOperatorCreate(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
+	return openOperator(ctx, cfg, log, false)
 }
 
 // openOperator is OpenOperator; without mustExist an embedded store is
@@ -28,7 +36,17 @@ func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustE
 	unlock := func() {}
 	if cfg.NATS.URL == "" {
 		if unlock, err = LockDataDir(cfg.DataDir); err != nil {
-			return nil, nil, err
+			if cfg.NATS.Listen == "" {
+				return nil, nil, err
+			}
+			// engram runs on this data dir: talk to it through its NATS
+			// listener instead of opening the store beside it.
+			lockErr := err
+			cfg.NATS.URL = "nats://" + cfg.NATS.Listen
+			if js, closeFn, err = openOperator(ctx, cfg, log, mustExist); err != nil {
+				return nil, nil, fmt.Errorf("%w; and nothing answers on its NATS listener %s: %w", lockErr, cfg.NATS.URL, err)
+			}
+			return js, closeFn, nil
 		}
 		// An operator command must not start an empty store where the
 		// data dir was mistyped.

@@ -34,6 +34,7 @@ type RebuildReport struct {
 	Read        int    // events read
 	Skipped     int    // events the projector would dead-letter too
 	HadLive     bool
+	LiveErr     string // why the live read model could not be read, when it could not
 	Live, Built sqlite.TableSums
 	Diff        []string // tables that differ
 	Took        time.Duration
@@ -55,11 +56,23 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	}
 	defer closeNATS()
 
+	var live *sqlite.Store
 	if _, err := os.Stat(cfg.ReadModelPath()); err == nil {
-		live, err := sqlite.Open(ctx, cfg.ReadModelPath())
+		live, err = sqlite.Open(ctx, cfg.ReadModelPath())
 		if err != nil {
-			return nil, fmt.Errorf("live read model: %w", err)
+			// A live read model that cannot be read (corrupt, say) is
+			// rebuilt from the whole stream; --replace swaps the new one
+			// in whatever state the old one is in.
+			var ce *sqlite.CorruptError
+			if !errors.As(err, &ce) {
+				return nil, fmt.Errorf("live read model: %w", err)
+			}
+			rep.LiveErr = err.Error()
+			live = nil
 		}
+	}
+	if live != nil {
+		var err error
 		rep.Live, rep.Target, err = live.Checksum(ctx)
 		live.Close()
 		if err != nil {

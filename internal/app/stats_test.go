@@ -151,7 +151,7 @@ func TestQualityStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rebuilt.Close()
-	st, err := rebuilt.Stats(t.Context(), ns, memory.DefaultWrongWriteWindow)
+	st, err := rebuilt.Quality(t.Context(), ns, memory.DefaultWrongWriteWindow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ var leaves = map[string][]string{
 	"internal/dedupe":       {"internal/memory", "internal/llm"},
 	"internal/episode":      {"internal/memory", "internal/llm"},
 	"internal/rules":        {"go.uber.org/zap", "go.yaml.in/yaml/v3"},
+	"internal/extractreq":   {"events", "internal/memory", "internal/rules"},
 	"internal/tokens":       {"github.com/tiktoken-go/tokenizer/codec"},
 	"internal/migrate":      {"github.com/cloudevents/sdk-go/v2/event", "events", "internal/memory"},
 }

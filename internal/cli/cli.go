@@ -23,13 +23,21 @@ import (
 const usage = `engram — long-term memory for LLM agents
 
 Usage:
-  engram serve   [flags]          run engram: embedded NATS + JetStream, every worker, HTTP API
-  engram rebuild [flags]          rebuild the read model from the stream and verify it equals the live one
-  engram search  [flags] QUERY    search a user's memory through a running engram
-  engram stats   [flags]          a namespace's counts and memory-quality figures, from a running engram
-  engram dlq     ls|show|redrive  read and redrive dead letters (events a worker gave up on)
-  engram mcp     [flags]          MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
-  engram creds   [agent NS]       the embedded NATS's users (operator, worker, agents) and how to use them
+  engram serve   [flags]                  run engram: embedded NATS + JetStream, every worker, HTTP API
+  engram rebuild [--replace]              rebuild the read model from the stream, verify it equals the live one
+  engram search  [flags] QUERY            search a user's memory through a running engram
+  engram dlq     ls|show|redrive|rm       read, redrive and erase dead letters (events a worker gave up on)
+  engram forget  --user U [--namespace N] erase a user: stream, dead letters, read model, cards
+  engram stats   [--namespace N] [--user U] [--json]  what the read model and the streams hold
+  engram delete  MEMORY_ID --user U [--namespace N]  delete one memory (memory.deleted)
+  engram replay  --consumer C --from SEQ|TIME  make one worker see the stream again from a point
+  engram reextract --since T [--until T] [--namespace N] [--user U]  extract a period again with the model configured now
+  engram export  [--namespace N] [--user U] [--out FILE]  the stream's events as CloudEvents JSON Lines
+  engram import  FILE                     publish an export to this engram's stream
+  engram rules   validate|test|run        check rule files, try them on an event, run a scheduled job now
+  engram mcp     [flags]                  MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
+  engram migrate myclaw|openakita DIR --user U  import another memory system's files
+  engram creds   [agent NS]               the embedded NATS's users (operator, worker, agents) and how to use them
   engram version
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
@@ -48,10 +56,22 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return rebuild(args[1:], stdout, stderr)
 	case "search":
 		return search(args[1:], stdout, stderr)
-	case "stats":
-		return stats(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
+	case "forget":
+		return forget(args[1:], stdout, stderr)
+	case "stats":
+		return stats(args[1:], stdout, stderr)
+	case "delete":
+		return deleteMemory(args[1:], stdout, stderr)
+	case "replay":
+		return replay(args[1:], stdout, stderr)
+	case "reextract":
+		return reextract(args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(args[1:], stdout, stderr)
+	case "import":
+		return importCmd(args[1:], stdout, stderr)
 	case "mcp":
 		return mcpCommand(args[1:], stdout, stderr)
 	case "creds":
@@ -119,6 +139,11 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %-10s %s%s\n", t, rep.Built[t], mark)
 	}
 	switch {
+	case rep.LiveErr != "" && rep.Out == cfg.ReadModelPath():
+		fmt.Fprintf(stdout, "the live read model could not be read (%s); replaced by the rebuilt one\n", rep.LiveErr)
+	case rep.LiveErr != "":
+		fmt.Fprintf(stdout, "the live read model could not be read (%s); run with --replace to swap the rebuilt one in\n", rep.LiveErr)
+		return 1
 	case !rep.HadLive:
 		fmt.Fprintln(stdout, "no live read model to compare with")
 	case len(rep.Diff) > 0:

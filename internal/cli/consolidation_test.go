@@ -80,7 +80,8 @@ func TestRulesTest(t *testing.T) {
 		`do build_episode source="session_end"`,
 		"data.message_count = 5, gte 3",
 		"- episode_on_compression",
-		"1 of ",
+		"✓ extract_on_session_end",
+		"2 of ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -89,7 +90,9 @@ func TestRulesTest(t *testing.T) {
 	short := writeFile(t, filepath.Join(t.TempDir(), "short.json"), `{"specversion":"1.0","id":"e2","source":"agent",
 		"type":"session.ended","user":"ana","data":{"session_id":"s1","message_count":2}}`)
 	out, _, _ = run(t, "rules", "test", "../../rules", "--event", short)
-	if !strings.Contains(out, "- consolidate_on_session_end") || !strings.Contains(out, "0 of ") {
+	// A short session gets no episode; its turns are still extracted.
+	if !strings.Contains(out, "- consolidate_on_session_end") || !strings.Contains(out, "✓ extract_on_session_end") ||
+		!strings.Contains(out, "1 of ") {
 		t.Fatalf("a 2-message session fires:\n%s", out)
 	}
 	out, _, code = run(t, "rules", "test", "../../rules")

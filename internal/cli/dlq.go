@@ -28,17 +28,21 @@ const dlqUsage = `Usage:
   engram dlq ls      [--consumer C] [--subject S] [--limit N] [--json]
   engram dlq show    SEQ...
   engram dlq redrive SEQ... | --all [--consumer C] [--subject S]
+  engram dlq rm      SEQ... | --all [--consumer C] [--subject S]
 
 Dead letters are events a worker gave up on, kept in the DEADLETTER stream
 with the reason. ls lists them oldest first (--json: one object a line);
 show prints one with every header and its body; redrive puts the event back
-on MEMORY at its original subject, where every worker sees it again, and
-removes the dead letter. --subject filters on the original subject and takes
-NATS wildcards (mem.default.ann.>, mem.*.*.turn.recorded).
+on MEMORY at its original subject, for the worker that gave up on it only
+(read models apply it again as a no-op), and removes the dead letter; rm
+erases dead letters without redriving them (their bytes overwritten in the
+store). --subject filters on the original subject and takes NATS wildcards
+(mem.default.ann.>, mem.*.*.turn.recorded).
 
 With engram stopped, dlq opens the data dir itself (--data-dir); redriven
-events are processed when engram next starts. While engram runs, point
---nats-url (ENGRAM_NATS_URL) at its NATS instead.
+events are processed when engram next starts. While engram runs on the
+data dir, dlq talks to it through its NATS listener (--nats-listen); with
+an external NATS, give --nats-url (ENGRAM_NATS_URL).
 Every command also takes engram's common flags (--data-dir, --nats-url, --config).
 `
 
@@ -54,6 +58,8 @@ func dlq(args []string, stdout, stderr io.Writer) int {
 		return dlqShow(args[1:], stdout, stderr)
 	case "redrive":
 		return dlqRedrive(args[1:], stdout, stderr)
+	case "rm", "remove":
+		return dlqRemove(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, dlqUsage)
 		return 0
@@ -292,8 +298,18 @@ func printDeadLetter(w io.Writer, d *stream.DeadLetter) {
 }
 
 func dlqRedrive(args []string, stdout, stderr io.Writer) int {
-	c := newDLQCommand("redrive", stderr)
-	all := c.fs.Bool("all", false, "redrive every dead letter (that --consumer and --subject select)")
+	return dlqEach("redrive", args, stdout, stderr)
+}
+
+func dlqRemove(args []string, stdout, stderr io.Writer) int {
+	return dlqEach("rm", args, stdout, stderr)
+}
+
+// dlqEach redrives ("redrive") or removes ("rm") each dead letter named
+// by seq or selected by --all.
+func dlqEach(name string, args []string, stdout, stderr io.Writer) int {
+	c := newDLQCommand(name, stderr)
+	all := c.fs.Bool("all", false, name+" every dead letter (that --consumer and --subject select)")
 	consumer := c.fs.String("consumer", "", "with --all: only this consumer's dead letters")
 	subject := c.fs.String("subject", "", "with --all: only these original subjects (NATS wildcards)")
 	cfg, pos, log, ok := c.parse(args)
@@ -323,14 +339,22 @@ func dlqRedrive(args []string, stdout, stderr io.Writer) int {
 
 	done, failed := 0, 0
 	redrive := func(seq uint64) {
-		memSeq, err := stream.Redrive(ctx, js, seq)
+		var line string
+		var err error
+		if name == "rm" {
+			line, err = fmt.Sprintf("%d removed", seq), stream.RemoveDeadLetter(ctx, js, seq)
+		} else {
+			var memSeq uint64
+			memSeq, err = stream.Redrive(ctx, js, seq)
+			line = fmt.Sprintf("%d → %d", seq, memSeq)
+		}
 		if err != nil {
 			c.fail(err)
 			failed++
 			return
 		}
 		done++
-		fmt.Fprintf(stdout, "%d → %d\n", seq, memSeq)
+		fmt.Fprintln(stdout, line)
 	}
 	if *all {
 		// The walk stops where DEADLETTER ended when it began, so an event
@@ -345,7 +369,7 @@ func dlqRedrive(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if done+failed == 0 {
-			fmt.Fprintln(stderr, "no dead letters to redrive")
+			fmt.Fprintln(stderr, "no dead letters to "+name)
 		}
 	} else {
 		for _, seq := range seqs {
@@ -356,7 +380,7 @@ func dlqRedrive(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if failed > 0 || ctx.Err() != nil {
-		fmt.Fprintf(stderr, "%s: %d redriven, %d failed\n", c.name, done, failed)
+		fmt.Fprintf(stderr, "%s: %d done, %d failed\n", c.name, done, failed)
 		return 1
 	}
 	return 0

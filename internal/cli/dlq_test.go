@@ -122,13 +122,14 @@ func TestDLQServerStopped(t *testing.T) {
 		}
 	})
 
-	t.Run("refuses a running engram's data dir", func(t *testing.T) {
+	t.Run("a locked data dir whose engram does not answer", func(t *testing.T) {
 		unlock, err := app.LockDataDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer unlock()
-		_, errOut, code := run(t, "dlq", "ls", "--data-dir", dir)
+		// Port 1: nothing listens there (the default 4222 may be anyone's).
+		_, errOut, code := run(t, "dlq", "ls", "--data-dir", dir, "--nats-listen", "127.0.0.1:1")
 		if code != 1 || !strings.Contains(errOut, "locked") {
 			t.Fatalf("exit %d, stderr %q; want 1 and a lock error", code, errOut)
 		}

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +89,9 @@ type LLM struct {
 	Model   string        `yaml:"model"`
 	APIKey  string        `yaml:"api_key"`
 	Timeout time.Duration `yaml:"timeout"`
+	// MaxRetryAfter caps how long a rate-limited request waits before its
+	// next try, whatever the endpoint's Retry-After says.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
 }
 
 // Embed is an OpenAI-compatible embeddings endpoint.
@@ -109,6 +113,16 @@ type Extract struct {
 	SweepAt     string        `yaml:"sweep_at"`
 	MaxAttempts int           `yaml:"max_attempts"` // LLM tries before the rules cover and the request is dead-lettered
 	MaskSecrets bool          `yaml:"mask_secrets"`
+	// UnmaskedNamespaces opt out of masking at ingest, one by one: their
+	// events enter the stream as sent. MaskSecrets false opts every
+	// namespace out.
+	UnmaskedNamespaces []string `yaml:"unmasked_namespaces"`
+}
+
+// MaskAtIngest reports whether events of namespace ns have their secrets
+// masked before they enter the stream.
+func (x Extract) MaskAtIngest(ns string) bool {
+	return x.MaskSecrets && !slices.Contains(x.UnmaskedNamespaces, ns)
 }
 
 // Consolidate configures the consolidator. The schedules themselves
@@ -147,7 +161,7 @@ func Default() Config {
 		},
 		Log:      Log{Level: "info", Format: "console"},
 		Instance: "local",
-		LLM:      LLM{Timeout: 60 * time.Second},
+		LLM:      LLM{Timeout: 60 * time.Second, MaxRetryAfter: 5 * time.Minute},
 		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
 			MaskSecrets: true},
@@ -234,6 +248,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_NATS_DUPLICATE_WINDOW": &c.NATS.DuplicateWindow,
 		"ENGRAM_SHUTDOWN_TIMEOUT":      &c.ShutdownTimeout,
 		"ENGRAM_LLM_TIMEOUT":           &c.LLM.Timeout,
+		"ENGRAM_LLM_MAX_RETRY_AFTER":   &c.LLM.MaxRetryAfter,
 		"ENGRAM_EMBED_TIMEOUT":         &c.Embed.Timeout,
 		"ENGRAM_EMBED_QUERY_TIMEOUT":   &c.Embed.QueryTimeout,
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
@@ -254,6 +269,14 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			return fmt.Errorf("ENGRAM_MASK_SECRETS: %q is not true or false", v)
 		}
 		c.Extract.MaskSecrets = b
+	}
+	if v, ok := getenv("ENGRAM_UNMASKED_NAMESPACES"); ok {
+		c.Extract.UnmaskedNamespaces = nil
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				c.Extract.UnmaskedNamespaces = append(c.Extract.UnmaskedNamespaces, ns)
+			}
+		}
 	}
 	if v, ok := getenv("ENGRAM_HTTP_TOKENS"); ok {
 		tokens, err := parseTokens(v)
@@ -340,6 +363,9 @@ func (c Config) Validate() error {
 	}
 	if c.LLM.Timeout <= 0 {
 		return errors.New("llm.timeout: must be positive")
+	}
+	if c.LLM.MaxRetryAfter < 0 {
+		return errors.New("llm.max_retry_after: must not be negative (ENGRAM_LLM_MAX_RETRY_AFTER)")
 	}
 	if c.Embed.BaseURL != "" {
 		if !strings.HasPrefix(c.Embed.BaseURL, "http://") && !strings.HasPrefix(c.Embed.BaseURL, "https://") {

@@ -452,6 +452,14 @@ var cardTriggers = []string{events.TypeEpisodeBuilt, events.TypeScratchpadUpdate
 // noteCards schedules a render of the event's user's cards CardsDelay
 // after the last change (debounced: a burst of changes renders once).
 func (c *Consolidator) noteCards(a memory.Applied) {
+	if a.Type == events.TypeUserForgotten {
+		// The user is gone: a render still due would write their cards
+		// again, after forget removed them.
+		c.mu.Lock()
+		delete(c.cards, a.Scope)
+		c.mu.Unlock()
+		return
+	}
 	if c.CardsDir == "" || c.Store == nil || !slices.Contains(cardTriggers, a.Type) || a.Scope.User == "" {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/episode"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/secrets"
@@ -36,6 +37,9 @@ type Store interface {
 	Episodes(ctx context.Context, scope memory.Scope, session string, limit int) ([]memory.Episode, error)
 	EpisodesEnded(ctx context.Context, scope memory.Scope, from, to time.Time) ([]memory.Episode, error)
 	DailySummaries(ctx context.Context, scope memory.Scope, date string) ([]memory.DailySummary, error)
+	// Unextracted is every user's turns not extracted yet, recorded
+	// before a time, oldest first (memory.TurnSource).
+	Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error)
 }
 
 // Consolidator runs the rules. New sets the defaults; set the optional
@@ -186,29 +190,8 @@ func (c *Consolidator) rules() *rules.Set {
 	return &rules.Set{}
 }
 
-// ruleEvent is what the rules see of an applied event: its attributes and
-// its data as JSON.
-func ruleEvent(a memory.Applied) (rules.Event, error) {
-	attrs := map[string]any{"specversion": "1.0", "id": a.ID, "source": a.Source, "type": a.Type,
-		"namespace": a.Scope.Namespace, "user": a.Scope.User}
-	if !a.Time.IsZero() {
-		attrs["time"] = a.Time.UTC().Format(time.RFC3339Nano)
-	}
-	if a.Subject != "" {
-		attrs["subject"] = a.Subject
-	}
-	if a.Agent != "" {
-		attrs["agent"] = a.Agent
-	}
-	var data []byte
-	if a.Data != nil {
-		var err error
-		if data, err = json.Marshal(a.Data); err != nil {
-			return rules.Event{}, err
-		}
-	}
-	return rules.NewEvent(attrs, data)
-}
+// ruleEvent is what the rules see of an applied event.
+func ruleEvent(a memory.Applied) (rules.Event, error) { return extractreq.RuleEvent(a) }
 
 // runRule runs a rule's actions in order. It stops at the first error a
 // retry may cure and returns it; an action that can never succeed is

@@ -64,6 +64,21 @@ func (f *fakeStore) SessionTurns(_ context.Context, s memory.Scope, session stri
 	return slices.Clone(f.turns[key(s, session)]), nil
 }
 
+func (f *fakeStore) Unextracted(_ context.Context, before time.Time, limit int) ([]memory.Turn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []memory.Turn
+	for _, ts := range f.turns {
+		for _, t := range ts {
+			if !t.Extracted && t.Time.Before(before) && len(out) < limit {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b memory.Turn) int { return a.Time.Compare(b.Time) })
+	return out, nil
+}
+
 func (f *fakeStore) UnconsolidatedSessions(_ context.Context, s memory.Scope, _ time.Time, _, _ int) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -21,10 +21,13 @@
 // Decay writes nothing: a memory's score (maintain.Score) is a function
 // of its importance, category, use and the time, computed where it is used
 // — ranking, the cards and the archive action — so there is nothing to
-// replay. extract_now on session.ended, context.compressing or a schedule
-// is what the extraction batcher already does for every session, so the
-// consolidator does not ask twice; on any other trigger it requests
-// extraction of the session's unextracted turns.
+// replay. An auto extract_now on turn.recorded, session.ended or
+// context.compressing is the extraction batcher's to run (it holds the
+// waiting turns; extractreq.BatcherRun), so the consolidator skips it. On
+// a schedule it requests every turn not extracted yet, and on any other
+// trigger (or a confirmed firing) the session's unextracted turns, under
+// the batcher's request ids (extractreq.RequestID), so a turn is asked
+// for once whoever asks.
 //
 // mode: confirm rules are not run: the firing waits in a queue (Pending)
 // until an operator approves it (Approve) or dismisses it. With Queue set

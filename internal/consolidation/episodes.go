@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -304,54 +303,4 @@ func cutLines(s string, n int) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, "\n ")
-}
-
-// extractNow runs extract_now. The extraction batcher already requests
-// extraction at session end, on compression and in its daily sweep, so on
-// those triggers there is nothing to add; on any other event that names a
-// session, the session's unextracted turns are requested.
-func (c *Consolidator) extractNow(ctx context.Context, r *run, a rules.Action) error {
-	if r.trigger == nil {
-		return nil
-	}
-	switch r.trigger.Type {
-	case events.TypeSessionEnded, events.TypeContextCompressing:
-		return nil
-	}
-	session := events.SessionID(r.trigger.Data)
-	if session == "" || !c.needStore(r, a.Type) {
-		return nil
-	}
-	if err := c.catchUp(ctx, r); err != nil {
-		return err
-	}
-	stored, err := c.Store.SessionTurns(ctx, r.trigger.Scope, session)
-	if err != nil {
-		return memory.Errorf(memory.EUNAVAILABLE, "read session turns: %v", err)
-	}
-	var turns []events.ExtractionTurn
-	for _, t := range stored {
-		if t.Extracted {
-			continue
-		}
-		turns = append(turns, events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role, Content: t.Content,
-			ToolCalls: decodeList[events.ToolCall](t.ToolCalls), ToolResults: decodeList[events.ToolResult](t.ToolResults),
-			Time: t.Time, Project: t.Project})
-	}
-	var out []memory.Outgoing
-	for start := 0; start < len(turns); start += events.MaxExtractionTurns {
-		chunk := turns[start:min(start+events.MaxExtractionTurns, len(turns))]
-		idx := make([]byte, 0, 8*len(chunk))
-		for _, t := range chunk {
-			idx = append(idx, []byte(" "+strconv.Itoa(t.TurnIndex))...)
-		}
-		id := "req-" + hashOf(Source, r.trigger.Scope.Namespace, r.trigger.Scope.User, session, string(idx))
-		out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: id, Scope: r.trigger.Scope,
-			Agent: r.trigger.Agent, Time: r.at, Data: &events.ExtractionRequested{RequestID: id, SessionID: session,
-				Reason: a.Text("reason"), Turns: chunk}})
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return emitErr(c.Emit(ctx, out...))
 }

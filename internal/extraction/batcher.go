@@ -2,16 +2,15 @@ package extraction
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/rules"
 	"go.uber.org/zap"
 )
 
@@ -35,6 +34,10 @@ type pending struct {
 	last    time.Time // wall clock of the last turn seen, for the quiet gap
 	agent   string
 	summary string
+	// gap and tokenCap are the thresholds in force for the session's last
+	// turn; 0 means that trigger is off.
+	gap      time.Duration
+	tokenCap int
 }
 
 // Batcher decides when a session's turns are extracted.
@@ -42,6 +45,12 @@ type Batcher struct {
 	cfg  Config
 	emit memory.Emitter
 	log  *zap.Logger
+	// Rules, when set, are the batcher's triggers (see triggers.go): the
+	// quiet gap and token cap of the extract_now rules on turn.recorded,
+	// and the extract_now rules on context.compressing and session.ended.
+	// The daily sweep is then a scheduled rule the consolidator runs. nil
+	// keeps cfg's fixed triggers. Set it before the first Handle or Run.
+	Rules func() *rules.Set
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*pending
@@ -68,24 +77,53 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 	switch d := a.Data.(type) {
 	case *events.TurnRecorded:
 		key := sessionKey{a.Scope, d.SessionID}
-		if full := b.add(key, a.Agent, snapshot(d, a.Time)); full {
+		gap, tokenCap := b.thresholds(a)
+		if full := b.add(key, a.Agent, snapshot(d, a.Time), gap, tokenCap); full {
 			return b.flush(ctx, key, ReasonTokenCap)
 		}
 	case *events.ContextCompressing:
-		// What leaves the agent's window is extracted now, with whatever
-		// of the session was still waiting.
+		// What leaves the agent's window is extracted now (when a rule
+		// says so), with whatever of the session was still waiting.
 		key := sessionKey{a.Scope, d.SessionID}
 		for _, t := range d.Turns {
-			b.add(key, a.Agent, snapshot(&t, a.Time))
+			gap, tokenCap := b.thresholds(asTurn(a, &t))
+			b.add(key, a.Agent, snapshot(&t, a.Time), gap, tokenCap)
 		}
 		b.mu.Lock()
 		if p := b.sessions[key]; p != nil {
 			p.summary = d.Summary
 		}
 		b.mu.Unlock()
-		return b.flush(ctx, key, ReasonCompressing)
+		if reason, ok := b.extractNow(a, key, 0, ReasonCompressing); ok {
+			return b.flush(ctx, key, reason)
+		}
 	case *events.SessionEnded:
-		return b.flush(ctx, sessionKey{a.Scope, d.SessionID}, ReasonEnded)
+		key := sessionKey{a.Scope, d.SessionID}
+		reason, ok := b.extractNow(a, key, d.MessageCount, ReasonEnded)
+		if ok {
+			return b.flush(ctx, key, reason)
+		}
+		// No rule extracts this session now: its turns wait for the
+		// quiet gap or the sweep, and what is requested of it is kept.
+	case *events.ExtractionRequested:
+		// A request from elsewhere (a scheduled extract_now, a confirmed
+		// rule): its turns are no longer waiting here.
+		b.forget(sessionKey{a.Scope, d.SessionID}, d.Turns)
+	case *events.UserForgotten:
+		// The user was erased: their waiting turns must not come back in
+		// an extraction request.
+		b.mu.Lock()
+		for key := range b.sessions {
+			if key.scope == a.Scope {
+				delete(b.sessions, key)
+			}
+		}
+		for key := range b.requested {
+			if key.scope == a.Scope {
+				delete(b.requested, key)
+			}
+		}
+		b.mu.Unlock()
 	}
 	return nil
 }
@@ -97,7 +135,7 @@ func snapshot(d *events.TurnRecorded, at time.Time) events.ExtractionTurn {
 
 // add records a turn as waiting and reports whether its session passed the
 // token cap.
-func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn) bool {
+func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn, gap time.Duration, tokenCap int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.requested[key][t.TurnIndex] {
@@ -115,7 +153,8 @@ func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn) boo
 	p.tokens += turnTokens(t)
 	p.last = time.Now()
 	p.agent = agent
-	return p.tokens >= b.cfg.TokenCap
+	p.gap, p.tokenCap = gap, tokenCap
+	return p.tokenCap > 0 && p.tokens >= p.tokenCap
 }
 
 func turnTokens(t events.ExtractionTurn) int {
@@ -158,6 +197,19 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 	if err := b.emit(ctx, out...); err != nil {
 		return fmt.Errorf("request extraction of %d turns: %w", len(turns), err)
 	}
+	b.forget(key, turns)
+	if reason == ReasonEnded {
+		b.mu.Lock()
+		delete(b.requested, key)
+		b.mu.Unlock()
+	}
+	b.log.Debug("extraction requested", zap.String("reason", reason), zap.Int("turns", len(turns)), zap.Int("requests", len(out)))
+	return nil
+}
+
+// forget marks turns as requested: they stop waiting, and a redelivered
+// copy does not ask again.
+func (b *Batcher) forget(key sessionKey, turns []events.ExtractionTurn) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	done := b.requested[key]
@@ -169,8 +221,8 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 	for _, t := range turns {
 		done[t.TurnIndex] = true
 		if cur != nil {
-			if _, ok := cur.turns[t.TurnIndex]; ok {
-				cur.tokens -= turnTokens(cur.turns[t.TurnIndex])
+			if old, ok := cur.turns[t.TurnIndex]; ok {
+				cur.tokens -= turnTokens(old)
 				delete(cur.turns, t.TurnIndex)
 			}
 		}
@@ -178,23 +230,11 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 	if cur != nil && len(cur.turns) == 0 {
 		delete(b.sessions, key)
 	}
-	if reason == ReasonEnded {
-		delete(b.requested, key)
-	}
-	b.log.Debug("extraction requested", zap.String("reason", reason), zap.Int("turns", len(turns)), zap.Int("requests", len(out)))
-	return nil
 }
 
-// RequestID names a request by what it covers, so the same turns asked
-// for twice (a restart, a sweep racing a quiet gap) are one request.
+// RequestID names a request by what it covers (extractreq.RequestID).
 func RequestID(scope memory.Scope, session string, turns []events.ExtractionTurn) string {
-	idx := make([]int, len(turns))
-	for i, t := range turns {
-		idx[i] = t.TurnIndex
-	}
-	b, _ := json.Marshal(idx)
-	h := sha256.Sum256([]byte(scope.Namespace + "\x00" + scope.User + "\x00" + session + "\x00" + string(b)))
-	return "req-" + hex.EncodeToString(h[:12])
+	return extractreq.RequestID(scope, session, turns)
 }
 
 // Run flushes quiet sessions every Tick and runs the daily sweep, until
@@ -217,18 +257,36 @@ func (b *Batcher) Run(ctx context.Context, source memory.TurnSource) error {
 		case <-tick.C:
 			b.flushQuiet(ctx)
 		case <-sweep.C:
-			if source != nil {
-				if err := b.recover(ctx, source, time.Now()); err != nil {
-					b.log.Warn("sweep", zap.Error(err))
+			if b.Rules == nil {
+				if source != nil {
+					if err := b.recover(ctx, source, time.Now()); err != nil {
+						b.log.Warn("sweep", zap.Error(err))
+					}
 				}
+				b.flushAll(ctx, ReasonSweep)
 			}
-			b.flushAll(ctx, ReasonSweep)
-			// The read model, not this map, knows what is extracted; the
-			// sweep is where the map's memory is given back.
+			// With rules, the sweep is a scheduled extract_now. The read
+			// model, not these maps, knows what is extracted; this is
+			// where their memory is given back.
 			b.mu.Lock()
 			b.requested = map[sessionKey]map[int]bool{}
+			b.dropIdle(time.Now())
 			b.mu.Unlock()
 			sweep.Reset(time.Until(nextAt(time.Now(), b.cfg.SweepAt)))
+		}
+	}
+}
+
+// idleFor is how long a session no quiet rule will extract is held
+// before the batcher forgets it; its turns stay unextracted in the read
+// model, for a scheduled extract_now or the next start.
+const idleFor = 24 * time.Hour
+
+// dropIdle forgets sessions no trigger is left to extract. b.mu is held.
+func (b *Batcher) dropIdle(now time.Time) {
+	for k, p := range b.sessions {
+		if p.gap == 0 && now.Sub(p.last) >= idleFor {
+			delete(b.sessions, k)
 		}
 	}
 }
@@ -238,7 +296,7 @@ func (b *Batcher) flushQuiet(ctx context.Context) {
 	b.mu.Lock()
 	var quiet []sessionKey
 	for k, p := range b.sessions {
-		if now.Sub(p.last) >= b.cfg.QuietGap {
+		if p.gap > 0 && now.Sub(p.last) >= p.gap {
 			quiet = append(quiet, k)
 		}
 	}
@@ -272,12 +330,9 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 		return err
 	}
 	for _, t := range turns {
-		var calls []events.ToolCall
-		var results []events.ToolResult
-		_ = json.Unmarshal([]byte(orEmpty(t.ToolCalls)), &calls)
-		_ = json.Unmarshal([]byte(orEmpty(t.ToolResults)), &results)
-		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
-			Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project})
+		et := extractreq.Turn(t)
+		gap, tokenCap := b.thresholds(recoveredTurn(t, et))
+		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, et, gap, tokenCap)
 	}
 	if len(turns) > 0 {
 		b.log.Info("unextracted turns waiting", zap.Int("turns", len(turns)))
@@ -285,9 +340,11 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 	return nil
 }
 
-func orEmpty(s string) string {
-	if s == "" {
-		return "null"
-	}
-	return s
+// Reextract is the extraction requests (reason manual) that ask for the
+// stored turns to be extracted again, with whatever model is configured
+// now: one per session and MaxTurns turns, under ids of this generation
+// (a run's own name), so they are new events and their results are new
+// memories, which merge with or supersede the old ones, with history.
+func Reextract(turns []memory.Turn, generation string, maxTurns int, now time.Time) []memory.Outgoing {
+	return extractreq.Requests(turns, events.ReasonManual, "reextract-"+generation+"-", maxTurns, now)
 }

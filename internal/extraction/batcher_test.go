@@ -53,11 +53,16 @@ func handle(t *testing.T, b *Batcher, evs ...memory.Applied) {
 func start(t *testing.T, cfg Config, source memory.TurnSource) (*Batcher, *recorder) {
 	r := &recorder{}
 	b := NewBatcher(cfg, r.emit, zap.NewNop())
+	runBatcher(t, b, source)
+	return b, r
+}
+
+// runBatcher runs b's loop until the test ends.
+func runBatcher(t *testing.T, b *Batcher, source memory.TurnSource) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); b.Run(ctx, source) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return b, r
 }
 
 func TestQuietGap(t *testing.T) {

@@ -3,9 +3,13 @@ package extraction
 import (
 	"fmt"
 	"time"
+
+	"github.com/engramhq/engram/internal/extractreq"
 )
 
-// Config holds the batcher's thresholds (seed 001 §6.2).
+// Config holds the batcher's thresholds (seed 001 §6.2). With
+// Batcher.Rules set, the rules give the quiet gap, the token cap and the
+// sweep instead (SweepAt then only times the nightly release of memory).
 type Config struct {
 	// QuietGap: a session with no new turn for this long is extracted.
 	QuietGap time.Duration
@@ -22,7 +26,7 @@ type Config struct {
 
 // DefaultConfig is seed 001's numbers.
 func DefaultConfig() Config {
-	return Config{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxTurns: 200, Tick: 10 * time.Second}
+	return Config{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxTurns: extractreq.DefaultMaxTurns, Tick: 10 * time.Second}
 }
 
 // Validate names the first bad field.

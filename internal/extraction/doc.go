@@ -3,10 +3,15 @@
 //
 //   - Batcher watches turn.recorded, context.compressing and session.ended
 //     per session and publishes an extraction.requested event when the
+//     rules' extract_now say (Batcher.Rules, triggers.go): when the
 //     session goes quiet, when its unextracted turns pass a token cap, at
-//     once on compression or session end, and in a daily sweep for any turn
-//     never extracted. Requests carry their turns, so the extractor needs no
-//     read model.
+//     once on compression or session end; the daily sweep for any turn
+//     never extracted is a scheduled extract_now the consolidator runs.
+//     It also reads extraction.requested, so turns another worker asked
+//     for stop waiting. With no rules it keeps Config's fixed triggers.
+//     Requests carry their turns, so the extractor needs no read model,
+//     and are named by RequestID, so the same turns asked twice are one
+//     request.
 //   - Extractor takes each request, masks secrets, and asks the LLM (one
 //     call for the whole batch) or, with no LLM, the rule extractor; it
 //     publishes memory.extracted with the candidates and the token usage,

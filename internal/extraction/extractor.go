@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/llm"
@@ -35,7 +37,19 @@ type Extractor struct {
 	Mask *secrets.Masker
 	Emit memory.Emitter
 	Log  *zap.Logger
+	// MaxRetryAfter caps the wait a rate-limited endpoint asks for
+	// (Retry-After: 3600 would park the request an hour per try); zero
+	// is DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 }
+
+// DefaultMaxRetryAfter is the longest a request waits for a rate limit.
+const DefaultMaxRetryAfter = 5 * time.Minute
+
+// errUnpublishable is a model's result that no event can carry. It is
+// the model's fault, like a reply that is not JSON: the request ends in
+// the rule fallback.
+var errUnpublishable = errors.New("the model's result cannot be published")
 
 // Handle extracts one request. An LLM failure is returned (with the delay
 // a 429 asked for) so the stream retries it; on the final try, or when the
@@ -61,7 +75,10 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 	res, err := x.LLM.Extract(ctx, toLLMTurns(turns), x.known(ctx, d.Scope), llmextract.Options{
 		Project: project(turns), Summary: req.Summary})
 	if err == nil {
-		return x.publish(ctx, d, req, res.Candidates, "llm", res.Model, res.Usage, res.Calls)
+		err = x.publish(ctx, d, req, res.Candidates, "llm", res.Model, res.Usage, res.Calls)
+		if !errors.Is(err, errUnpublishable) {
+			return err
+		}
 	}
 	if ctx.Err() != nil {
 		return err // shutting down: the request is redelivered
@@ -71,7 +88,7 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 		zap.Bool("final", final), zap.Error(err))
 	if !final {
 		if after, ok := llm.RetryAfter(err); ok {
-			return &memory.RetryError{Err: err, After: after}
+			return &memory.RetryError{Err: err, After: min(after, x.maxRetryAfter())}
 		}
 		return err
 	}
@@ -86,6 +103,13 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 		return perr
 	}
 	return memory.Errorf(memory.EINVALID, "llm extraction failed after %d attempts, rules covered the turns: %v", d.Attempt, err)
+}
+
+func (x *Extractor) maxRetryAfter() time.Duration {
+	if x.MaxRetryAfter > 0 {
+		return x.MaxRetryAfter
+	}
+	return DefaultMaxRetryAfter
 }
 
 func retryable(err error) bool {
@@ -117,9 +141,21 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 		if !c.Kind.Valid() || !c.Category.Valid() || c.Subject == "" || c.Predicate == "" || c.Content == "" {
 			continue
 		}
-		ev.Candidates = append(ev.Candidates, events.Candidate{Kind: string(c.Kind), Category: string(c.Category),
+		ec := events.Candidate{Kind: string(c.Kind), Category: string(c.Category),
 			Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Project: c.Project, Topic: c.Topic,
-			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates})
+			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates}
+		// A candidate no event may carry costs that candidate, never the
+		// request.
+		probe := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
+			Turns: ev.Turns, Candidates: []events.Candidate{ec}}
+		if _, err := events.NewDerived(Source, events.TypeMemoryExtracted, id, d.Scope.Namespace, d.Scope.User, d.Time, probe); err != nil {
+			x.Log.Warn("candidate dropped", zap.String("request", req.RequestID), zap.Error(err))
+			continue
+		}
+		ev.Candidates = append(ev.Candidates, ec)
+	}
+	if _, err := events.NewDerived(Source, events.TypeMemoryExtracted, id, d.Scope.Namespace, d.Scope.User, d.Time, ev); err != nil {
+		return fmt.Errorf("%w: %v", errUnpublishable, err)
 	}
 	var known []memory.Memory // the read model's active memories, read once when needed
 	for i, c := range ev.Candidates {

@@ -92,10 +92,14 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	for i := range evs {
 		stamp(&evs[i], datas[i], s.Now)
 	}
-	failed := 0
+	failed, invalid := 0, 0
 	for i, pr := range s.Publisher.Publish(r.Context(), evs) {
 		res := &resp.Results[i]
 		switch {
+		case memory.ErrorCode(pr.Err) == memory.EINVALID:
+			invalid++
+			res.Status = "invalid"
+			res.Error = &errorBody{Code: memory.EINVALID, Message: memory.ErrorMessage(pr.Err)}
 		case pr.Err != nil:
 			failed++
 			res.Status = "failed"
@@ -109,6 +113,12 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 			res.Status, res.Seq = "accepted", pr.Seq
 			metrics.Default.EventAccepted(metrics.PathHTTP, evs[i].Type())
 		}
+	}
+	if invalid > 0 {
+		resp.Error = &errorBody{Code: memory.EINVALID,
+			Message: fmt.Sprintf("%d of %d events rejected, nothing published", invalid, len(evs))}
+		writeJSON(w, http.StatusBadRequest, resp)
+		return
 	}
 	if failed > 0 {
 		resp.Error = &errorBody{Code: memory.EUNAVAILABLE,

@@ -260,6 +260,10 @@ func publishOne(w http.ResponseWriter, r *http.Request, pub Publisher, projected
 		return
 	}
 	res := pub.Publish(r.Context(), []event.Event{e})[0]
+	if memory.ErrorCode(res.Err) == memory.EINVALID {
+		writeError(w, res.Err)
+		return
+	}
 	if res.Err != nil {
 		writeError(w, memory.Errorf(memory.EUNAVAILABLE, "not stored; send again"))
 		return

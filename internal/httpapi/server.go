@@ -52,6 +52,14 @@ type Server struct {
 	// Now stamps events that arrive without a time.
 	Now func() time.Time
 
+	// Forget erases a user (DELETE /v1/users/{user}); nil leaves the
+	// route out.
+	Forget func(ctx context.Context, scope memory.Scope, reason string) (any, error)
+
+	// MaskSecrets says whether events of a namespace have their secrets
+	// masked before they enter the stream; nil masks none.
+	MaskSecrets func(namespace string) bool
+
 	// Consolidation serves episodes, the scratchpad and the profile (and
 	// the rules' confirm queue when it is also a RuleQueue); nil falls
 	// back to Memories when the read model behind it can.
@@ -77,6 +85,11 @@ func (s *Server) Handler() http.Handler {
 	if s.MaxBatchEvents == 0 {
 		s.MaxBatchEvents = 1000
 	}
+	if s.MaskSecrets != nil && s.Publisher != nil {
+		if _, ok := s.Publisher.(*maskingPublisher); !ok {
+			s.Publisher = &maskingPublisher{next: s.Publisher, mask: s.MaskSecrets}
+		}
+	}
 	mux := &router{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.HandleFunc("GET /readyz", s.ready)
@@ -85,8 +98,12 @@ func (s *Server) Handler() http.Handler {
 		s.Metrics = metrics.Default.Handler(nil)
 	}
 	mux.Handle("GET /metrics", s.Metrics)
+	mux.Handle("GET /console/", consoleHandler())
 	if s.Publisher != nil {
 		mux.HandleFunc("POST /v1/events", s.auth(s.ingest))
+	}
+	if s.Forget != nil {
+		mux.HandleFunc("DELETE /v1/users/{user}", s.auth(s.forgetUser))
 	}
 	if s.Searcher != nil {
 		mux.HandleFunc("GET /v1/search", s.auth(s.search))

@@ -15,7 +15,7 @@ import (
 // StatsReader reads a namespace's counts and quality figures from the read
 // model; Memories serves GET /v1/stats when it is one.
 type StatsReader interface {
-	Stats(ctx context.Context, namespace string, window time.Duration) (memory.Stats, error)
+	Quality(ctx context.Context, namespace string, window time.Duration) (memory.Stats, error)
 }
 
 // statsResponse is GET /v1/stats: the read model's figures, and what the
@@ -50,7 +50,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 		}
 		window = time.Duration(d * float64(24*time.Hour))
 	}
-	st, err := s.Memories.(StatsReader).Stats(r.Context(), ns, window)
+	st, err := s.Memories.(StatsReader).Quality(r.Context(), ns, window)
 	if err != nil {
 		writeError(w, err)
 		return

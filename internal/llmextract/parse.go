@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/engramhq/engram/internal/llm"
@@ -236,11 +237,11 @@ func candidate(raw json.RawMessage) (memory.Candidate, string) {
 		}
 	}
 	c := memory.Candidate{
-		Subject:    subjectOf(textField(f, subjectKeys)),
-		Predicate:  predicateOf(textField(f, predicateKeys)),
-		Content:    truncateBytes(fold(textField(f, contentKeys)), maxContentBytes),
-		Project:    truncateBytes(fold(textField(f, projectKeys)), maxLabelBytes),
-		Topic:      truncateBytes(fold(textField(f, topicKeys)), maxLabelBytes),
+		Subject:    subjectOf(noControl(textField(f, subjectKeys))),
+		Predicate:  predicateOf(noControl(textField(f, predicateKeys))),
+		Content:    truncateBytes(fold(prose(textField(f, contentKeys))), maxContentBytes),
+		Project:    truncateBytes(fold(noControl(textField(f, projectKeys))), maxLabelBytes),
+		Topic:      truncateBytes(fold(noControl(textField(f, topicKeys))), maxLabelBytes),
 		Importance: unitField(f, importanceKeys, defaultImportance),
 		Confidence: unitField(f, confidenceKeys, defaultConfidence),
 	}
@@ -472,6 +473,29 @@ func defaultCategory(k memory.Kind) memory.Category {
 		return memory.CategoryConfig
 	}
 	return memory.CategoryConversation
+}
+
+// noControl drops every control character from a short field (a NUL in a
+// subject, an ESC in a project): a model's stray byte costs that byte,
+// never the fact, let alone the request.
+func noControl(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// prose drops control characters from free text but keeps line breaks
+// and tabs.
+func prose(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // truncateBytes cuts s to at most n bytes without splitting a rune.

@@ -199,3 +199,18 @@ func TestParseCaps(t *testing.T) {
 		}
 	}
 }
+
+// A control character in a reply (NUL in a subject, ESC in a project,
+// a bell in the content) costs that character, not the fact.
+func TestParseDropsControlCharacters(t *testing.T) {
+	reply := `{"facts":[{"subject":"us\u0000er","predicate":"prefers","content":"likes\u0007 tea\nand cake",` +
+		`"kind":"preference","category":"config","project":"at\u001b[31mlas","topic":"dr\u0085inks"}]}`
+	cands, problems, err := Parse(reply)
+	if err != nil || len(cands) != 1 {
+		t.Fatalf("Parse: %v, %d candidates, problems %v", err, len(cands), problems)
+	}
+	c := cands[0]
+	if c.Subject != "user" || c.Content != "likes tea and cake" || c.Project != "at[31mlas" || c.Topic != "drinks" {
+		t.Fatalf("candidate = %+v", c)
+	}
+}

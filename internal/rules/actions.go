@@ -7,7 +7,7 @@ import "time"
 const (
 	ActBuildEpisode     = "build_episode"     // source: session_end | compression | sweep
 	ActUpdateScratchpad = "update_scratchpad" // max_chars
-	ActExtractNow       = "extract_now"       // reason: quiet | token_cap | compressing | session_ended | sweep | manual
+	ActExtractNow       = "extract_now"       // reason, min_messages, quiet_gap, token_cap
 	ActCompressDaily    = "compress_daily"    // days
 	ActDedupe           = "dedupe"            // similarity, min_entries
 	ActRefreshProfile   = "refresh_profile"   // min_importance
@@ -51,8 +51,17 @@ var actionSpecs = map[string]map[string]param{
 	// source defaults from the trigger: see triggerDefault.
 	ActBuildEpisode:     {"source": {kind: pEnum, enum: episodeSources}},
 	ActUpdateScratchpad: {"max_chars": {kind: pInt, lo: 100, def: 2000}},
-	ActExtractNow:       {"reason": {kind: pEnum, enum: extractionReasons}},
-	ActCompressDaily:    {"days": {kind: pInt, lo: 1, def: 1}},
+	// quiet_gap and token_cap are the batcher's thresholds: a rule on
+	// turn.recorded gives them (see extractParams); min_messages is the
+	// smallest session a rule on session.ended or context.compressing
+	// extracts at once.
+	ActExtractNow: {
+		"reason":       {kind: pEnum, enum: extractionReasons},
+		"min_messages": {kind: pInt, lo: 1, def: 1},
+		"quiet_gap":    {kind: pDuration},
+		"token_cap":    {kind: pInt, lo: 100},
+	},
+	ActCompressDaily: {"days": {kind: pInt, lo: 1, def: 1}},
 	ActDedupe: {
 		"similarity":  {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.9},
 		"min_entries": {kind: pInt, lo: 1, def: 10},

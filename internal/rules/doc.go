@@ -76,7 +76,10 @@
 //	                   the trigger: session.ended, context.compressing, schedule)
 //	update_scratchpad  max_chars: 2000
 //	extract_now        reason: session_ended | compressing | sweep | quiet |
-//	                   token_cap | manual (default from the trigger, else manual)
+//	                   token_cap | manual (default from the trigger, else manual);
+//	                   min_messages: 1 (the smallest session extracted at once);
+//	                   quiet_gap: a duration (reason quiet), or token_cap: a
+//	                   count ≥ 100 (reason token_cap), on turn.recorded only
 //	compress_daily     days: 1 (how many past days of event log to compress)
 //	dedupe             similarity: 0.9 (in (0, 1]), min_entries: 10 (per partition)
 //	refresh_profile    min_importance: 0.7
@@ -89,6 +92,21 @@
 //
 // A set in which a published event can lead back to the rule that
 // published it is refused, whatever the conditions say.
+//
+// # Extraction triggers
+//
+// The extraction batcher has no triggers of its own: extract_now rules
+// are its triggers. On turn.recorded, a rule with quiet_gap extracts a
+// session once no turn has come for that long, and one with token_cap
+// once its waiting turns pass that many tokens (each turn takes the
+// thresholds of the rules it fires, the smallest when several do; none
+// fired, that trigger is off for the session). On session.ended and
+// context.compressing, the session's waiting turns are extracted at once
+// when it has min_messages (the event's message_count, else its waiting
+// turns). On a schedule, every turn not extracted yet is. A rule removed
+// or disabled is a trigger off; the shipped rules/extraction.yaml,
+// compression.yaml and daily.yaml give seed 001's 3 minutes, 6,000
+// tokens, session end, compression and 03:00.
 //
 // mode: confirm makes the consolidator ask before running the actions
 // (the firing waits as a pending item for an operator); auto runs them.

@@ -622,9 +622,33 @@ func (p *parser) actions(n *yaml.Node, where string, r *Rule) []Action {
 				p.errorf(item, "%s: %s: %s: missing", at, typ, key)
 			}
 		}
+		if typ == ActExtractNow {
+			p.extractParams(item, at, r, a)
+		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// extractParams checks that extract_now's batcher thresholds come with
+// the trigger and reason they belong to: quiet_gap and token_cap are
+// watched per recorded turn, one per action.
+func (p *parser) extractParams(item *yaml.Node, at string, r *Rule, a Action) {
+	_, gap := a.Params["quiet_gap"]
+	_, tokCap := a.Params["token_cap"]
+	reason := a.Text("reason")
+	switch {
+	case gap && tokCap:
+		p.errorf(item, "%s: extract_now: give quiet_gap or token_cap, not both (one rule each)", at)
+	case (gap || tokCap) && (r.Schedule != nil || r.On != "turn.recorded"):
+		p.errorf(item, "%s: extract_now: quiet_gap and token_cap are watched per recorded turn: the rule needs on: turn.recorded", at)
+	case gap && reason != "quiet":
+		p.errorf(item, "%s: extract_now: quiet_gap needs reason: quiet, not %q", at, reason)
+	case tokCap && reason != "token_cap":
+		p.errorf(item, "%s: extract_now: token_cap needs reason: token_cap, not %q", at, reason)
+	case !gap && !tokCap && r.Schedule == nil && r.On == "turn.recorded":
+		p.errorf(item, "%s: extract_now: on turn.recorded it needs quiet_gap (reason quiet, e.g. 3m) or token_cap (reason token_cap, e.g. 6000)", at)
+	}
 }
 
 func (p *parser) param(n *yaml.Node, where string, ps param) (any, bool) {

@@ -102,15 +102,15 @@ func TestShippedEvents(t *testing.T) {
 		data map[string]any
 		want string
 	}{
-		{"long session", events.TypeSessionEnded, map[string]any{"session_id": "s1", "message_count": 12, "reason": "user_closed"}, "consolidate_on_session_end"},
-		{"3 messages is enough", events.TypeSessionEnded, map[string]any{"session_id": "s1", "message_count": 3}, "consolidate_on_session_end"},
-		{"2 messages is too short", events.TypeSessionEnded, map[string]any{"session_id": "s1", "message_count": 2}, ""},
-		{"no count", events.TypeSessionEnded, map[string]any{"session_id": "s1"}, ""},
-		{"compression", events.TypeContextCompressing, map[string]any{"session_id": "s1", "turns": []any{}}, "episode_on_compression"},
+		{"long session", events.TypeSessionEnded, map[string]any{"session_id": "s1", "message_count": 12, "reason": "user_closed"}, "extract_on_session_end,consolidate_on_session_end"},
+		{"3 messages is enough", events.TypeSessionEnded, map[string]any{"session_id": "s1", "message_count": 3}, "extract_on_session_end,consolidate_on_session_end"},
+		{"2 messages is too short", events.TypeSessionEnded, map[string]any{"session_id": "s1", "message_count": 2}, "extract_on_session_end"},
+		{"no count", events.TypeSessionEnded, map[string]any{"session_id": "s1"}, "extract_on_session_end"},
+		{"compression", events.TypeContextCompressing, map[string]any{"session_id": "s1", "turns": []any{}}, "extract_on_compression,episode_on_compression"},
 		{"important rule", events.TypeMemoryImportant, map[string]any{"kind": "rule", "importance": 0.85}, "cards_on_important_rule"},
 		{"important fact", events.TypeMemoryImportant, map[string]any{"kind": "fact", "importance": 0.85}, ""},
 		{"very important fact", events.TypeMemoryImportant, map[string]any{"kind": "fact", "importance": 0.97}, "cards_on_important_rule"},
-		{"a turn", events.TypeTurnRecorded, map[string]any{"session_id": "s1", "role": "user", "content": "hi"}, ""},
+		{"a turn", events.TypeTurnRecorded, map[string]any{"session_id": "s1", "role": "user", "content": "hi"}, "extract_when_quiet,extract_at_token_cap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := names(set.Match(event(t, tc.typ, tc.data))); got != tc.want {
@@ -123,9 +123,13 @@ func TestShippedEvents(t *testing.T) {
 func TestShippedActions(t *testing.T) {
 	set := loadShipped(t)
 	want := map[string]string{
-		"consolidate_on_session_end": "build_episode source=\"session_end\"; update_scratchpad max_chars=2000; extract_now reason=\"session_ended\"",
-		"episode_on_compression":     "extract_now reason=\"compressing\"; build_episode source=\"compression\"",
-		"daily_sweep":                "extract_now reason=\"sweep\"; build_episode source=\"sweep\"",
+		"consolidate_on_session_end": "build_episode source=\"session_end\"; update_scratchpad max_chars=2000",
+		"extract_on_session_end":     "extract_now min_messages=1 reason=\"session_ended\"",
+		"extract_on_compression":     "extract_now min_messages=1 reason=\"compressing\"",
+		"episode_on_compression":     "build_episode source=\"compression\"",
+		"extract_when_quiet":         "extract_now min_messages=1 quiet_gap=3m0s reason=\"quiet\"",
+		"extract_at_token_cap":       "extract_now min_messages=1 reason=\"token_cap\" token_cap=6000",
+		"daily_sweep":                "extract_now min_messages=1 reason=\"sweep\"; build_episode source=\"sweep\"",
 		"daily_compress":             "compress_daily days=1",
 		"daily_decay_archive":        "decay; archive access_below=2 score_below=0.1",
 		"daily_expire":               "expire short_term=72h0m0s transient=24h0m0s",

@@ -2,16 +2,17 @@
 // before it reaches an LLM or a memory.
 //
 // Mask replaces each secret with a stable reference that never contains the
-// secret: keys with a well-known prefix keep the prefix and their last four
-// characters ("sk-…a1b2", "AKIA…MPLE", "ghp_…9xQz") so a memory can still say
-// which key was meant; everything else becomes "[secret:<kind>#<hash>]", the
-// kind and the first four hex digits of the secret's SHA-256 (16 bits: enough
-// to tell two secrets apart in one conversation, too few to confirm a
-// guess). The same secret always gets the same reference, in any process,
-// so masking is deterministic and replay stays exact.
+// secret: "[secret:<kind>#<hash>]", the kind and the first four hex digits
+// of the secret's SHA-256 (16 bits: enough to tell two secrets apart in one
+// conversation, too few to confirm a guess). The same secret always gets
+// the same reference, in any process, so masking is deterministic and
+// replay stays exact. A reference holds no ellipsis and no sentence
+// punctuation, so no sentence splitter cuts the text around it (the old
+// "sk-…a1b2" form was cut as if the sentence ended there).
 //
-// What it recognises: OpenAI and Anthropic keys, Stripe keys, AWS access key
-// ids, GitHub and Slack tokens, Google API keys, JWTs, Bearer and Basic
+// What it recognises: OpenAI and Anthropic keys, Stripe keys and webhook
+// secrets, AWS access key ids, GitHub, GitLab, Hugging Face and npm tokens,
+// Slack tokens and webhooks, SendGrid and Google API keys, JWTs, Bearer and Basic
 // authorization values, PEM private key blocks, credentials in connection
 // strings (postgres://user:pass@host), and values assigned to password-,
 // token-, secret- or key-named fields in English and Chinese
@@ -33,6 +34,10 @@
 //
 // Concurrency: a Masker holds no state; its zero value (and a nil *Masker)
 // is ready to use from many goroutines.
+//
+// Measured: package corpus holds 123 secret forms and 139 look-alikes;
+// TestCorpus holds precision and recall at ≥ 0.95 and `engram-bench -only
+// secrets` prints them.
 //
 // Testing: a table per pattern in both languages, a table of ordinary text
 // (prose, code, commit hashes, URLs) that must come back unchanged, and the

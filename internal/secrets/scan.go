@@ -47,7 +47,9 @@ func scanKeyed(s, low string, keywords []string, keyLast bool) [][]int {
 			if start > 0 && isKeyByte(low[start-1]) || end < len(low) && isKeyByte(low[end]) {
 				continue // longer than any real key
 			}
-			if end != after && (keyLast || strings.IndexByte("_.-", low[after]) < 0) {
+			// ACCESS_TOKEN_PROD and SecretAccessKey go on past the keyword;
+			// with keyLast only the keyword may end the key.
+			if end != after && (keyLast || strings.IndexByte("_.-", low[after]) < 0 && !isUpper(s[after])) {
 				continue
 			}
 			if seen[start] {
@@ -90,11 +92,16 @@ func assignedValue(s string, i int) (start, end int, ok bool) {
 	return start, i, i > start && i-start <= maxValue
 }
 
-// scanSaidPassword finds "password is X" / "passcode was X". The result
-// holds [start, end, valueStart, valueEnd].
+// saidConnectors join a password to its value in prose, longest first.
+var saidConnectors = []string{"is set to", "was set to", "set to", "changed to", "is now", "is", "was"}
+
+// scanSaidPassword finds "password is X" / "passcode was X" / "password
+// set to X", and a bare "password X" when X has letters and digits both
+// (so "password reset link" is prose). The result holds [start, end,
+// valueStart, valueEnd].
 func scanSaidPassword(s, low string) [][]int {
 	var out [][]int
-	for _, kw := range []string{"password", "passcode", "passphrase"} {
+	for _, kw := range []string{"password", "passcode", "passphrase", "passwd"} {
 		for i := 0; ; {
 			j := strings.Index(low[i:], kw)
 			if j < 0 {
@@ -110,18 +117,13 @@ func scanSaidPassword(s, low string) [][]int {
 				continue
 			}
 			k = skipSpace(low, k)
-			switch {
-			case strings.HasPrefix(low[k:], "is"):
-				k += 2
-			case strings.HasPrefix(low[k:], "was"):
-				k += 3
-			default:
-				continue
+			bare := true
+			for _, c := range saidConnectors {
+				if strings.HasPrefix(low[k:], c) && k+len(c) < len(low) && isSpace(low[k+len(c)]) {
+					k, bare = skipSpace(low, k+len(c)), false
+					break
+				}
 			}
-			if k >= len(low) || !isSpace(low[k]) {
-				continue
-			}
-			k = skipSpace(low, k)
 			if k < len(s) && (s[k] == '"' || s[k] == '\'') {
 				k++
 			}
@@ -129,7 +131,7 @@ func scanSaidPassword(s, low string) [][]int {
 			for v < len(s) && v-k <= maxValue && !isSpace(s[v]) && s[v] != '"' && s[v] != '\'' {
 				v++
 			}
-			if v > k && v-k <= maxValue {
+			if v > k && v-k <= maxValue && (!bare || v-k >= 6 && hasLetterAndDigit(s[k:v])) {
 				out = append(out, []int{at, v, k, v})
 			}
 		}
@@ -197,4 +199,16 @@ func skipSpace(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+func hasLetterAndDigit(v string) bool {
+	var letter, digit bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		letter = letter || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		digit = digit || '0' <= c && c <= '9'
+	}
+	return letter && digit
 }

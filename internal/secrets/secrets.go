@@ -264,12 +264,6 @@ func hashRef(kind, secret string) string {
 	return "[secret:" + kind + "#" + hex.EncodeToString(sum[:2]) + "]"
 }
 
-// prefixRef keeps a well-known prefix and the last four characters:
-// "sk-…a1b2".
-func prefixRef(prefix, secret string) string {
-	return prefix + "…" + secret[len(secret)-4:]
-}
-
 // pattern is one kind of secret.
 type pattern struct {
 	kind string
@@ -283,10 +277,10 @@ type pattern struct {
 	keyGroup int
 	validKey func(key string) bool
 	hints    []string // lowercase; the pattern runs only if one is in the text
-	// prefix, when set, gives the visible prefix of the reference; without
-	// it the reference is a hash.
-	prefix func(secret string) string
-	valid  func(secret string) bool
+	// bounded marks a token with a telling prefix (sk-, AKIA, ghp_): it
+	// must not be glued to more token characters on either side.
+	bounded bool
+	valid   func(secret string) bool
 }
 
 func (p *pattern) mayMatch(low string) bool {
@@ -332,13 +326,7 @@ func (p *pattern) candidates(s, low string) []span {
 		if !boundaryOK(s, start, end, p) {
 			continue
 		}
-		ref := ""
-		if p.prefix != nil {
-			ref = prefixRef(p.prefix(secret), secret)
-		} else {
-			ref = hashRef(p.kind, secret)
-		}
-		out = append(out, span{start: start, end: end, kind: p.kind, ref: ref, secret: secret})
+		out = append(out, span{start: start, end: end, kind: p.kind, ref: hashRef(p.kind, secret), secret: secret})
 	}
 	return out
 }
@@ -346,7 +334,7 @@ func (p *pattern) candidates(s, low string) []span {
 // boundaryOK rejects a prefixed token glued to more token characters on
 // either side: "xAKIA…", "AIza…" followed by a 36th character.
 func boundaryOK(s string, start, end int, p *pattern) bool {
-	if p.prefix == nil {
+	if !p.bounded {
 		return true
 	}
 	if start > 0 && isTokenByte(s[start-1]) {
@@ -359,9 +347,14 @@ func isTokenByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
 
+// isRefLike reports a value that is (part of) a reference: a reference
+// whose "[secret:" or "]" was cut off by some truncation is still one,
+// and masking it again would garble it ("[secret:[secret:…").
 func isRefLike(v string) bool {
-	return strings.Contains(v, "…") || strings.Contains(v, "[secret:")
+	return strings.Contains(v, "…") || strings.Contains(v, "[secret:") || reRefBody.MatchString(v)
 }
+
+var reRefBody = regexp.MustCompile(`^(?:secret:)?[a-z_]+#[0-9a-f]{4}\]?$`)
 
 func lowerASCII(s string) string {
 	b := []byte(s)
@@ -386,47 +379,89 @@ var patterns = []pattern{
 		hints: []string{"eyj"},
 	},
 	{
-		kind:   "anthropic_key",
-		re:     regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`),
-		hints:  []string{"sk-ant-"},
-		prefix: fixed("sk-ant-"),
+		kind:    "anthropic_key",
+		re:      regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`),
+		hints:   []string{"sk-ant-"},
+		bounded: true,
 	},
 	{
-		kind:   "openai_key",
-		re:     regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`),
-		hints:  []string{"sk-"},
-		prefix: fixed("sk-"),
-		valid:  mixedCaseAndDigit,
+		kind:    "openai_key",
+		re:      regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`),
+		hints:   []string{"sk-"},
+		bounded: true,
+		valid:   letterAndDigit,
 	},
 	{
-		kind:   "stripe_key",
-		re:     regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`),
-		hints:  []string{"_live_", "_test_"},
-		prefix: func(s string) string { return s[:strings.LastIndexByte(s[:9], '_')+1] },
+		kind:    "stripe_key",
+		re:      regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`),
+		hints:   []string{"_live_", "_test_"},
+		bounded: true,
 	},
 	{
-		kind:   "github_token",
-		re:     regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`),
-		hints:  []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		prefix: githubPrefix,
+		kind:    "github_token",
+		re:      regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`),
+		hints:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+		bounded: true,
 	},
 	{
-		kind:   "slack_token",
-		re:     regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`),
-		hints:  []string{"xox"},
-		prefix: func(s string) string { return s[:5] },
+		kind:    "slack_token",
+		re:      regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}`),
+		hints:   []string{"xox", "xapp-"},
+		bounded: true,
 	},
 	{
-		kind:   "aws_access_key",
-		re:     regexp.MustCompile(`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}`),
-		hints:  []string{"akia", "asia", "abia", "acca"},
-		prefix: func(s string) string { return s[:4] },
+		kind:    "aws_access_key",
+		re:      regexp.MustCompile(`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}`),
+		hints:   []string{"akia", "asia", "abia", "acca"},
+		bounded: true,
 	},
 	{
-		kind:   "google_api_key",
-		re:     regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`),
-		hints:  []string{"aiza"},
-		prefix: fixed("AIza"),
+		kind:    "google_api_key",
+		re:      regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`),
+		hints:   []string{"aiza"},
+		bounded: true,
+	},
+	{
+		kind:  "slack_webhook",
+		re:    regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}`),
+		hints: []string{"hooks.slack.com"},
+	},
+	{
+		kind:    "gitlab_token",
+		re:      regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`),
+		hints:   []string{"glpat-"},
+		bounded: true,
+	},
+	{
+		kind:    "huggingface_token",
+		re:      regexp.MustCompile(`hf_[A-Za-z]{34}`),
+		hints:   []string{"hf_"},
+		bounded: true,
+	},
+	{
+		kind:    "npm_token",
+		re:      regexp.MustCompile(`npm_[A-Za-z0-9]{36}`),
+		hints:   []string{"npm_"},
+		bounded: true,
+	},
+	{
+		kind:    "sendgrid_key",
+		re:      regexp.MustCompile(`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`),
+		hints:   []string{"sg."},
+		bounded: true,
+	},
+	{
+		kind:    "stripe_webhook_secret",
+		re:      regexp.MustCompile(`whsec_[A-Za-z0-9]{24,}`),
+		hints:   []string{"whsec_"},
+		bounded: true,
+	},
+	{
+		kind:  "password",
+		re:    regexp.MustCompile(`\bmysql(?:dump|admin)?\b[^\n]*?\s-p([^\s-][^\s]{3,})`),
+		group: 1,
+		hints: []string{"mysql"},
+		valid: plausible(4),
 	},
 	{
 		kind:  "connection_string",
@@ -493,24 +528,16 @@ var (
 	secretKeywords   = []string{"api_key", "api-key", "apikey", "secret", "token", "access_key", "access-key", "auth_key", "auth-key", "private_key", "private-key", "credential"}
 )
 
-func fixed(prefix string) func(string) string { return func(string) string { return prefix } }
-
-func githubPrefix(s string) string {
-	if strings.HasPrefix(s, "github_pat_") {
-		return "github_pat_"
-	}
-	return s[:4]
-}
-
-// mixedCaseAndDigit separates real keys from words that happen to start
-// with "sk-": "sk-learn-compatible-estimators" has no digit or capital.
-func mixedCaseAndDigit(s string) bool {
-	var upper, digit bool
+// letterAndDigit separates real keys from words that happen to start
+// with "sk-": "sk-learn-compatible-estimators" has no digit. Case does
+// not matter: sk-abcdefghijklmnopqrstuvwx1234 is a key.
+func letterAndDigit(s string) bool {
+	var letter, digit bool
 	for _, r := range s {
-		upper = upper || unicode.IsUpper(r)
+		letter = letter || unicode.IsLetter(r)
 		digit = digit || unicode.IsDigit(r)
 	}
-	return upper && digit
+	return letter && digit
 }
 
 // notSecrets are values that name a type, a placeholder or a state, not a

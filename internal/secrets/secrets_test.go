@@ -25,17 +25,17 @@ const (
 func TestPatterns(t *testing.T) {
 	cases := []struct {
 		name, in, secret, kind string
-		ref                    string // the exact reference, when it has a visible prefix
+		ref                    string // the exact reference, when the test pins it
 	}{
-		{"openai project key", "my key is " + openAIKey + " ok", openAIKey, "openai_key", "sk-…Jk6l"},
-		{"openai legacy key", "OPENAI_API_KEY=" + openAILegacy, openAILegacy, "openai_key", "sk-…e2Fg"},
-		{"anthropic key", "用这个 key：" + anthropicKey, anthropicKey, "anthropic_key", "sk-ant-…CdEf"},
-		{"aws access key", "aws_access_key_id = " + awsKey, awsKey, "aws_access_key", "AKIA…MPLE"},
-		{"github token", "export GITHUB_TOKEN=" + githubToken, githubToken, "github_token", "ghp_…7Q8r"},
-		{"github fine-grained token", "token " + githubPAT, githubPAT, "github_token", "github_pat_…5678"},
-		{"slack token", "SLACK_BOT_TOKEN: " + slackToken, slackToken, "slack_token", "xoxb-…UvWx"},
-		{"google api key", "key=" + googleKey + "&q=x", googleKey, "google_api_key", "AIza…MBWY"},
-		{"stripe key", "Stripe: " + stripeKey, stripeKey, "stripe_key", "sk_live_…p7dc"},
+		{"openai project key", "my key is " + openAIKey + " ok", openAIKey, "openai_key", ""},
+		{"openai legacy key", "OPENAI_API_KEY=" + openAILegacy, openAILegacy, "openai_key", ""},
+		{"anthropic key", "用这个 key：" + anthropicKey, anthropicKey, "anthropic_key", ""},
+		{"aws access key", "aws_access_key_id = " + awsKey, awsKey, "aws_access_key", ""},
+		{"github token", "export GITHUB_TOKEN=" + githubToken, githubToken, "github_token", ""},
+		{"github fine-grained token", "token " + githubPAT, githubPAT, "github_token", ""},
+		{"slack token", "SLACK_BOT_TOKEN: " + slackToken, slackToken, "slack_token", ""},
+		{"google api key", "key=" + googleKey + "&q=x", googleKey, "google_api_key", ""},
+		{"stripe key", "Stripe: " + stripeKey, stripeKey, "stripe_key", ""},
 		{"jwt", "the session cookie is " + jwtToken, jwtToken, "jwt", ""},
 		{"bearer token", "Authorization: Bearer abcdef0123456789abcdef0123456789", "abcdef0123456789abcdef0123456789", "bearer", ""},
 		{"basic auth", "Authorization: Basic dXNlcjpodW50ZXIyMg==", "dXNlcjpodW50ZXIyMg==", "password", ""},
@@ -191,7 +191,7 @@ func TestSeveralSecrets(t *testing.T) {
 			t.Errorf("masked text still holds %q: %q", s, masked)
 		}
 	}
-	if !strings.Contains(masked, "OPENAI_API_KEY=sk-…") || !strings.Contains(masked, "Bearer [secret:jwt#") {
+	if !strings.Contains(masked, "OPENAI_API_KEY=[secret:openai_key#") || !strings.Contains(masked, "Bearer [secret:jwt#") {
 		t.Errorf("masked text lost its context: %q", masked)
 	}
 }
@@ -280,5 +280,69 @@ func BenchmarkWorstCaseInputs(b *testing.B) {
 				m.Contains(in)
 			}
 		})
+	}
+}
+
+// Defects found by trying it (issue 12): a lower-case key passed; masking
+// masked text garbled it; a reference with an ellipsis was cut as if it
+// ended a sentence, taking the text around it along.
+func TestIssue12Defects(t *testing.T) {
+	var m Masker
+	lower := "sk-abcdefghijklmnopqrstuvwx1234"
+	if out, _ := m.Mask("my key " + lower + " works"); strings.Contains(out, lower) || !strings.HasPrefix(out, "my key ") || !strings.HasSuffix(out, " works") {
+		t.Errorf("lower-case key: %q", out)
+	}
+	for _, in := range []string{
+		"secret: [secret:generic_secret#4b0d]",
+		"client_secret: [secret:generic_secret#4b0d",
+		"[secret:generic_secret#4b0d",
+		"the secret:generic_secret#4b0d]",
+		"[secret:generic_secret#4b0d]",
+		"token=[secret:generic_secret#4b0d] and password: hunter22x",
+		"my key sk-proj-AbCd1234EfGh5678IjKl9012MnOp and more text after it",
+		"api_key: sk-…AbCd and a second key sk-proj-ZyXw9876VuTs5432RqPo1098NmLk",
+	} {
+		once, _ := m.Mask(in)
+		twice, _ := m.Mask(once)
+		if twice != once || strings.Contains(once, "[secret:[secret:") {
+			t.Errorf("Mask(%q) = %q, then %q", in, once, twice)
+		}
+		if strings.Contains(once, "…") && !strings.Contains(in, "…") {
+			t.Errorf("Mask(%q) = %q: a reference must not hold an ellipsis, which cuts sentences", in, once)
+		}
+	}
+	in := "my key sk-proj-AbCd1234EfGh5678IjKl9012MnOp and more text after it"
+	out, _ := m.Mask(in)
+	if !strings.HasPrefix(out, "my key [secret:openai_key#") || !strings.HasSuffix(out, "] and more text after it") {
+		t.Errorf("Mask(%q) = %q, want the text around the key kept", in, out)
+	}
+}
+
+func TestMaskJSON(t *testing.T) {
+	var m Masker
+	in := `{"session_id":"sk-abcdefghijklmnopqrstuvwx1234","content":"key sk-abcdefghijklmnopqrstuvwx1234 <ok> & more",` +
+		`"tool_calls":[{"input":{"password":"hunter22","max_tokens":"4096","apiKey":"abc123def456"}}],"n":1.50}`
+	out, changed, err := m.MaskJSON([]byte(in))
+	if err != nil || !changed {
+		t.Fatalf("MaskJSON: changed %v, err %v", changed, err)
+	}
+	s := string(out)
+	for _, leak := range []string{`"content":"key sk-`, "hunter22", "abc123def456"} {
+		if strings.Contains(s, leak) {
+			t.Errorf("%q left in %s", leak, s)
+		}
+	}
+	for _, keep := range []string{`"session_id":"sk-abcdefghijklmnopqrstuvwx1234"`, `"max_tokens":"4096"`, `<ok> & more`, `"n":1.50`} {
+		if !strings.Contains(s, keep) {
+			t.Errorf("%q lost from %s", keep, s)
+		}
+	}
+	again, changed, _ := m.MaskJSON(out)
+	if changed || string(again) != s {
+		t.Errorf("masking twice changed %s to %s", s, again)
+	}
+	plain := []byte(`{"content":"nothing to see"}`)
+	if out, changed, _ := m.MaskJSON(plain); changed || string(out) != string(plain) {
+		t.Errorf("plain JSON came back %s, changed %v", out, changed)
 	}
 }

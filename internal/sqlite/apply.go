@@ -20,8 +20,9 @@ var writeSQL = map[string]string{
 	"savepoint": `SAVEPOINT ev`,
 	"rollback":  `ROLLBACK TO ev`,
 	"release":   `RELEASE ev`,
-	"applied": `INSERT INTO applied (source, id, seq, type) VALUES (?, ?, ?, ?)
-		ON CONFLICT (source, id) DO NOTHING`,
+	"applied": `INSERT INTO applied (namespace, user_id, source, id, seq, type) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, source, id) DO NOTHING`,
+	"forgotten": `SELECT time FROM forgotten WHERE namespace = ? AND user_id = ?`,
 	"position": `INSERT INTO meta (key, value) VALUES ('last_seq', ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 	"sessionEnded": `INSERT INTO sessions
@@ -66,7 +67,7 @@ func (w *wtx) queryRow(name string, args ...any) *sql.Row {
 // cannot be applied is left out, reported with its error, and the others
 // commit. If the transaction itself fails, every event gets that error,
 // marked EUNAVAILABLE (retry). Events at or below the stored position, and
-// events already applied (same source and id), are skipped.
+// events already applied (same namespace, user, source and id), are skipped.
 //
 // The fast path runs the batch with no savepoints, because each savepoint
 // makes FTS5 flush its pending index to disk (it was a fifth of apply's
@@ -151,7 +152,19 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 }
 
 func applyOne(w *wtx, a memory.Applied) error {
-	res, err := w.exec("applied", a.Source, a.ID, a.Seq, a.Type)
+	if a.Type != events.TypeUserForgotten {
+		// Dated before the user was forgotten: erased with them, and not
+		// even recorded as applied, since forget may erase it from the
+		// stream too (stream.Erase) and a rebuild must agree.
+		var erased int64
+		switch err := w.queryRow("forgotten", a.Scope.Namespace, a.Scope.User).Scan(&erased); {
+		case err == nil && a.Time.UnixNano() < erased:
+			return nil
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+	}
+	res, err := w.exec("applied", a.Scope.Namespace, a.Scope.User, a.Source, a.ID, a.Seq, a.Type)
 	if err != nil {
 		return err
 	}

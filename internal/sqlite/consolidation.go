@@ -35,7 +35,7 @@ func applyConsolidation(w *wtx, a memory.Applied) (handled bool, err error) {
 	case *events.MemoriesArchived:
 		return true, applyArchived(w, a.Envelope, d)
 	case *events.UserForgotten:
-		return true, forgetUser(w, a.Scope)
+		return true, forgetUser(w, a.Envelope)
 	case *events.RetrievalDegraded:
 		return true, nil // an announcement for operators; nothing to keep
 	}
@@ -175,7 +175,7 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 			continue
 		}
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
-			valid_to = ?, updated = ? WHERE id = ?`, into.ID, at, at, m.ID); err != nil {
+			valid_to = ?, updated = ? WHERE rowid = ?`, into.ID, at, at, m.rowid); err != nil {
 			return err
 		}
 		if err := history(w, env, m.ID, "merged", m.Content, "merged into "+into.ID); err != nil {
@@ -192,7 +192,7 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 	}
 	sources, _ := json.Marshal(append(into.SourceEvents, env.ID))
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET content = ?, importance = ?, source_events = ?, updated = ?
-		WHERE id = ?`, content, d.Importance, string(sources), at, into.ID); err != nil {
+		WHERE rowid = ?`, content, d.Importance, string(sources), at, into.rowid); err != nil {
 		return err
 	}
 	if content != into.Content {
@@ -230,11 +230,22 @@ func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) erro
 // forgetUser erases everything the read model holds of a user: turns,
 // sessions, memories and their history, extractions, episodes, the
 // scratchpad, daily summaries, the profile and the embeddings, with their
-// indexes. Only the
-// applied ids stay: they hold no content, and they keep a replay of the
-// user's old events from coming back.
-func forgetUser(w *wtx, scope memory.Scope) error {
-	ns, user := scope.Namespace, scope.User
+// indexes, and the applied ids of their events, all but the receipt's
+// own: the stream erases those events (stream.Erase), so a rebuild sees
+// only the receipt and must reach the same rows. The database deletes
+// securely (secure_delete, FTS5 secure-delete), so no free page keeps
+// the text.
+func forgetUser(w *wtx, env memory.Envelope) error {
+	ns, user := env.Scope.Namespace, env.Scope.User
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM applied WHERE namespace = ? AND user_id = ?
+		AND NOT (source = ? AND id = ?)`, ns, user, env.Source, env.ID); err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO forgotten (namespace, user_id, time) VALUES (?, ?, ?)
+		ON CONFLICT (namespace, user_id) DO UPDATE SET time = max(time, excluded.time)`,
+		ns, user, env.Time.UnixNano()); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`,
 		`DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`,

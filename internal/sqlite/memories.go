@@ -259,7 +259,7 @@ func supersede(w *wtx, env memory.Envelope, current []storedMemory, newID, predi
 			continue
 		}
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
-			valid_to = ?, updated = ? WHERE id = ?`, newID, env.Time.UnixNano(), env.Time.UnixNano(), m.ID); err != nil {
+			valid_to = ?, updated = ? WHERE rowid = ?`, newID, env.Time.UnixNano(), env.Time.UnixNano(), m.rowid); err != nil {
 			return "", err
 		}
 		if err := history(w, env, m.ID, "superseded", m.Content, "superseded by "+newID); err != nil {
@@ -290,8 +290,8 @@ func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memo
 	}
 	sources, _ := json.Marshal(append(m.SourceEvents, env.ID))
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = ?,
-		status = ?, tier = ?, source_events = ?, updated = ? WHERE id = ?`,
-		c.importance, conf, newStatus, tier, string(sources), env.Time.UnixNano(), m.ID); err != nil {
+		status = ?, tier = ?, source_events = ?, updated = ? WHERE rowid = ?`,
+		c.importance, conf, newStatus, tier, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
 	return history(w, env, m.ID, "merged", "", c.content)
@@ -455,9 +455,9 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 	}
 	m.Subject, m.Predicate = memory.NormalizeKey(m.Subject), memory.NormalizeKey(m.Predicate)
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET content = ?, kind = ?, category = ?, subject = ?,
-		predicate = ?, project = ?, topic = ?, importance = ?, confidence = ?, updated = ? WHERE id = ?`,
+		predicate = ?, project = ?, topic = ?, importance = ?, confidence = ?, updated = ? WHERE rowid = ?`,
 		m.Content, kind, category, m.Subject, m.Predicate, m.Project, m.Topic, m.Importance, m.Confidence,
-		env.Time.UnixNano(), m.ID); err != nil {
+		env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
@@ -487,7 +487,7 @@ func applyMemoryDeleted(w *wtx, env memory.Envelope, d *events.MemoryDeleted) er
 			return err
 		}
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories WHERE id = ?`, m.ID); err != nil {
+	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories WHERE rowid = ?`, m.rowid); err != nil {
 		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memory_history WHERE namespace = ? AND user_id = ? AND memory_id = ?`,
@@ -524,12 +524,12 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 			tier = 1
 		}
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'active', supersedes = ?,
-			snoozed_until = 0, tier = ?, updated = ? WHERE id = ?`, supersedes, tier, at, m.ID); err != nil {
+			snoozed_until = 0, tier = ?, updated = ? WHERE rowid = ?`, supersedes, tier, at, m.rowid); err != nil {
 			return err
 		}
 		return history(w, env, m.ID, "confirmed", "", "")
 	case events.TypePendingIgnored:
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE id = ?`, at, m.ID); err != nil {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE rowid = ?`, at, m.rowid); err != nil {
 			return err
 		}
 		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
@@ -541,7 +541,7 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if d.Until != nil {
 			until = d.Until.UnixNano()
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET snoozed_until = ?, updated = ? WHERE id = ?`, until, at, m.ID); err != nil {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET snoozed_until = ?, updated = ? WHERE rowid = ?`, until, at, m.rowid); err != nil {
 			return err
 		}
 		return history(w, env, m.ID, "snoozed", "", nsTime(until).Format(time.RFC3339))

@@ -266,6 +266,90 @@ CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
 CREATE INDEX memories_projects ON memories (namespace, user_id, project)
 	WHERE status = 'active' AND project != '';
 `},
+	// 7: identity is the tenant's. An event applied is keyed by namespace,
+	// user, source and id, so another namespace's event with the same
+	// source and id is applied too; a memory id is unique within its
+	// namespace and user, so a client's memory_id reused elsewhere is
+	// another memory. Rows applied before keep an empty scope: the stream
+	// position already skips their redelivery. Memories keep their rowids,
+	// which the full-text index refers to.
+	{sql: `
+CREATE TABLE applied_scoped (
+	source    TEXT NOT NULL,
+	id        TEXT NOT NULL,
+	seq       INTEGER NOT NULL,
+	type      TEXT NOT NULL,
+	namespace TEXT NOT NULL DEFAULT '',
+	user_id   TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (namespace, user_id, source, id)
+) WITHOUT ROWID;
+INSERT INTO applied_scoped (source, id, seq, type) SELECT source, id, seq, type FROM applied;
+DROP TABLE applied;
+ALTER TABLE applied_scoped RENAME TO applied;
+
+CREATE TABLE memories_scoped (
+	id            TEXT NOT NULL,
+	namespace     TEXT NOT NULL,
+	user_id       TEXT NOT NULL,
+	agent         TEXT NOT NULL DEFAULT '',
+	tier          INTEGER NOT NULL DEFAULT 2,
+	kind          TEXT NOT NULL,
+	category      TEXT NOT NULL,
+	project       TEXT NOT NULL DEFAULT '',
+	topic         TEXT NOT NULL DEFAULT '',
+	subject       TEXT NOT NULL,
+	predicate     TEXT NOT NULL,
+	content       TEXT NOT NULL,
+	importance    REAL NOT NULL,
+	confidence    REAL NOT NULL,
+	status        TEXT NOT NULL,
+	supersedes    TEXT NOT NULL DEFAULT '',
+	superseded_by TEXT NOT NULL DEFAULT '',
+	source        TEXT NOT NULL,
+	session_id    TEXT NOT NULL DEFAULT '',
+	source_events TEXT NOT NULL,
+	created       INTEGER NOT NULL,
+	updated       INTEGER NOT NULL,
+	valid_to      INTEGER NOT NULL DEFAULT 0,
+	last_accessed INTEGER NOT NULL DEFAULT 0,
+	access_count  INTEGER NOT NULL DEFAULT 0,
+	snoozed_until INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (namespace, user_id, id)
+);
+INSERT INTO memories_scoped (rowid, id, namespace, user_id, agent, tier, kind, category, project, topic, subject,
+	predicate, content, importance, confidence, status, supersedes, superseded_by, source, session_id,
+	source_events, created, updated, valid_to, last_accessed, access_count, snoozed_until)
+SELECT rowid, id, namespace, user_id, agent, tier, kind, category, project, topic, subject,
+	predicate, content, importance, confidence, status, supersedes, superseded_by, source, session_id,
+	source_events, created, updated, valid_to, last_accessed, access_count, snoozed_until FROM memories;
+DROP TABLE memories;
+ALTER TABLE memories_scoped RENAME TO memories;
+CREATE INDEX memories_scope_status ON memories (namespace, user_id, status, updated);
+CREATE INDEX memories_scope_key ON memories (namespace, user_id, subject, predicate);
+CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
+	WHERE status = 'active' AND (tier = 1 OR kind = 'identity');
+CREATE INDEX memories_projects ON memories (namespace, user_id, project)
+	WHERE status = 'active' AND project != '';
+`},
+	// 8: full-text deletes remove a row's tokens from the index at once,
+	// instead of marking them deleted until a merge: an erased user's
+	// words do not stay in the index's pages.
+	{sql: `
+INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('secure-delete', 1);
+`},
+	// 9: when each forgotten user was erased: an event of theirs dated
+	// before it (a worker's conclusion in flight at the time) is not
+	// applied, live or in a rebuild.
+	{sql: `
+CREATE TABLE forgotten (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	time      INTEGER NOT NULL, -- unix ns of the last user.forgotten
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 	"time"
@@ -101,12 +102,20 @@ func (s *Store) CountTurns(ctx context.Context, scope memory.Scope) (int, error)
 // Unextracted returns turns never extracted whose time is before before,
 // oldest first, across every scope (the extractor's recovery and sweep).
 func (s *Store) Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, namespace, user_id, agent, session_id, turn_index, role, content,
-		tool_calls, tool_results, attachments, channel, project, time, tokens, event_source, event_id
+	rows, err := s.r.QueryContext(ctx, `SELECT `+turnColumns+`
 		FROM turns WHERE extracted = 0 AND time < ? ORDER BY time, id LIMIT ?`, before.UnixNano(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("unextracted turns: %w", err)
 	}
+	return scanTurns(rows)
+}
+
+// turnColumns are the columns scanTurns reads, in its order.
+const turnColumns = `id, namespace, user_id, agent, session_id, turn_index, role, content,
+	tool_calls, tool_results, attachments, channel, project, time, tokens, event_source, event_id`
+
+// scanTurns reads rows of turnColumns, and closes them.
+func scanTurns(rows *sql.Rows) ([]memory.Turn, error) {
 	defer rows.Close()
 	var out []memory.Turn
 	for rows.Next() {

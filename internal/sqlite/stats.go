@@ -2,75 +2,130 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 )
 
-// Stats reads a namespace's counts and quality figures (seed 004 §9) from
-// the read model; window is how soon after being written a memory must be
-// ignored or superseded to be a wrong write (0: memory.DefaultWrongWriteWindow).
-// namespace "" reads all namespaces. Every figure comes from event times, so a rebuild reads the same.
-func (s *Store) Stats(ctx context.Context, namespace string, window time.Duration) (memory.Stats, error) {
-	if window <= 0 {
-		window = memory.DefaultWrongWriteWindow
-	}
-	st := memory.Stats{Namespace: namespace, Memories: map[string]int{}, WindowDays: window.Hours() / 24}
-	one := func(what, q string, dst *int, args ...any) error {
-		if err := s.r.QueryRowContext(ctx, q, args...).Scan(dst); err != nil {
-			return fmt.Errorf("stats: %s: %w", what, err)
-		}
-		return nil
-	}
-	if err := one("users", `SELECT COUNT(*) FROM (
-		SELECT user_id FROM turns WHERE (?1 = '' OR namespace = ?1) UNION SELECT user_id FROM memories WHERE (?1 = '' OR namespace = ?1))`,
-		&st.Users, namespace); err != nil {
-		return st, err
-	}
-	if err := one("turns", `SELECT COUNT(*) FROM turns WHERE (?1 = '' OR namespace = ?1)`, &st.Turns, namespace); err != nil {
-		return st, err
-	}
-	if err := one("episodes", `SELECT COUNT(*) FROM episodes WHERE (?1 = '' OR namespace = ?1)`, &st.Episodes, namespace); err != nil {
-		return st, err
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM memories WHERE (?1 = '' OR namespace = ?1) GROUP BY status`, namespace)
+// Stats counts what a read model holds, for `engram stats`.
+type Stats struct {
+	Namespace string         `json:"namespace,omitempty"`
+	User      string         `json:"user,omitempty"`
+	Users     int            `json:"users"`
+	Turns     int            `json:"turns"`
+	Sessions  int            `json:"sessions"`
+	Episodes  int            `json:"episodes"`
+	Memories  int            `json:"memories"` // active
+	ByStatus  map[string]int `json:"memories_by_status"`
+	ByCat     map[string]int `json:"active_by_category"`
+	LastSeq   uint64         `json:"last_seq"`
+}
+
+// ReadStats counts the read model at path, all of it or one namespace's
+// or one user's. It opens the file read-only, so it may run beside the
+// engram that writes it.
+func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error) {
+	st := Stats{Namespace: namespace, User: user, ByStatus: map[string]int{}, ByCat: map[string]int{}}
+	db, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
-		return st, fmt.Errorf("stats: memories: %w", err)
+		return st, fmt.Errorf("stats: open %s: %w", path, err)
 	}
-	for rows.Next() {
-		var status string
-		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			rows.Close()
-			return st, fmt.Errorf("stats: memories: %w", err)
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	defer tx.Rollback()
+	where := ` WHERE (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)`
+	args := []any{namespace, namespace, user, user}
+	for _, c := range []struct {
+		dst *int
+		q   string
+	}{
+		{&st.Users, `SELECT count(*) FROM (SELECT DISTINCT namespace, user_id FROM sessions` + where + `)`},
+		{&st.Turns, `SELECT count(*) FROM turns` + where},
+		{&st.Sessions, `SELECT count(*) FROM sessions` + where},
+		{&st.Episodes, `SELECT count(*) FROM episodes` + where},
+	} {
+		if err := tx.QueryRowContext(ctx, c.q, args...).Scan(c.dst); err != nil {
+			return st, fmt.Errorf("stats: %w", err)
 		}
-		st.Memories[status] = n
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("stats: memories: %w", err)
+	for _, g := range []struct {
+		into map[string]int
+		q    string
+	}{
+		{st.ByStatus, `SELECT status, count(*) FROM memories` + where + ` GROUP BY status`},
+		{st.ByCat, `SELECT category, count(*) FROM memories` + where + ` AND status = 'active' GROUP BY category`},
+	} {
+		rows, err := tx.QueryContext(ctx, g.q, args...)
+		if err != nil {
+			return st, fmt.Errorf("stats: %w", err)
+		}
+		for rows.Next() {
+			var k string
+			var n int
+			if err := rows.Scan(&k, &n); err != nil {
+				rows.Close()
+				return st, fmt.Errorf("stats: %w", err)
+			}
+			g.into[k] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return st, fmt.Errorf("stats: %w", err)
+		}
 	}
-	for _, status := range []memory.Status{memory.StatusActive, memory.StatusPending, memory.StatusSuperseded,
-		memory.StatusRejected, memory.StatusArchived} {
-		st.Memories[string(status)] += 0
+	st.Memories = st.ByStatus["active"]
+	seq, err := lastSeq(ctx, tx)
+	if err != nil {
+		return st, err
 	}
-	if err := s.r.QueryRowContext(ctx, `SELECT
-		COUNT(DISTINCT CASE WHEN change = 'confirmed' THEN user_id || char(0) || memory_id END),
-		COUNT(DISTINCT CASE WHEN change = 'ignored' THEN user_id || char(0) || memory_id END)
-		FROM memory_history WHERE (?1 = '' OR namespace = ?1) AND change IN ('confirmed', 'ignored')`, namespace).
-		Scan(&st.Confirmed, &st.Ignored); err != nil {
-		return st, fmt.Errorf("stats: decided: %w", err)
-	}
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(w.memory_id) FROM memory_history c
-		LEFT JOIN (SELECT namespace, user_id, memory_id, MIN(time) AS time FROM memory_history
-			WHERE (?1 = '' OR namespace = ?1) AND change IN ('ignored', 'superseded') GROUP BY namespace, user_id, memory_id) w
-		ON w.namespace = c.namespace AND w.user_id = c.user_id AND w.memory_id = c.memory_id AND w.time - c.time <= ?2
-		WHERE (?1 = '' OR c.namespace = ?1) AND c.change = 'created'`, namespace, window.Nanoseconds()).
-		Scan(&st.Written, &st.WrongWrites); err != nil {
-		return st, fmt.Errorf("stats: wrong writes: %w", err)
-	}
-	st.ConfirmationRate = memory.Ratio(float64(st.Confirmed), float64(st.Confirmed+st.Ignored))
-	st.WrongWriteRate = memory.Ratio(float64(st.WrongWrites), float64(st.Written))
+	st.LastSeq = seq
 	return st, nil
+}
+
+// ReadMemory reads one memory of a scope from the read model at path,
+// read-only, beside a running engram; ENOTFOUND when the scope has none
+// by that id.
+func ReadMemory(ctx context.Context, path string, scope memory.Scope, id string) (memory.Memory, error) {
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	m, err := scanMemory(db.QueryRowContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return memory.Memory{}, memory.Errorf(memory.ENOTFOUND, "no memory %s for user %q in namespace %q", id, scope.User, scope.Namespace)
+	case err != nil:
+		return memory.Memory{}, fmt.Errorf("read memory %s: %w", id, err)
+	}
+	return m.Memory, nil
+}
+
+// ReadTurns reads the stored turns dated in [since, until) from the read
+// model at path, read-only, all of them or one namespace's or one user's,
+// oldest first; at most limit of them.
+func ReadTurns(ctx context.Context, path, namespace, user string, since, until time.Time, limit int) ([]memory.Turn, error) {
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT `+turnColumns+`
+		FROM turns WHERE time >= ? AND time < ? AND (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)
+		ORDER BY time, id LIMIT ?`, since.UnixNano(), until.UnixNano(), namespace, namespace, user, user, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
+	}
+	out, err := scanTurns(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read turns: %w", err)
+	}
+	return out, nil
 }

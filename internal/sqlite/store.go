@@ -8,7 +8,9 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 	_ "modernc.org/sqlite" // the driver; this package is its only importer
@@ -74,8 +76,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
+	if err := check(ctx, w, path); err != nil {
+		w.Close()
+		return nil, err
+	}
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
+		if corrupt(err) {
+			return nil, &CorruptError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", dsn(path, true))
@@ -119,6 +128,9 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// Deleted rows are overwritten with zeros, so an erased user's
+		// text is not left in free pages.
+		q.Add("_pragma", "secure_delete(ON)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }
@@ -158,4 +170,75 @@ func lastSeq(ctx context.Context, q querier) (uint64, error) {
 		return 0, fmt.Errorf("read last_seq: %w", err)
 	}
 	return strconv.ParseUint(v, 10, 64)
+}
+
+// Scrub makes deletions final on disk: it checkpoints the write-ahead log
+// into the database and truncates it, so no older copy of a page (with
+// text since deleted) stays in engram.db-wal. Readers in flight can keep
+// a checkpoint from finishing; it is retried until ctx ends.
+func (s *Store) Scrub(ctx context.Context) error {
+	for {
+		var busy, logPages, done int
+		if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
+			return fmt.Errorf("scrub: checkpoint: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scrub: the write-ahead log is still in use: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// CorruptError is a read model SQLite cannot trust: a damaged page, a
+// file that is not a database. The read model is derived, so the cure is
+// to build it again from the stream.
+type CorruptError struct {
+	Path, Detail string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("read model %s is corrupt (%s): stop engram and run `engram rebuild --replace`, "+
+		"or delete the file (and its -wal and -shm): the projector rebuilds it from the stream at the next start", e.Path, e.Detail)
+}
+
+// check runs SQLite's quick_check, so that a damaged file is refused at
+// start with a way out, rather than served (garbage in the middle of the
+// file went unnoticed) or failing later with "malformed". It reads every
+// page once: on a read model of a few GB it adds seconds to a start.
+func check(ctx context.Context, db *sql.DB, path string) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		if corrupt(err) {
+			return &CorruptError{Path: path, Detail: err.Error()}
+		}
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return &CorruptError{Path: path, Detail: err.Error()}
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return &CorruptError{Path: path, Detail: err.Error()}
+	}
+	if len(problems) > 0 {
+		return &CorruptError{Path: path, Detail: strings.Join(problems, "; ")}
+	}
+	return nil
+}
+
+func corrupt(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") ||
+		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB")
 }

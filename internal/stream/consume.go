@@ -79,6 +79,13 @@ type ConsumerConfig struct {
 	StartSeq uint64
 	// MaxEventBytes bounds a decoded event.
 	MaxEventBytes int
+	// TakeEveryRedrive makes the consumer handle a redriven event even
+	// when another consumer is the one that gave up on it. A projection
+	// sets it: applying an event again changes nothing, and its stream
+	// position must pass the message. Other workers leave an event
+	// redriven for another alone, so a redrive reaches only the worker
+	// that failed.
+	TakeEveryRedrive bool
 }
 
 // DefaultBackoff doubles from 1 s up to 5 min.
@@ -132,6 +139,11 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return nil, fmt.Errorf("reset consumer %s: %w", cfg.Durable, err)
 		}
+	} else if old, err := js.Consumer(ctx, cfg.Stream, cfg.Durable); err == nil {
+		// Where an existing consumer starts is its own (Replay may have
+		// set it); JetStream would refuse to change it anyway.
+		oc := old.CachedInfo().Config
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = oc.DeliverPolicy, oc.OptStartSeq, oc.OptStartTime
 	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cc)
 	if err != nil {
@@ -166,17 +178,29 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
 		}
-	}, jetstream.PullMaxMessages(c.cfg.Batch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		if !errors.Is(err, jetstream.ErrNoHeartbeat) {
-			c.log.Warn("consume", zap.Error(err))
-		}
-	}))
+	}, jetstream.PullMaxMessages(c.cfg.Batch),
+		// Short pulls: a pull lost while JetStream was off (a full disk,
+		// healed without a restart) is noticed by its missing heartbeat
+		// and asked again within seconds, not half a minute.
+		jetstream.PullExpiry(5*time.Second), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				c.log.Warn("consume", zap.Error(err))
+			}
+		}))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.cfg.Durable, err)
 	}
 	defer cc.Stop()
 	batch := make([]*Message, 0, c.cfg.Batch)
 	take := func(a arrival) {
+		if other := a.msg.redrivenFor(); other != "" && other != c.cfg.Durable && (a.err != nil || !c.cfg.TakeEveryRedrive) {
+			// Another consumer's redrive: not ours to handle, nor, when it
+			// does not even decode, ours to dead-letter again.
+			if aerr := a.msg.msg.Ack(); aerr != nil {
+				c.log.Warn("ack", zap.Uint64(FieldSeq, a.msg.Seq), zap.Error(aerr))
+			}
+			return
+		}
 		if a.err != nil {
 			c.deadLetter(ctx, a.msg, a.err)
 			return
@@ -333,4 +357,42 @@ func (m *Message) Envelope() memory.Envelope {
 // Applied pairs the envelope with the decoded data.
 func (m *Message) Applied() memory.Applied {
 	return memory.Applied{Envelope: m.Envelope(), Data: m.Data}
+}
+
+// redrivenFor is the consumer a redriven message was sent back for; ""
+// for a message never redriven (or redriven before redrives named one).
+func (m *Message) redrivenFor() string {
+	if m == nil || m.msg == nil {
+		return ""
+	}
+	return m.msg.Headers().Get(HeaderRedriveFor)
+}
+
+// ReplayFrom makes the durable consumer name of MEMORY deliver again from
+// stream sequence seq, or, with seq 0, from time from: it is deleted and
+// created again with its configuration, starting there. Its worker must
+// be stopped meanwhile (it resumes from there when it starts); a read
+// model's projector is rebuilt, not replayed.
+func ReplayFrom(ctx context.Context, js jetstream.JetStream, name string, seq uint64, from time.Time) error {
+	c, err := js.Consumer(ctx, MemoryStream, name)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	cfg := c.CachedInfo().Config
+	if cfg.Durable == "" {
+		return fmt.Errorf("replay %s: not a durable consumer", name)
+	}
+	if seq > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, seq, nil
+	} else {
+		from := from.UTC()
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &from
+	}
+	if err := js.DeleteConsumer(ctx, MemoryStream, name); err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	if _, err := js.CreateConsumer(ctx, MemoryStream, cfg); err != nil {
+		return fmt.Errorf("replay %s: recreate (its old configuration: %+v): %w", name, cfg, err)
+	}
+	return nil
 }

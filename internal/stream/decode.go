@@ -26,7 +26,7 @@ func Encode(subject string, e event.Event) (*nats.Msg, error) {
 	m := nats.NewMsg(subject)
 	m.Data = body
 	m.Header.Set(HeaderContentType, ContentTypeCE)
-	m.Header.Set(jetstreamMsgID, MsgID(e.Source(), e.ID()))
+	m.Header.Set(jetstreamMsgID, MsgID(events.Namespace(e), events.User(e), e.Source(), e.ID()))
 	return m, nil
 }
 

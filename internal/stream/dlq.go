@@ -18,6 +18,11 @@ import (
 // its history into its next dead letter.
 const HeaderRedrivenFrom = "Engram-Redriven-From"
 
+// HeaderRedriveFor names the consumer a redriven message is meant for:
+// the one that dead-lettered it. Other workers pass it by (see
+// ConsumerConfig.TakeEveryRedrive).
+const HeaderRedriveFor = "Engram-Redrive-For"
+
 // headerDLQPrefix starts every header deadLetter adds.
 const headerDLQPrefix = "Engram-Dlq-"
 
@@ -168,9 +173,9 @@ func GetDeadLetter(ctx context.Context, js jetstream.JetStream, seq uint64) (*De
 // The order matters: a crash after the publish and before the delete
 // leaves the dead letter in place (a duplicate, never a loss), and its
 // Nats-Msg-Id, redrive-<seq>, makes the second redrive of it a no-op
-// within MEMORY's duplicate window. Every consumer of the subject sees
-// the message again, not only the one that gave up on it: applying an
-// event twice must be harmless, as it is for replay.
+// within MEMORY's duplicate window. The message names the consumer that
+// gave up on it (HeaderRedriveFor): only that worker handles it again,
+// and read models, which apply it as a no-op unless they were the ones.
 func Redrive(ctx context.Context, js jetstream.JetStream, seq uint64) (uint64, error) {
 	d, err := GetDeadLetter(ctx, js, seq)
 	if err != nil {
@@ -195,6 +200,9 @@ func Redrive(ctx context.Context, js jetstream.JetStream, seq uint64) (uint64, e
 		m.Header[k] = v
 	}
 	m.Header.Set(HeaderRedrivenFrom, strconv.FormatUint(seq, 10))
+	if d.Consumer != "" {
+		m.Header.Set(HeaderRedriveFor, d.Consumer)
+	}
 	m.Header.Set(jetstreamMsgID, "redrive-"+strconv.FormatUint(seq, 10))
 	m.Data = d.Data
 	ack, err := js.PublishMsg(ctx, m)
@@ -291,4 +299,22 @@ func attrString(v any) string {
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
+}
+
+// RemoveDeadLetter erases dead letter seq from DEADLETTER: its bytes are
+// overwritten in the store, not only unlinked, since a dead letter holds
+// the event's content.
+func RemoveDeadLetter(ctx context.Context, js jetstream.JetStream, seq uint64) error {
+	s, err := js.Stream(ctx, DeadLetterStream)
+	if err != nil {
+		return fmt.Errorf("remove dead letter %d: %w", seq, err)
+	}
+	// The server's answer to a delete of nothing reaches us only as text.
+	if _, err := s.GetMsg(ctx, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("remove dead letter %d: %w", seq, ErrNoDeadLetter)
+	}
+	if err := s.SecureDeleteMsg(ctx, seq); err != nil {
+		return fmt.Errorf("remove dead letter %d: %w", seq, err)
+	}
+	return nil
 }

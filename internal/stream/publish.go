@@ -16,9 +16,12 @@ const jetstreamMsgID = jetstream.MsgIDHeader
 
 // MsgID is the JetStream deduplication id of an event: CloudEvents say
 // source + id identify an event, so the same pair published twice is
-// stored once. Hashed so that long sources keep the header small.
-func MsgID(source, id string) string {
-	h := sha256.Sum256([]byte(source + "\x00" + id))
+// stored once. The pair is the tenant's, not the stream's: namespace and
+// user are part of the key, so a client of one namespace can never make
+// another's event a "duplicate" by sending its source and id first.
+// Hashed so that long sources keep the header small.
+func MsgID(namespace, user, source, id string) string {
+	h := sha256.Sum256([]byte(namespace + "\x00" + user + "\x00" + source + "\x00" + id))
 	return hex.EncodeToString(h[:16])
 }
 

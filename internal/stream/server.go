@@ -58,7 +58,10 @@ type EmbeddedConfig struct {
 
 // Embedded is a running in-process nats-server with JetStream.
 type Embedded struct {
-	srv *server.Server
+	srv      *server.Server
+	storeDir string
+	always   bool
+	interval time.Duration
 }
 
 // StartEmbedded starts the server and waits until it accepts connections.
@@ -111,7 +114,7 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("embedded nats not ready after 30s (is %s in use?)", cfg.Listen)
 	}
-	return &Embedded{srv: srv}, nil
+	return &Embedded{srv: srv, storeDir: opts.StoreDir, always: always, interval: interval}, nil
 }
 
 // ConnectOption returns the option that connects a client in-process.
@@ -130,3 +133,21 @@ func (e *Embedded) Shutdown() {
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }
+
+// JetStreamEnabled reports whether JetStream runs. nats-server turns it off
+// when the store's disk is full (and on other storage errors), and does
+// not turn it on again by itself.
+func (e *Embedded) JetStreamEnabled() bool { return e.srv.JetStreamEnabled() }
+
+// ReenableJetStream starts JetStream again on the same store, once there
+// is disk space again: the streams and consumers recover from their files.
+func (e *Embedded) ReenableJetStream() error {
+	if e.srv.JetStreamEnabled() {
+		return nil
+	}
+	return e.srv.EnableJetStream(&server.JetStreamConfig{StoreDir: e.storeDir, SyncAlways: e.always, SyncInterval: e.interval})
+}
+
+// StopJetStream turns JetStream off as a full disk does; for tests of
+// what follows.
+func (e *Embedded) StopJetStream() error { return e.srv.ShutdownJetStream() }

@@ -40,8 +40,11 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamsConfi
 		Retention:   jetstream.LimitsPolicy,
 		Replicas:    cfg.Replicas,
 		Duplicates:  cfg.DuplicateWindow,
-		// Single messages are never deleted; a user's erasure purges by subject.
-		DenyDelete: true,
+		// Single messages are deleted only to erase a user (Erase), whose
+		// messages' bytes must be overwritten, which a purge does not do.
+		// A stream created when this was true keeps it (JetStream cannot
+		// undo it); Erase then purges instead.
+		DenyDelete: false,
 	}, {
 		Name:        DeadLetterStream,
 		Description: "engram: events a worker could not process, with the reason",
@@ -52,6 +55,9 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamsConfi
 		Duplicates:  cfg.DuplicateWindow,
 	}}
 	for _, sc := range streams {
+		if s, err := js.Stream(ctx, sc.Name); err == nil && s.CachedInfo().Config.DenyDelete {
+			sc.DenyDelete = true
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
 		}

@@ -29,6 +29,14 @@ func ParseSubject(subject string) (namespace, user, eventType string, err error)
 	if user, err = DecodeToken(parts[2]); err != nil {
 		return "", "", "", fmt.Errorf("subject %q: user: %w", subject, err)
 	}
+	// One user, one spelling: a purge by subject (Erase, retention) must
+	// never miss an event filed under another encoding of the same user.
+	if enc := EncodeToken(namespace); enc != parts[1] {
+		return "", "", "", fmt.Errorf("subject %q: namespace is not canonically encoded (want %q)", subject, enc)
+	}
+	if enc := EncodeToken(user); enc != parts[2] {
+		return "", "", "", fmt.Errorf("subject %q: user is not canonically encoded (want %q)", subject, enc)
+	}
 	return namespace, user, parts[3], nil
 }
 

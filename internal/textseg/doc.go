@@ -19,6 +19,17 @@
 //     user): every token is written with the partition's prefix, so a
 //     query reads only that partition's posting lists and BM25 counts
 //     only its text. engram's tables are all partitioned this way.
+//   - Understand reads what an agent sends (the last utterance and its
+//     recent messages) into a Query of weighted terms, the one reading
+//     every recall path searches with: CJK bigrams each a term, phrases a
+//     bonus, one-character nouns as prefix terms, stemmed words, a
+//     bilingual concept lexicon (lexicon.go) at a lower weight, and no
+//     cap that drops the end. MatchTerms turns its terms into a MATCH
+//     that finds candidates; Tokens reads a document as the index holds
+//     it, and Scorer ranks candidates by BM25 in Go with statistics the
+//     caller takes from one user's own data (Select keeps the most
+//     informative terms by them). Go's porter stemmer agrees with SQLite's
+//     on the index's vocabulary (TestTokensAgreeWithFTS5).
 //
 // # Why bigrams and not a dictionary
 //

@@ -141,6 +141,12 @@ func terms(query string) []term {
 // so a huge query costs no more than a long one.
 func split(query string, dropStop bool) []term {
 	s := splitter{dropStop: dropStop, seen: make(map[string]bool)}
+	s.scan(query)
+	return s.terms
+}
+
+// scan reads query into s.terms, until s is full.
+func (s *splitter) scan(query string) {
 	for i := 0; i < len(query) && !s.full(); {
 		r, size := utf8.DecodeRuneInString(query[i:])
 		switch {
@@ -161,7 +167,6 @@ func split(query string, dropStop bool) []term {
 		i += size
 	}
 	s.endGroup()
-	return s.terms
 }
 
 type splitter struct {

@@ -178,26 +178,7 @@ func isQuestion(s string) bool {
 // add reads one utterance at weight w.
 func (b *queryBuilder) add(text string, w float64) {
 	s := splitter{dropStop: !b.keepStop, seen: map[string]bool{}, unbounded: true}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			s.endGroup()
-		case isCJK(r):
-			s.endGroup()
-			i = s.run(text, i)
-			continue
-		case isWordRune(r):
-			s.word.WriteRune(r)
-			s.hasLetter = true
-		case isJoiner(r):
-			s.endWord()
-		default:
-			s.endGroup()
-		}
-		i += size
-	}
-	s.endGroup()
+	s.scan(text)
 	for i, t := range s.terms {
 		// Within an utterance the end weighs a little more: the cue of a
 		// long question is usually its last clause.

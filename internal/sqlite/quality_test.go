@@ -11,7 +11,7 @@ import (
 // The quality figures of a known history: which memories were written,
 // which were decided, and how soon after being written each was ignored or
 // superseded — by event time, so the window is exact.
-func TestStatsKnownHistory(t *testing.T) {
+func TestQualityKnownHistory(t *testing.T) {
 	s := openTest(t)
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -42,7 +42,7 @@ func TestStatsKnownHistory(t *testing.T) {
 		at(mem(12, "m_other", "likes", "likes coffee", 1), "other", 0),
 		at(turn(13, "bob", "s2", 0, "hi"), "other", 0),
 	)
-	st, err := s.Stats(t.Context(), "ns", 0)
+	st, err := s.Quality(t.Context(), "ns", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,18 +67,18 @@ func TestStatsKnownHistory(t *testing.T) {
 	check("wrong writes", st.WrongWrites, 2) // m_loc1 (1 day), m_p1 (2 days); not m_job1 (10 days)
 	check("wrong-write rate", st.WrongWriteRate, 2.0/7)
 
-	wide, err := s.Stats(t.Context(), "ns", 30*day)
+	wide, err := s.Quality(t.Context(), "ns", 30*day)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("wrong writes within 30 days", wide.WrongWrites, 3)
-	narrow, err := s.Stats(t.Context(), "ns", 12*time.Hour)
+	narrow, err := s.Quality(t.Context(), "ns", 12*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("wrong writes within 12 hours", narrow.WrongWrites, 0)
 
-	other, err := s.Stats(t.Context(), "other", 0)
+	other, err := s.Quality(t.Context(), "other", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestStatsKnownHistory(t *testing.T) {
 	check("other confirmed", other.Confirmed, 0)
 	check("other confirmation rate", other.ConfirmationRate, 0.0)
 
-	all, err := s.Stats(t.Context(), "", 0)
+	all, err := s.Quality(t.Context(), "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,10 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
-// `engram stats` reads a running engram's figures with the config engram
-// serve used: the address and an operator token come from it, no flag.
-func TestStatsCommand(t *testing.T) {
+// `engram stats` prints the quality figures: the read model's, and the
+// running engram's context figures, reached with the config engram serve
+// used (its address and a token covering the namespace), no flag.
+func TestStatsQuality(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.HTTP.Addr = "127.0.0.1:0"
@@ -54,20 +55,20 @@ func TestStatsCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"namespace default", "users     1", "memories  1", "active      1",
-		"confirmation rate", "wrong-write rate      0.0%  (0 of 1 written", "retrieval hit rate", "memory-token share"} {
+	for _, want := range []string{"quality (seed 004 §9):", "confirmation rate     0.0%  (0 confirmed of 0 decided)",
+		"wrong-write rate      0.0%  (0 of 1 written were ignored or superseded within 7 days)",
+		"retrieval hit rate", "context blocks the running engram served since it started", "memory-token share"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output has no %q:\n%s", want, out)
 		}
 	}
-	// A namespace's own token is picked for it; a wrong token is refused.
-	if _, errOut, code := run(t, "stats", "-config", conf, "-namespace", "acme"); code != 0 {
-		t.Errorf("acme: exit %d: %s", code, errOut)
-	}
-	if _, errOut, code := run(t, "stats", "-config", conf, "-namespace", "other", "-token", "tok-acme-0123456789"); code != 1 || !strings.Contains(errOut, "forbidden") {
-		t.Errorf("wrong token: exit %d: %s", code, errOut)
+	if out, errOut, code := run(t, "stats", "-config", conf, "--json", "--window-days", "3"); code != 0 || !strings.Contains(out, `"window_days":3`) || !strings.Contains(out, `"context_served":`) {
+		t.Errorf("json: exit %d: %s %s", code, out, errOut)
 	}
 	if tok := tokenFor(cfg.HTTP.Tokens, "acme"); tok != "tok-acme-0123456789" {
 		t.Errorf("token for acme = %q", tok)
+	}
+	if tok := tokenFor(cfg.HTTP.Tokens, "other"); tok != "tok-ops-0123456789" {
+		t.Errorf("token for other = %q", tok)
 	}
 }

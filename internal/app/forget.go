@@ -1,0 +1,151 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/consolidation"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
+	"go.uber.org/zap"
+)
+
+// ForgetReport is what Forget erased.
+type ForgetReport struct {
+	Namespace   string `json:"namespace"`
+	User        string `json:"user"`
+	ReceiptSeq  uint64 `json:"receipt_seq"`
+	Events      int    `json:"events_erased"`
+	DeadLetters int    `json:"dead_letters_erased"`
+	// Unlinked is true when the stream could only purge, not overwrite,
+	// the events (a MEMORY stream created with deny_delete).
+	Unlinked  bool `json:"unlinked_only,omitempty"`
+	ReadModel bool `json:"read_model_scrubbed"`
+	// Settled is false when workers were still busy after forgetSettle:
+	// a conclusion they publish later for the user's old events is not
+	// applied, but its bytes stay on the stream.
+	Settled bool `json:"workers_settled"`
+}
+
+// forgetSettle bounds how long Forget waits for work in flight.
+const forgetSettle = 30 * time.Second
+
+// settleWorkers waits, up to max, until no durable consumer of MEMORY
+// other than the read models, with a worker pulling from it, has a message
+// waiting or in flight, twice in a row (a worker's conclusion is a new
+// message for the next).
+func (a *App) settleWorkers(ctx context.Context, max time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
+	s, err := a.js.Stream(ctx, stream.MemoryStream)
+	if err != nil {
+		return false
+	}
+	calm := 0
+	for {
+		busy := false
+		names := s.ConsumerNames(ctx)
+		for name := range names.Name() {
+			if strings.HasPrefix(name, "projector-") {
+				continue
+			}
+			c, err := s.Consumer(ctx, name)
+			if err != nil {
+				busy = true
+				continue
+			}
+			info, err := c.Info(ctx)
+			if err != nil || info.Config.Durable == "" {
+				busy = busy || err != nil
+				continue
+			}
+			// Work waiting counts only where a worker is pulling: a
+			// stopped one (forget run offline) has nothing in flight.
+			if (info.NumPending > 0 || info.NumAckPending > 0) && info.NumWaiting > 0 {
+				busy = true
+			}
+		}
+		if names.Err() != nil {
+			busy = true
+		}
+		if busy {
+			calm = 0
+		} else if calm++; calm >= 2 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Forget erases a user. In order: a first user.forgotten receipt makes
+// every read model drop the user at once and the batcher drop their
+// waiting turns; work in flight for them (an extraction, an episode) is
+// let finish, up to forgetSettle; a second receipt follows, and every
+// message of the user before it — their events, the first receipt, what
+// the work in flight concluded — is erased from MEMORY, and every dead
+// letter of theirs from DEADLETTER (stream.Erase). The second receipt (no
+// content) stays, so a rebuild agrees: it drops what the first one's
+// conclusions had put back. Then this process's read model applies it and
+// its write-ahead log is truncated, and the user's cards are removed.
+// Running it again is safe.
+func (a *App) Forget(ctx context.Context, scope memory.Scope, reason string) (ForgetReport, error) {
+	rep := ForgetReport{Namespace: scope.Namespace, User: scope.User}
+	if err := scope.Validate(); err != nil {
+		return rep, err
+	}
+	receipt := func() (uint64, error) {
+		var nonce [8]byte
+		_, _ = rand.Read(nonce[:])
+		now := time.Now().UTC()
+		e, err := events.NewDerived("engram/operator", events.TypeUserForgotten,
+			"forget-"+now.Format("20060102T150405Z")+"-"+hex.EncodeToString(nonce[:]),
+			scope.Namespace, scope.User, now, &events.UserForgotten{Reason: reason})
+		if err != nil {
+			return 0, fmt.Errorf("forget: %w", err)
+		}
+		ack, err := stream.NewPublisher(a.js).Publish(ctx, e)
+		if err != nil {
+			return 0, memory.Errorf(memory.EUNAVAILABLE, "forget: publish the receipt: %v", err)
+		}
+		return ack.Seq, nil
+	}
+	if _, err := receipt(); err != nil {
+		return rep, err
+	}
+	rep.Settled = a.settleWorkers(ctx, forgetSettle)
+	seq, err := receipt()
+	if err != nil {
+		return rep, err
+	}
+	rep.ReceiptSeq = seq
+	er, err := stream.Erase(ctx, a.js, scope.Namespace, scope.User, seq)
+	rep.Events, rep.DeadLetters, rep.Unlinked = er.Events, er.DeadLetters, er.Unlinked
+	if err != nil {
+		return rep, fmt.Errorf("forget: %w", err)
+	}
+	if a.store != nil {
+		if err := a.WaitProjected(ctx, seq); err != nil {
+			return rep, fmt.Errorf("forget: wait for the read model: %w", err)
+		}
+		if err := a.store.Scrub(ctx); err != nil {
+			return rep, fmt.Errorf("forget: %w", err)
+		}
+		rep.ReadModel = true
+	}
+	if err := os.RemoveAll(consolidation.CardsPath(a.Config.CardsPath(), scope)); err != nil {
+		return rep, fmt.Errorf("forget: remove cards: %w", err)
+	}
+	a.Log.Info("user forgotten", zap.String("namespace", scope.Namespace), zap.Uint64("receipt_seq", seq),
+		zap.Int("events", rep.Events), zap.Int("dead_letters", rep.DeadLetters), zap.Bool("unlinked_only", rep.Unlinked))
+	return rep, nil
+}

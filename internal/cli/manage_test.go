@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/memory"
+	"go.uber.org/zap/zaptest"
+)
+
+// runApp starts engram on dir for fn, then stops it.
+func runApp(t *testing.T, dir string, fn func(a *app.App)) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir, cfg.HTTP.Addr, cfg.NATS.Listen, cfg.ShutdownTimeout = dir, "127.0.0.1:0", "", 10*time.Second
+	a := app.New(cfg, app.RoleAll, zaptest.NewLogger(t))
+	if err := a.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}()
+	fn(a)
+}
+
+// stats counts; delete removes one memory, applied when engram next runs.
+func TestStatsAndDelete(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	var id string
+	runApp(t, dir, func(a *app.App) {
+		body := `{"user":"ann","kind":"preference","category":"config","subject":"user","predicate":"prefers","content":"tea","importance":0.9}`
+		resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/memories?wait=true", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var out struct {
+			MemoryID string `json:"memory_id"`
+		}
+		if resp.StatusCode != 202 || json.Unmarshal(raw, &out) != nil {
+			t.Fatalf("add: %d %s", resp.StatusCode, raw)
+		}
+		id = out.MemoryID
+	})
+	out, errOut, code := run(t, "stats", "--data-dir", dir, "--json")
+	if code != 0 {
+		t.Fatalf("stats: exit %d: %s", code, errOut)
+	}
+	var st struct {
+		ReadModel struct {
+			Memories int            `json:"memories"`
+			ByCat    map[string]int `json:"active_by_category"`
+		} `json:"read_model"`
+		Memory struct {
+			Messages int `json:"messages"`
+		} `json:"MEMORY"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.ReadModel.Memories != 1 || st.ReadModel.ByCat["config"] != 1 || st.Memory.Messages == 0 {
+		t.Fatalf("stats: %s (%v)", out, err)
+	}
+	if _, errOut, code := run(t, "delete", "--data-dir", dir, "--user", "bob", id); code != 1 || !strings.Contains(errOut, "no memory") {
+		t.Fatalf("delete of another user's memory: exit %d: %s", code, errOut)
+	}
+	if out, errOut, code := run(t, "delete", "--data-dir", dir, "--user", "ann", "--reason", "asked", id); code != 0 || !strings.Contains(out, "deleted memory") {
+		t.Fatalf("delete: exit %d: %s %s", code, out, errOut)
+	}
+	runApp(t, dir, func(a *app.App) {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			_, err := a.Store().Memory(t.Context(), memory.Scope{Namespace: "default", User: "ann"}, id)
+			if memory.ErrorCode(err) == memory.ENOTFOUND {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("memory %s still there after delete: %v", id, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}
+
+// engram help lists every command Main runs.
+func TestHelpListsEveryCommand(t *testing.T) {
+	out, _, code := run(t, "help")
+	if code != 0 {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, c := range []string{"serve", "rebuild", "search", "dlq", "forget", "stats", "delete", "replay", "reextract", "export", "import", "rules", "migrate", "version"} {
+		if !strings.Contains(out, "engram "+c) {
+			t.Errorf("help leaves out %q", c)
+		}
+		if _, errOut, _ := run(t, c, "-h"); strings.Contains(errOut, "unknown command") {
+			t.Errorf("%q is listed but not a command", c)
+		}
+	}
+}
+
+// forget run with engram stopped does not wait for workers that are not
+// running, though their consumers have the receipt waiting.
+func TestForgetOfflineDoesNotWaitForStoppedWorkers(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	runApp(t, dir, func(a *app.App) {
+		body := `{"user":"ann","kind":"preference","category":"config","subject":"user","predicate":"prefers","content":"tea","importance":0.9}`
+		resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/memories?wait=true", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	})
+	start := time.Now()
+	out, errOut, code := run(t, "forget", "--data-dir", dir, "--http-addr", "127.0.0.1:1", "--user", "ann")
+	if code != 0 || !strings.Contains(out, `"workers_settled": true`) {
+		t.Fatalf("forget: exit %d: %s %s", code, out, errOut)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("forget took %s", took)
+	}
+}
+
+// reextract publishes one request per session of the period.
+func TestReextractCommand(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	runApp(t, dir, func(a *app.App) {
+		body := `{"specversion":"1.0","id":"t1","source":"test","type":"turn.recorded","user":"ann","time":"2026-03-01T10:00:00Z",` +
+			`"data":{"session_id":"s1","turn_index":0,"role":"user","content":"I live in Lisbon."}}`
+		resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/events", "application/cloudevents+json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		deadline := time.Now().Add(20 * time.Second)
+		for n, _ := a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}); n != 1; n, _ = a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}) {
+			if time.Now().After(deadline) {
+				t.Fatal("turn never projected")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	out, errOut, code := run(t, "reextract", "--data-dir", dir, "--since", "2026-01-01", "--until", "2026-06-01", "--user", "ann")
+	if code != 0 || !strings.Contains(out, `"turns":1`) || !strings.Contains(out, `"requests":1`) {
+		t.Fatalf("reextract: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "reextract", "--data-dir", dir); code != 2 || !strings.Contains(errOut, "--since") {
+		t.Fatalf("without --since: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := run(t, "reextract", "--data-dir", dir, "--since", "yesterday"); code != 2 || !strings.Contains(errOut, "RFC 3339") {
+		t.Fatalf("a bad --since: exit %d: %s", code, errOut)
+	}
+}
+
+// replay recreates a worker's consumer at a point; a read model's is refused.
+func TestReplayCommand(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	deadLetterOne(t, dir)
+	runApp(t, dir, func(*app.App) {}) // creates the workers' consumers
+	out, errOut, code := run(t, "replay", "--data-dir", dir, "--consumer", "batcher", "--from", "1")
+	if code != 0 || !strings.Contains(out, "from seq 1") {
+		t.Fatalf("replay: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "replay", "--data-dir", dir, "--consumer", "projector-local", "--from", "1"); code != 2 || !strings.Contains(errOut, "rebuild") {
+		t.Fatalf("replay of a projector: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := run(t, "replay", "--data-dir", dir, "--consumer", "batcher", "--from", "soon"); code != 2 {
+		t.Fatalf("a bad --from: exit %d: %s", code, errOut)
+	}
+	runApp(t, dir, func(*app.App) {}) // the batcher starts from its new point
+}

@@ -1,0 +1,32 @@
+package sqlite
+
+import (
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// An event of a forgotten user dated before their erasure — a worker's
+// conclusion that was in flight when the user was forgotten, say — is not
+// applied; one dated after is (the user came back).
+func TestForgottenUserStaysForgotten(t *testing.T) {
+	s := openTest(t)
+	scope := memory.Scope{Namespace: "ns", User: "u"}
+	receipt := memory.Applied{Envelope: memory.Envelope{Seq: 10, Source: "engram/operator", ID: "forget-1",
+		Type: events.TypeUserForgotten, Scope: scope, Time: time.Unix(10, 0).UTC()}, Data: &events.UserForgotten{}}
+	mustApply(t, s, turn(1, "u", "s", 0, "before"), receipt, turn(11, "u", "s", 0, "late but dated before"))
+	late := turn(12, "u", "s", 1, "in flight")
+	late.Time = time.Unix(5, 0).UTC()
+	mustApply(t, s, late)
+	if n, _ := s.CountTurns(t.Context(), scope); n != 1 {
+		t.Fatalf("turns = %d, want 1 (the one dated after the erasure)", n)
+	}
+	after := turn(13, "u", "s", 2, "back again")
+	after.Time = time.Unix(20, 0).UTC()
+	mustApply(t, s, after)
+	if n, _ := s.CountTurns(t.Context(), scope); n != 2 {
+		t.Fatalf("turns = %d, want 2", n)
+	}
+}
