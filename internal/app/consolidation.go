@@ -87,6 +87,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		}
 		c.Episodes = &episode.Builder{Client: client}
 		c.Rewriter = dedupe.Rewriter{Client: client}
+		c.Summarizer = client
 	}
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,

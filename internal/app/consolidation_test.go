@@ -452,3 +452,59 @@ func TestEpisodeWrittenByTheModel(t *testing.T) {
 		t.Fatalf("rebuild: diff %v, model calls %d → %d", rep.Diff, calls, srv.Calls())
 	}
 }
+
+// With a model configured, compress_daily keeps the model's summary of
+// yesterday's log; a rebuild reproduces it from the event alone, without
+// calling the model.
+func TestDailyCompressedByTheModel(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Reply(func(req llmtest.ChatRequest) string {
+		if strings.Contains(req.System(), "one day of an AI assistant's event log") {
+			return `{"summary":"MODEL: moved the database to Postgres."}`
+		}
+		return `{}`
+	})
+	cfg := testConfig(t, t.TempDir())
+	cfg.LLM.BaseURL, cfg.LLM.Model = srv.Config().BaseURL, srv.Config().Model
+	a := startApp(t, cfg, RoleAll)
+	now := time.Now()
+	yesterday := now.AddDate(0, 0, -1).Format(time.DateOnly)
+	e, err := events.New("test/migrate", events.TypeDailySummarized, "", "dee", &events.DailySummary{Date: yesterday,
+		Channel: "myclaw", Summary: "09:00 talked about the database. 11:00 decided on Postgres. 15:00 moved it.",
+		RawTokens: 20, Source: events.SourceMigration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.NewPublisher(a.JetStream()).Publish(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, a)
+	if _, err := a.RunJob(t.Context(), "daily_compress", now); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, a)
+	scope := memory.Scope{Namespace: "default", User: "dee"}
+	days, err := a.Store().DailySummaries(t.Context(), scope, yesterday)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(days) != 1 || days[0].Summary != "MODEL: moved the database to Postgres." || !days[0].Compressed {
+		t.Fatalf("yesterday = %+v", days)
+	}
+	calls := srv.Calls()
+	if calls != 1 {
+		t.Fatalf("%d model calls for one day", calls)
+	}
+	seq := waitSettled(t, a)
+	stopApp(t, a)
+	rep, err := Rebuild(t.Context(), cfg, RebuildOptions{}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Diff) != 0 || rep.Target != seq || srv.Calls() != calls {
+		t.Fatalf("rebuild: diff %v, target %d want %d, model calls %d → %d", rep.Diff, rep.Target, seq, calls, srv.Calls())
+	}
+	if rep.Built["daily_summaries"] == "0:"+emptySum {
+		t.Fatal("no daily summaries to compare")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/extractreq"
+	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/secrets"
@@ -71,6 +72,9 @@ type Consolidator struct {
 	// Rewriter rewrites merged memories with a model; a nil Client keeps
 	// the kept memory's wording.
 	Rewriter dedupe.Rewriter
+	// Summarizer writes the day summaries of compress_daily with a model;
+	// nil keeps each day's log as written, as does a failed call.
+	Summarizer *llm.Client
 	// Mask hides secrets before turns reach an episode; nil leaves them.
 	Mask *secrets.Masker
 

@@ -36,7 +36,10 @@ func firingID(job string, r *run, scope memory.Scope, parts ...string) string {
 // becomes tier-2 knowledge. A day with no log entry but with episodes gets
 // one, written from them. Each entry turns into one memory.added (an event
 // memory, which fades with its 30-day half-life) and is marked compressed
-// by a daily.summarized of source compression.
+// by a daily.summarized of source compression. With a Summarizer the
+// model writes the summary both carry (one call per entry); when it fails
+// the log is kept as written. The model's text is in the events, so a
+// replay never calls it.
 func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action, scope memory.Scope) error {
 	days := max(a.Int("days"), 1)
 	var out []memory.Outgoing
@@ -62,10 +65,23 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 				continue
 			}
 			tag := date + "-" + hashOf(e.Channel)[:8]
-			summary := &events.DailySummary{Date: date, Channel: e.Channel, Summary: e.Summary, RawTokens: e.RawTokens,
+			text := e.Summary
+			if c.Summarizer != nil {
+				s, err := summarizeDay(ctx, c.Summarizer, date, e.Channel, e.Summary)
+				if err != nil {
+					if ctx.Err() != nil {
+						return fmt.Errorf("compress daily: %w", ctx.Err())
+					}
+					c.Log.Warn("day summary by the model failed; the log is kept as written", zap.String(fieldUser, scopeKey(scope)),
+						zap.String("date", date), zap.Error(err))
+				} else {
+					text = s
+				}
+			}
+			summary := &events.DailySummary{Date: date, Channel: e.Channel, Summary: text, RawTokens: e.RawTokens,
 				Source: events.SourceCompression}
 			addedID := firingID("daily-memory", r, scope, tag)
-			content := cutBytes(fmt.Sprintf("%s (%s): %s", date, e.Channel, e.Summary), events.MaxMemoryContentBytes)
+			content := cutBytes(fmt.Sprintf("%s (%s): %s", date, e.Channel, text), events.MaxMemoryContentBytes)
 			out = append(out,
 				memory.Outgoing{Type: events.TypeMemoryAdded, ID: addedID, Scope: scope, Time: r.at,
 					Data: &events.MemoryAdded{MemoryID: memory.MemoryID(Source, addedID, 0), Kind: events.KindContext,

@@ -250,3 +250,100 @@ func TestRunJobNames(t *testing.T) {
 		t.Fatalf("event rules are no job: %v", got)
 	}
 }
+
+// With a model, compress_daily keeps the model's summary of each day, one
+// call per entry; a failed call keeps the day's log as written.
+func TestCompressDailyByTheModel(t *testing.T) {
+	set := ruleSet(t, map[string]string{"d.yaml": `
+rules:
+  - name: compress
+    schedule: "0 3 * * *"
+    tz: UTC
+    do: [{compress_daily: {days: 2}}]
+`})
+	at := time.Date(2026, 3, 10, 3, 0, 0, 0, time.UTC)
+	logs := []memory.DailySummary{
+		{Date: "2026-03-09", Channel: "myclaw", Summary: "09:00 讨论了迁移方案。10:00 决定用 Postgres。", RawTokens: 40},
+		{Date: "2026-03-08", Channel: "myclaw", Summary: "Talked about the move to Postgres for a long while.", RawTokens: 30},
+	}
+	summaries := func(rec *recorder) []string {
+		var out []string
+		for _, o := range rec.ofType(events.TypeDailySummarized) {
+			out = append(out, o.Data.(*events.DailySummary).Summary)
+		}
+		for _, o := range rec.ofType(events.TypeMemoryAdded) {
+			out = append(out, o.Data.(*events.MemoryAdded).Content)
+		}
+		return out
+	}
+	t.Run("the model's summary", func(t *testing.T) {
+		srv := llmtest.New(t)
+		srv.Reply(func(req llmtest.ChatRequest) string {
+			if !req.JSONMode() || !strings.Contains(req.System(), "one day of an AI assistant's event log") {
+				return `{}`
+			}
+			if strings.Contains(req.LastUser(), "Postgres。") {
+				return "```json\n{\"summary\": \"决定迁移到 Postgres。\"}\n```"
+			}
+			return `{"summary":"Planned the Postgres move."}`
+		})
+		client, err := llm.New(srv.Config(), srv.HTTPClient())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, st, rec := newTest(t, set)
+		c.Summarizer = client
+		st.mems[ana] = nil
+		st.daily[ana] = slices.Clone(logs)
+		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
+			t.Fatal(err)
+		}
+		want := "[决定迁移到 Postgres。 Planned the Postgres move. 2026-03-09 (myclaw): 决定迁移到 Postgres。 2026-03-08 (myclaw): Planned the Postgres move.]"
+		if got := fmt.Sprint(summaries(rec)); got != want {
+			t.Fatalf("summaries = %s\nwant        %s", got, want)
+		}
+		if srv.Calls() != 2 {
+			t.Fatalf("%d model calls for 2 days", srv.Calls())
+		}
+	})
+	t.Run("a failed call keeps the log", func(t *testing.T) {
+		srv := llmtest.New(t)
+		srv.Always(llmtest.Status(400, "model not found"))
+		client, err := llm.New(srv.Config(), srv.HTTPClient())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, st, rec := newTest(t, set)
+		c.Summarizer = client
+		st.mems[ana] = nil
+		st.daily[ana] = slices.Clone(logs)
+		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
+			t.Fatal(err)
+		}
+		got := summaries(rec)
+		if len(got) != 4 || got[0] != logs[0].Summary || got[1] != logs[1].Summary {
+			t.Fatalf("summaries after a failed model = %q", got)
+		}
+		if srv.Calls() == 0 {
+			t.Fatal("the model was never asked")
+		}
+	})
+	t.Run("an unusable reply keeps the log", func(t *testing.T) {
+		srv := llmtest.New(t)
+		srv.Reply(func(llmtest.ChatRequest) string { return `{"summary":"  "}` })
+		client, err := llm.New(srv.Config(), srv.HTTPClient())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, st, rec := newTest(t, set)
+		c.Summarizer = client
+		st.mems[ana] = nil
+		st.daily[ana] = slices.Clone(logs)
+		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
+			t.Fatal(err)
+		}
+		if got := summaries(rec); len(got) != 4 || got[0] != logs[0].Summary {
+			t.Fatalf("summaries after an empty reply = %q", got)
+		}
+	})
+}
