@@ -87,7 +87,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		}
 		c.Episodes = &episode.Builder{Client: client}
 		c.Rewriter = dedupe.Rewriter{Client: client}
-		c.Summarizer = client
+		c.Model = client
 	}
 	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,

@@ -454,13 +454,16 @@ func TestEpisodeWrittenByTheModel(t *testing.T) {
 }
 
 // With a model configured, compress_daily keeps the model's summary of
-// yesterday's log; a rebuild reproduces it from the event alone, without
-// calling the model.
-func TestDailyCompressedByTheModel(t *testing.T) {
+// yesterday's log and refresh_profile the core the model chose; a rebuild
+// reproduces both from the events alone, without calling the model.
+func TestDailyAndProfileByTheModel(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
-		if strings.Contains(req.System(), "one day of an AI assistant's event log") {
+		switch {
+		case strings.Contains(req.System(), "one day of an AI assistant's event log"):
 			return `{"summary":"MODEL: moved the database to Postgres."}`
+		case strings.Contains(req.System(), "core profile"):
+			return `{"keep":[2]}`
 		}
 		return `{}`
 	})
@@ -491,9 +494,25 @@ func TestDailyCompressedByTheModel(t *testing.T) {
 	if len(days) != 1 || days[0].Summary != "MODEL: moved the database to Postgres." || !days[0].Compressed {
 		t.Fatalf("yesterday = %+v", days)
 	}
-	calls := srv.Calls()
-	if calls != 1 {
+	if calls := srv.Calls(); calls != 1 {
 		t.Fatalf("%d model calls for one day", calls)
+	}
+
+	postMemory(t, a, `{"user":"dee","kind":"identity","category":"identity","subject":"user","predicate":"name","content":"The user's name is Dee","importance":0.95}`)
+	postMemory(t, a, `{"user":"dee","kind":"preference","category":"config","subject":"user","predicate":"likes","content":"Dee likes short answers","importance":0.8}`)
+	waitSettled(t, a)
+	if ran, err := a.RunJob(t.Context(), "weekly_profile", now); err != nil || len(ran) != 1 {
+		t.Fatalf("weekly_profile ran %v: %v", ran, err)
+	}
+	waitSettled(t, a)
+	var prof struct{ Core []memory.Memory }
+	getJSON(t, "http://"+a.HTTPAddr(), "/v1/profile?user=dee", &prof)
+	if len(prof.Core) != 1 || prof.Core[0].Content != "Dee likes short answers" || prof.Core[0].Tier != 1 {
+		t.Fatalf("dee's core = %+v, want the model's one choice", prof.Core)
+	}
+	calls := srv.Calls()
+	if calls != 2 {
+		t.Fatalf("%d model calls for one day and one profile", calls)
 	}
 	seq := waitSettled(t, a)
 	stopApp(t, a)
@@ -504,7 +523,7 @@ func TestDailyCompressedByTheModel(t *testing.T) {
 	if len(rep.Diff) != 0 || rep.Target != seq || srv.Calls() != calls {
 		t.Fatalf("rebuild: diff %v, target %d want %d, model calls %d → %d", rep.Diff, rep.Target, seq, calls, srv.Calls())
 	}
-	if rep.Built["daily_summaries"] == "0:"+emptySum {
-		t.Fatal("no daily summaries to compare")
+	if rep.Built["daily_summaries"] == "0:"+emptySum || rep.Built["profile"] == "0:"+emptySum {
+		t.Fatalf("nothing to compare: %v", rep.Built)
 	}
 }

@@ -72,9 +72,11 @@ type Consolidator struct {
 	// Rewriter rewrites merged memories with a model; a nil Client keeps
 	// the kept memory's wording.
 	Rewriter dedupe.Rewriter
-	// Summarizer writes the day summaries of compress_daily with a model;
-	// nil keeps each day's log as written, as does a failed call.
-	Summarizer *llm.Client
+	// Model writes the day summaries of compress_daily and chooses the
+	// core profile of refresh_profile; nil keeps each day's log as
+	// written and the profile maintain.CoreProfile chooses, as does a
+	// failed call.
+	Model *llm.Client
 	// Mask hides secrets before turns reach an episode; nil leaves them.
 	Mask *secrets.Masker
 

@@ -36,7 +36,7 @@ func firingID(job string, r *run, scope memory.Scope, parts ...string) string {
 // becomes tier-2 knowledge. A day with no log entry but with episodes gets
 // one, written from them. Each entry turns into one memory.added (an event
 // memory, which fades with its 30-day half-life) and is marked compressed
-// by a daily.summarized of source compression. With a Summarizer the
+// by a daily.summarized of source compression. With a Model the
 // model writes the summary both carry (one call per entry); when it fails
 // the log is kept as written. The model's text is in the events, so a
 // replay never calls it.
@@ -66,8 +66,8 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 			}
 			tag := date + "-" + hashOf(e.Channel)[:8]
 			text := e.Summary
-			if c.Summarizer != nil {
-				s, err := summarizeDay(ctx, c.Summarizer, date, e.Channel, e.Summary)
+			if c.Model != nil {
+				s, err := summarizeDay(ctx, c.Model, date, e.Channel, e.Summary)
 				if err != nil {
 					if ctx.Err() != nil {
 						return fmt.Errorf("compress daily: %w", ctx.Err())
@@ -181,7 +181,10 @@ func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope
 // (tier 1, maintain.CoreProfileSize memories) is chosen again from the
 // active memories of at least min_importance; those that leave it are
 // demoted to knowledge. min_importance can raise the bar
-// maintain.CoreProfile sets (maintain.CoreImportance), not lower it.
+// maintain.CoreProfile sets (maintain.CoreImportance), not lower it. With
+// a Model the model chooses the core among the eligible memories (seed
+// 001 §7.3), in one call; the ids it chose are in the event, so a replay
+// never calls it.
 func (c *Consolidator) refreshProfile(ctx context.Context, r *run, a rules.Action, scope memory.Scope) error {
 	mems, err := c.Store.ActiveMemories(ctx, scope)
 	if err != nil {
@@ -189,7 +192,11 @@ func (c *Consolidator) refreshProfile(ctx context.Context, r *run, a rules.Actio
 	}
 	floor := a.Float("min_importance")
 	candidates := slices.DeleteFunc(slices.Clone(mems), func(m memory.Memory) bool { return m.Importance < floor })
-	core := maintain.CoreProfile(candidates, min(maintain.CoreProfileSize, events.MaxProfileMemories), r.at)
+	size := min(maintain.CoreProfileSize, events.MaxProfileMemories)
+	core := maintain.CoreProfile(candidates, size, r.at)
+	if c.Model != nil && len(core) > 0 {
+		core = c.modelProfile(ctx, scope, candidates, size, r, core)
+	}
 	prev, err := c.Store.CoreMemories(ctx, scope)
 	if err != nil {
 		return memory.Errorf(memory.EUNAVAILABLE, "read the core profile: %v", err)
@@ -213,6 +220,28 @@ func (c *Consolidator) refreshProfile(ctx context.Context, r *run, a rules.Actio
 	}
 	return emitErr(c.Emit(ctx, memory.Outgoing{Type: events.TypeProfileRefreshed, ID: firingID("profile", r, scope),
 		Scope: scope, Time: r.at, Data: &events.ProfileRefreshed{MemoryIDs: core, Demoted: demoted}}))
+}
+
+// modelProfile asks the model to choose the core among the eligible
+// candidates, at most MaxProfileMemories of them best first; when the call
+// fails it returns fallback, the rule's own choice.
+func (c *Consolidator) modelProfile(ctx context.Context, scope memory.Scope, candidates []memory.Memory, size int, r *run,
+	fallback []string) []string {
+	byID := make(map[string]memory.Memory, len(candidates))
+	for _, m := range candidates {
+		byID[m.ID] = m
+	}
+	var ranked []memory.Memory
+	for _, id := range maintain.CoreProfile(candidates, events.MaxProfileMemories, r.at) {
+		ranked = append(ranked, byID[id])
+	}
+	ids, err := chooseProfile(ctx, c.Model, ranked, size)
+	if err != nil {
+		c.Log.Warn("core profile by the model failed; the rule's choice is kept", zap.String(fieldUser, scopeKey(scope)),
+			zap.Error(err))
+		return fallback
+	}
+	return ids
 }
 
 // archive runs archive (seed 000 §7.4): an active memory of a decaying

@@ -292,7 +292,7 @@ rules:
 			t.Fatal(err)
 		}
 		c, st, rec := newTest(t, set)
-		c.Summarizer = client
+		c.Model = client
 		st.mems[ana] = nil
 		st.daily[ana] = slices.Clone(logs)
 		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
@@ -314,7 +314,7 @@ rules:
 			t.Fatal(err)
 		}
 		c, st, rec := newTest(t, set)
-		c.Summarizer = client
+		c.Model = client
 		st.mems[ana] = nil
 		st.daily[ana] = slices.Clone(logs)
 		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
@@ -336,7 +336,7 @@ rules:
 			t.Fatal(err)
 		}
 		c, st, rec := newTest(t, set)
-		c.Summarizer = client
+		c.Model = client
 		st.mems[ana] = nil
 		st.daily[ana] = slices.Clone(logs)
 		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
@@ -346,4 +346,70 @@ rules:
 			t.Fatalf("summaries after an empty reply = %q", got)
 		}
 	})
+}
+
+// With a model, refresh_profile keeps the core the model chose among the
+// eligible memories, in its order; a failed call or a reply naming no
+// candidate keeps the rule's choice.
+func TestRefreshProfileByTheModel(t *testing.T) {
+	at := time.Date(2026, 3, 9, 4, 0, 0, 0, time.UTC)
+	mems := []memory.Memory{
+		mem("m_name", memory.KindIdentity, memory.CategoryIdentity, "The user's name is Ana", 0.95, at.AddDate(0, -1, 0)),
+		mem("m_tea", memory.KindPreference, memory.CategoryConfig, "The user likes green tea", 0.8, at.AddDate(0, 0, -3)),
+		mem("m_job", memory.KindFact, memory.CategoryEvent, "The user works on billing", 0.75, at.AddDate(0, 0, -2)),
+		mem("m_low", memory.KindFact, memory.CategoryEvent, "The user saw a film", 0.3, at),
+	}
+	profile := func(t *testing.T, reply func(llmtest.ChatRequest) string, steps ...llmtest.Step) ([]string, *llmtest.Server) {
+		t.Helper()
+		srv := llmtest.New(t)
+		srv.Reply(reply)
+		srv.Enqueue(steps...)
+		client, err := llm.New(srv.Config(), srv.HTTPClient())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, st, rec := newTest(t, defaults(t))
+		c.Model = client
+		st.mems[ana] = slices.Clone(mems)
+		if _, err := c.RunJob(t.Context(), "weekly_profile", at); err != nil {
+			t.Fatal(err)
+		}
+		prof := rec.ofType(events.TypeProfileRefreshed)
+		if len(prof) != 1 {
+			t.Fatalf("profile events = %d", len(prof))
+		}
+		return prof[0].Data.(*events.ProfileRefreshed).MemoryIDs, srv
+	}
+	t.Run("the model's choice", func(t *testing.T) {
+		ids, srv := profile(t, func(req llmtest.ChatRequest) string {
+			if !req.JSONMode() || !strings.Contains(req.System(), "core profile") {
+				return `{}`
+			}
+			// The candidates are the three of importance ≥ 0.7, best first.
+			if !strings.Contains(req.LastUser(), "3. [event, importance 0.75] The user works on billing") ||
+				strings.Contains(req.LastUser(), "film") {
+				return `{"keep":[]}`
+			}
+			return `{"keep":[3, 1, 3]}`
+		})
+		if fmt.Sprint(ids) != "[m_job m_name]" || srv.Calls() != 1 {
+			t.Fatalf("core = %v after %d calls, want [m_job m_name] after 1", ids, srv.Calls())
+		}
+	})
+	for name, reply := range map[string]string{
+		"a failed call":         "",
+		"a number out of range": `{"keep":[1, 9]}`,
+		"an empty choice":       `{"keep":[]}`,
+	} {
+		t.Run(name+" keeps the rule's choice", func(t *testing.T) {
+			var steps []llmtest.Step
+			if reply == "" {
+				steps = append(steps, llmtest.Status(400, "model not found"))
+			}
+			ids, srv := profile(t, func(llmtest.ChatRequest) string { return reply }, steps...)
+			if fmt.Sprint(ids) != "[m_name m_tea m_job]" || srv.Calls() != 1 {
+				t.Fatalf("core = %v after %d calls, want the rule's [m_name m_tea m_job] after 1", ids, srv.Calls())
+			}
+		})
+	}
 }
