@@ -252,7 +252,8 @@ func TestRunJobNames(t *testing.T) {
 }
 
 // With a model, compress_daily keeps the model's summary of each day, one
-// call per entry; a failed call keeps the day's log as written.
+// call per entry; a failed call or an unusable reply keeps the day's log
+// as written.
 func TestCompressDailyByTheModel(t *testing.T) {
 	set := ruleSet(t, map[string]string{"d.yaml": `
 rules:
@@ -266,7 +267,25 @@ rules:
 		{Date: "2026-03-09", Channel: "myclaw", Summary: "09:00 讨论了迁移方案。10:00 决定用 Postgres。", RawTokens: 40},
 		{Date: "2026-03-08", Channel: "myclaw", Summary: "Talked about the move to Postgres for a long while.", RawTokens: 30},
 	}
-	summaries := func(rec *recorder) []string {
+	// compress runs the job against a model answering with reply after
+	// the scripted steps, and returns the summaries then the memories'
+	// contents it published, and the number of model calls.
+	compress := func(t *testing.T, reply func(llmtest.ChatRequest) string, steps ...llmtest.Step) (string, int) {
+		t.Helper()
+		srv := llmtest.New(t)
+		srv.Reply(reply)
+		srv.Enqueue(steps...)
+		client, err := llm.New(srv.Config(), srv.HTTPClient())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, st, rec := newTest(t, set)
+		c.Model = client
+		st.mems[ana] = nil
+		st.daily[ana] = slices.Clone(logs)
+		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
+			t.Fatal(err)
+		}
 		var out []string
 		for _, o := range rec.ofType(events.TypeDailySummarized) {
 			out = append(out, o.Data.(*events.DailySummary).Summary)
@@ -274,11 +293,10 @@ rules:
 		for _, o := range rec.ofType(events.TypeMemoryAdded) {
 			out = append(out, o.Data.(*events.MemoryAdded).Content)
 		}
-		return out
+		return strings.Join(out, " | "), srv.Calls()
 	}
 	t.Run("the model's summary", func(t *testing.T) {
-		srv := llmtest.New(t)
-		srv.Reply(func(req llmtest.ChatRequest) string {
+		got, calls := compress(t, func(req llmtest.ChatRequest) string {
 			if !req.JSONMode() || !strings.Contains(req.System(), "one day of an AI assistant's event log") {
 				return `{}`
 			}
@@ -287,63 +305,23 @@ rules:
 			}
 			return `{"summary":"Planned the Postgres move."}`
 		})
-		client, err := llm.New(srv.Config(), srv.HTTPClient())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, st, rec := newTest(t, set)
-		c.Model = client
-		st.mems[ana] = nil
-		st.daily[ana] = slices.Clone(logs)
-		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
-			t.Fatal(err)
-		}
-		want := "[决定迁移到 Postgres。 Planned the Postgres move. 2026-03-09 (myclaw): 决定迁移到 Postgres。 2026-03-08 (myclaw): Planned the Postgres move.]"
-		if got := fmt.Sprint(summaries(rec)); got != want {
-			t.Fatalf("summaries = %s\nwant        %s", got, want)
-		}
-		if srv.Calls() != 2 {
-			t.Fatalf("%d model calls for 2 days", srv.Calls())
+		want := "决定迁移到 Postgres。 | Planned the Postgres move. | 2026-03-09 (myclaw): 决定迁移到 Postgres。 | 2026-03-08 (myclaw): Planned the Postgres move."
+		if got != want || calls != 2 {
+			t.Fatalf("after %d calls, summaries = %s\nwant %s after 2", calls, got, want)
 		}
 	})
+	kept := logs[0].Summary + " | " + logs[1].Summary + " | 2026-03-09 (myclaw): " + logs[0].Summary + " | 2026-03-08 (myclaw): " + logs[1].Summary
 	t.Run("a failed call keeps the log", func(t *testing.T) {
-		srv := llmtest.New(t)
-		srv.Always(llmtest.Status(400, "model not found"))
-		client, err := llm.New(srv.Config(), srv.HTTPClient())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, st, rec := newTest(t, set)
-		c.Model = client
-		st.mems[ana] = nil
-		st.daily[ana] = slices.Clone(logs)
-		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
-			t.Fatal(err)
-		}
-		got := summaries(rec)
-		if len(got) != 4 || got[0] != logs[0].Summary || got[1] != logs[1].Summary {
-			t.Fatalf("summaries after a failed model = %q", got)
-		}
-		if srv.Calls() == 0 {
-			t.Fatal("the model was never asked")
+		got, calls := compress(t, func(llmtest.ChatRequest) string { return `{"summary":"second day"}` },
+			llmtest.Status(400, "model not found"))
+		want := strings.Replace(kept, logs[1].Summary, "second day", 2)
+		if got != want || calls != 2 {
+			t.Fatalf("after %d calls, summaries = %s\nwant %s", calls, got, want)
 		}
 	})
 	t.Run("an unusable reply keeps the log", func(t *testing.T) {
-		srv := llmtest.New(t)
-		srv.Reply(func(llmtest.ChatRequest) string { return `{"summary":"  "}` })
-		client, err := llm.New(srv.Config(), srv.HTTPClient())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, st, rec := newTest(t, set)
-		c.Model = client
-		st.mems[ana] = nil
-		st.daily[ana] = slices.Clone(logs)
-		if _, err := c.RunJob(t.Context(), "compress", at); err != nil {
-			t.Fatal(err)
-		}
-		if got := summaries(rec); len(got) != 4 || got[0] != logs[0].Summary {
-			t.Fatalf("summaries after an empty reply = %q", got)
+		if got, _ := compress(t, func(llmtest.ChatRequest) string { return `{"summary":"  "}` }); got != kept {
+			t.Fatalf("summaries = %s\nwant %s", got, kept)
 		}
 	})
 }
