@@ -59,14 +59,17 @@ func TestDailyJobsArchiveAndExpire(t *testing.T) {
 	}
 }
 
-func TestCompressDailyFromEpisodesAndMigratedLogs(t *testing.T) {
-	set := ruleSet(t, map[string]string{"d.yaml": `
+// compressRule compresses the last two days at 03:00 UTC.
+const compressRule = `
 rules:
   - name: compress
     schedule: "0 3 * * *"
     tz: UTC
     do: [{compress_daily: {days: 2}}]
-`})
+`
+
+func TestCompressDailyFromEpisodesAndMigratedLogs(t *testing.T) {
+	set := ruleSet(t, map[string]string{"d.yaml": compressRule})
 	c, st, rec := newTest(t, set)
 	at := time.Date(2026, 3, 10, 3, 0, 0, 0, time.UTC)
 	st.mems[ana] = nil
@@ -255,13 +258,7 @@ func TestRunJobNames(t *testing.T) {
 // call per entry; a failed call or an unusable reply keeps the day's log
 // as written.
 func TestCompressDailyByTheModel(t *testing.T) {
-	set := ruleSet(t, map[string]string{"d.yaml": `
-rules:
-  - name: compress
-    schedule: "0 3 * * *"
-    tz: UTC
-    do: [{compress_daily: {days: 2}}]
-`})
+	set := ruleSet(t, map[string]string{"d.yaml": compressRule})
 	at := time.Date(2026, 3, 10, 3, 0, 0, 0, time.UTC)
 	logs := []memory.DailySummary{
 		{Date: "2026-03-09", Channel: "myclaw", Summary: "09:00 讨论了迁移方案。10:00 决定用 Postgres。", RawTokens: 40},
