@@ -185,6 +185,11 @@ func TestConsole(t *testing.T) {
 	const edited = "Ana drinks light roast coffee now（现在改喝浅烘）."
 	step("edit a memory",
 		chromedp.Click("#list-button", chromedp.ByID),
+		// The list replaces the search's table: wait until it has, so the
+		// click lands on the new row, not on one being removed.
+		statusIs("3 memories"),
+		chromedp.Poll(`document.querySelectorAll("#memories-out tr[data-id]").length === 3`, nil,
+			chromedp.WithPollingTimeout(15*time.Second)),
 		chromedp.Click(row("#memories-out", en)+" button.view", chromedp.ByQuery),
 		chromedp.WaitVisible("#edit-content", chromedp.ByID),
 		chromedp.SetValue("#edit-content", edited, chromedp.ByID),
