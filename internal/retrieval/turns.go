@@ -173,15 +173,7 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 		}
 		has := make([]bool, len(terms))
 		for i, term := range terms {
-			has[i] = set[term.Token]
-			if !has[i] && term.Prefix {
-				for tok := range set {
-					if strings.HasPrefix(tok, term.Token) {
-						has[i] = true
-						break
-					}
-				}
-			}
+			has[i] = term.In(set)
 			if has[i] {
 				df[i]++
 			}

@@ -288,16 +288,6 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 // maxMemoryCandidates bounds the memories one query scores.
 const maxMemoryCandidates = 2000
 
-// matchOrder is how a full-text query's matches are ordered: by BM25
-// (rank), or newest first (the rowid column given, descending) for a query
-// of stopwords alone.
-func matchOrder(query, rowid string) string {
-	if !textseg.Informative(query) {
-		return rowid + " DESC"
-	}
-	return "rank"
-}
-
 // limitSQL is a LIMIT clause with its value written in. A bound LIMIT
 // made SQLite prepare the statement again on every run (its value feeds the
 // planner), which cost half of a small query; a literal gives one cached

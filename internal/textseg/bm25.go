@@ -155,7 +155,7 @@ func StatsOf(q Query, docs []string) Stats {
 			seen[t] = true
 		}
 		for _, t := range q.Terms {
-			if seen[t.Token] || (t.Prefix && hasPrefixIn(seen, t.Token)) {
+			if t.In(seen) {
 				st.DF[t.Token]++
 			}
 		}
@@ -166,10 +166,17 @@ func StatsOf(q Query, docs []string) Stats {
 	return st
 }
 
-func hasPrefixIn(set map[string]bool, prefix string) bool {
-	for tok := range set {
-		if strings.HasPrefix(tok, prefix) {
-			return true
+// In reports whether a document's token set holds t: its token, or, for
+// a one-character CJK term, any token that starts with it.
+func (t Term) In(set map[string]bool) bool {
+	if set[t.Token] {
+		return true
+	}
+	if t.Prefix {
+		for tok := range set {
+			if strings.HasPrefix(tok, t.Token) {
+				return true
+			}
 		}
 	}
 	return false
