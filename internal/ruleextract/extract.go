@@ -93,6 +93,10 @@ func (x *extractor) content(text string) {
 	for _, s := range splitSentences(text) {
 		body, correcting := stripCorrection(s.text)
 		x.correcting = correcting
+		body = cutQuotedTask(body)
+		if notMeant(body) {
+			continue
+		}
 		clauses := splitClauses(body)
 		cond := ""
 		speaker := false // the previous clause was the user speaking of themselves
@@ -125,6 +129,12 @@ func (x *extractor) content(text string) {
 			}
 			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
 			if (s.question && i == len(clauses)-1) || looksLikeQuestion(c.text, c.low) {
+				cond = ""
+				continue
+			}
+			// "Assuming we used Kafka, would ordering hold?": a condition
+			// in a question is part of what is asked.
+			if s.question && (isCondition(c) || isSupposition(c)) {
 				cond = ""
 				continue
 			}
@@ -220,9 +230,12 @@ func (x *extractor) clause(c *clause) {
 			return // "always use pnpm" is the rule, not a tool fact as well
 		}
 	}
-	// A decision to use a tool is also the tool in use ("we decided to use
-	// SQLite" → sqlite/uses), so the tool pass still runs.
-	x.decision(c)
+	// A decision to use a tool is not yet the tool in use: "we decided to
+	// move logging to Loki next quarter" is taken before the move, so the
+	// decision is the one memory and the tool pass does not run.
+	if x.decision(c) {
+		return
+	}
 	if !isHypothetical(c) {
 		x.tools(c)
 		x.paths(c)
@@ -232,11 +245,14 @@ func (x *extractor) clause(c *clause) {
 // Third parties: a clause about someone else is not about the user.
 var (
 	reZhOther = regexp.MustCompile(`^我(?:的)?(?:同事|朋友|老婆|妻子|老公|丈夫|妈妈|妈|爸爸|爸|母亲|父亲|老板|领导|女儿|儿子|哥哥|姐姐|弟弟|妹妹|家人|同学|室友|女朋友|男朋友|孩子|上司|客户)`)
-	reEnOther = regexp.MustCompile(`^my (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client)\b`)
+	reEnOther = regexp.MustCompile(`^(?:my|our) (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|cofounder|co-founder|teammate|teammates|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client|clients|customer|customers|cto|ceo|lead|tech lead|pm|intern|interns|mentor|teacher|professor|landlord)\b|^(?:he|she|they|his|her|their|someone|somebody|everyone|nobody)\b`)
+	// A person named as the subject: "Sarah on the data team uses DuckDB",
+	// "Ravi said he prefers tabs".
+	reEnNamedOther = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:(?:on|from|in|at) (?:the|our|my) |(?:said|says|told|tells|thinks|thought|mentioned|mentions|asked|wants|wanted|reckons|claims)\b)`)
 )
 
 func aboutSomeoneElse(c *clause) bool {
-	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low)
+	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low) || reEnNamedOther.MatchString(c.text)
 }
 
 // zhElidedVerbs open a clause whose subject 我 was left out because the
@@ -414,4 +430,60 @@ func (x *extractor) decisionSubject() string {
 		return x.project
 	}
 	return "project"
+}
+
+// Sentences that state nothing the speaker stands behind: hedged ("I
+// think we're on Node 18, but I'm not sure") or sarcastic ("Oh sure, I
+// just love debugging YAML at 2am").
+var (
+	enHedges = []string{"not sure", "not certain", "not 100% sure", "i guess", "i'm guessing", "iirc",
+		"if i recall", "if i remember", "probably", "i doubt", "don't quote me"}
+	zhHedges     = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准"}
+	enSarcasm    = []string{"oh sure", "oh great", "oh yeah", "yeah right", "oh joy", "oh wonderful", "oh perfect", "sure, because"}
+	zhSarcasm    = []string{"呵呵", "真是太好了呢", "可真行"}
+	enSuppose    = []string{"assuming", "assume", "supposing", "suppose", "say", "let's say", "imagine", "hypothetically", "in theory", "theoretically", "in a world where"}
+	zhSuppose    = []string{"假设", "假定", "设想", "理论上"}
+	enTextTasks  = []string{"translate", "rephrase", "rewrite", "reword", "paraphrase", "summarize", "summarise", "proofread", "draft", "write", "example", "examples", "sample", "template", "e.g", "for instance", "test message", "prompt", "input", "output", "fixture", "bio", "caption", "tweet", "email", "reply"}
+	zhTextTasks  = []string{"翻译", "改写", "润色", "总结", "例如", "比如", "示例", "例子", "样例", "模板", "帮我写", "写一段", "写一封", "回复"}
+	enNotTaskTop = []string{"rule", "remember", "note", "correction", "decision", "final decision", "update"}
+)
+
+// notMeant reports whether a sentence is hedged or sarcastic, so that no
+// clause of it is a fact.
+func notMeant(s string) bool {
+	low := lowerASCII(strings.TrimSpace(s))
+	if containsAny(low, enHedges...) && containsWord(low, enHedges...) || containsAny(s, zhHedges...) {
+		return true
+	}
+	return hasPrefixAny(low, enSarcasm) || strings.HasSuffix(low, " /s") || hasPrefixAny(s, zhSarcasm)
+}
+
+// isSupposition reports whether a clause sets up a case rather than states
+// one: "assuming we used Kafka", "say I'm a new hire", "假设我们用 Kafka".
+func isSupposition(c *clause) bool {
+	for _, w := range enSuppose {
+		if hasWordPrefix(c.low, w) {
+			return true
+		}
+	}
+	return hasPrefixAny(c.text, zhSuppose)
+}
+
+// cutQuotedTask keeps only the request of "Translate to German: I like
+// cheese" or "Example message: my name is Bob": what follows the colon is
+// text to work on, someone else's words, not the speaker's.
+func cutQuotedTask(s string) string {
+	i := strings.IndexAny(s, ":：")
+	if i <= 0 {
+		return s
+	}
+	head := s[:i]
+	low := lowerASCII(head)
+	if runeLen(head) > 60 || hasPrefixAny(strings.TrimSpace(low), enNotTaskTop) {
+		return s
+	}
+	if containsWord(low, enTextTasks...) || containsAny(head, zhTextTasks...) {
+		return head
+	}
+	return s
 }

@@ -52,7 +52,9 @@ func (x *extractor) plan(c *clause) bool {
 		if verb == "" {
 			return false
 		}
-		project = containsAny(c.low, enProjectPlans...)
+		// "Next week we'll drop support for Python 3.8": what a team
+		// plans is the project's, whatever the verb.
+		project = containsAny(c.low, enProjectPlans...) || containsWord(c.low, "we", "we'll", "we're", "our", "us")
 	}
 	subject := "user"
 	if project {

@@ -54,6 +54,9 @@ func (x *extractor) remember(c *clause) bool {
 	if rest == "" || looksLikeQuestion(rest, restLow) {
 		return false
 	}
+	if toDo && oneOff(c) {
+		return true // "don't forget to close the connection in that function": for now
+	}
 	inner := newClause(rest)
 	before := len(x.out)
 	if !toDo && x.personal(inner) {
@@ -118,7 +121,7 @@ func (x *extractor) rule(c *clause) bool {
 	} else if m := reEnRule.FindStringSubmatch(low); m != nil {
 		conf = enRuleConfidence(m[1] != "", m[2], m[3])
 	}
-	if conf == 0 {
+	if conf == 0 || conf < confStrong && oneOff(c) {
 		return false
 	}
 	if c.cond != "" {
@@ -134,6 +137,21 @@ func (x *extractor) rule(c *clause) bool {
 	}
 	x.add(fact{pred: PredRule, subject: "user", content: label + text, conf: conf})
 	return true
+}
+
+// One-off instructions: a bare "don't" or "别" about this very thing or this
+// very moment is a request for now, not a standing rule ("Don't run the
+// migration yet", "close the DB connection in that function", "别删这个文件").
+var (
+	reEnOneOff = regexp.MustCompile(`\b(?:(?:this|that|these|those) (?:one|file|files|function|line|lines|test|tests|step|change|changes|command|commit|pr|branch|table|query|script|bug|error|part|bit|method|class|folder|page)\b|it\b|yet\b|for now\b|right now\b|this time\b|today\b|tonight\b|just now\b|at the moment\b|for the moment\b|until\b|again\b)`)
+	zhOneOff   = []string{"这个", "那个", "这些", "那些", "这次", "这回", "这里", "那里", "先别", "先不要", "暂时", "今天", "现在", "马上", "还要用", "了吧"}
+)
+
+func oneOff(c *clause) bool {
+	if c.zh {
+		return containsAny(c.text, zhOneOff...)
+	}
+	return reEnOneOff.MatchString(c.low)
 }
 
 // zhStandingModals make a clause a rule wherever they sit in it.

@@ -1,0 +1,62 @@
+package ruleextract
+
+import (
+	"testing"
+
+	"github.com/engramhq/engram/internal/memory"
+)
+
+// What a speaker does not stand behind, or did not say of themselves, is
+// not a memory; each case here yielded one before the rule that drops it.
+func TestNotStatedAsFact(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []want
+	}{
+		{"hedged", "I think we're on Node 18, but I'm not sure.", nil},
+		{"hedged zh", "我们好像用的是 Node 18，不太确定。", nil},
+		{"sarcastic", "Oh sure, I just love debugging YAML at 2am.", nil},
+		{"a supposition inside a question", "Assuming we used Kafka, would ordering be guaranteed?", nil},
+		{"a supposition inside a question zh", "假设我们用 Kafka，顺序能保证吗？", nil},
+		{"text to translate", "Translate to German: I like cheese and I live in Vienna.", nil},
+		{"an example message", "Example user message for the test fixture: my name is Bob and I'm 30.", nil},
+		{"text to translate zh", "翻译成英文：我住在上海，喜欢喝茶。", nil},
+		{"a named colleague", "Sarah on the data team uses DuckDB for everything.", nil},
+		{"a reported preference", "Ravi said he prefers tabs over spaces.", nil},
+		{"he and she", "She uses Emacs and lives in Oslo.", nil},
+		{"our CTO", "Our CTO prefers Kubernetes.", nil},
+		{"a one-off don't", "Don't run the migration yet, I'm still reviewing it.", nil},
+		{"a one-off don't forget", "Don't forget to close the DB connection in that function.", nil},
+		{"a one-off 别", "别删这个文件，我还要用。", nil},
+		// Still rules: standing, not about this very thing.
+		{"a standing don't", "Don't use semicolons in TypeScript.", []want{{PredRule, "user", "semicolons"}}},
+		{"a labelled rule is kept", "Rule: never push directly to main; open a pull request.", []want{{PredRule, "user", "open a pull request"}}},
+		{"remember: is not a text task", "Please remember: the staging server is staging.example.com.", []want{{PredNote, "user", "staging.example.com"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkWants(t, Extract(Input{Role: "user", Content: tc.in}), tc.want) })
+	}
+}
+
+// A team's plan is the project's whatever its verb, and a decision is the
+// decision alone: the tool it names is not in use yet.
+func TestPlansAndDecisionsAreNotDone(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []want
+	}{
+		{"Next week we'll drop support for Python 3.8.", []want{{PredPlan, "project", "drop support for Python 3.8"}}},
+		{"I plan to start learning Rust next month.", []want{{PredPlan, "user", "learning Rust"}}},
+		{"We decided to use Postgres instead of MySQL.", []want{{PredDecision, "project", "use Postgres instead of MySQL"}}},
+		{"决定下季度把日志系统从 ELK 换到 Loki。", []want{{PredDecision, "project", "换到 Loki"}}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got := Extract(Input{Role: "user", Content: tc.in})
+			checkWants(t, got, tc.want)
+			for _, c := range got {
+				if c.Kind != memory.KindContext {
+					t.Errorf("%s/%s %q: a plan or decision is not a %s", c.Subject, c.Predicate, c.Content, c.Kind)
+				}
+			}
+		})
+	}
+}
