@@ -236,16 +236,32 @@ func (x *extractor) clause(c *clause) {
 	if x.decision(c) {
 		return
 	}
-	if !isHypothetical(c) {
+	if !isHypothetical(c) && !isImperative(c) {
 		x.tools(c)
 		x.paths(c)
 	}
 }
 
+// Imperatives ask for something to be done ("Use Python 3.12 for this
+// script", "run it on Node 20"); they state nothing about the setup, and a
+// standing one was read as a rule before this.
+var enImperatives = setOf("use", "run", "try", "install", "switch", "add", "upgrade", "downgrade", "set",
+	"put", "move", "change", "replace", "pin", "bump", "update", "deploy", "build", "test", "make", "create",
+	"write", "open", "check", "rewrite", "port", "migrate", "compile", "call", "import", "remove", "delete")
+
+func isImperative(c *clause) bool {
+	if c.zh {
+		return false
+	}
+	low := strings.TrimPrefix(strings.TrimPrefix(c.low, "please "), "pls ")
+	first, _, _ := strings.Cut(low, " ")
+	return enImperatives[first]
+}
+
 // Third parties: a clause about someone else is not about the user.
 var (
 	reZhOther = regexp.MustCompile(`^我(?:的)?(?:同事|朋友|老婆|妻子|老公|丈夫|妈妈|妈|爸爸|爸|母亲|父亲|老板|领导|女儿|儿子|哥哥|姐姐|弟弟|妹妹|家人|同学|室友|女朋友|男朋友|孩子|上司|客户)`)
-	reEnOther = regexp.MustCompile(`^(?:my|our) (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|cofounder|co-founder|teammate|teammates|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client|clients|customer|customers|cto|ceo|lead|tech lead|pm|intern|interns|mentor|teacher|professor|landlord)\b|^(?:he|she|they|his|her|their|someone|somebody|everyone|nobody)\b`)
+	reEnOther = regexp.MustCompile(`^(?:my|our) (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|cofounder|co-founder|teammate|teammates|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client|clients|customer|customers|cto|ceo|lead|tech lead|pm|intern|interns|mentor|teacher|professor|landlord)\b|^(?:he|she|they|his|her|their|someone|somebody|everyone|everybody|nobody|people)\b|^(?:many|most|some|a lot of|lots of|plenty of|other|few|a few|all) (?:people|teams|companies|developers|devs|engineers|users|folks|orgs|organizations|shops|startups)\b`)
 	// A person named as the subject: "Sarah on the data team uses DuckDB",
 	// "Ravi said he prefers tabs".
 	reEnNamedOther = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:(?:on|from|in|at) (?:the|our|my) |(?:said|says|told|tells|thinks|thought|mentioned|mentions|asked|wants|wanted|reckons|claims)\b)`)

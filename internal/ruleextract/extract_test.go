@@ -250,7 +250,7 @@ func TestNegative(t *testing.T) {
 func TestVersionSupersede(t *testing.T) {
 	pairs := []struct{ before, after string }{
 		{"我们用的是 Python 3.10", "我们升级到 Python 3.12 了"},
-		{"We used Python 3.10.", "We upgraded to Python 3.12."},
+		{"We use Python 3.10.", "We upgraded to Python 3.12."},
 		{"We're on Go 1.25", "我们升级到了 Go 1.26"},
 		{"We run Node v18", "We switched to Node 20"},
 	}

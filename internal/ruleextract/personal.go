@@ -31,7 +31,7 @@ var (
 	reEnCallMe = regexp.MustCompile(`^(?:(?:please|pls|you can|just|feel free to) )*call me\s+(.+)$`)
 	reEnIAm    = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
 	reEnLive   = regexp.MustCompile(`^i (?:(?:currently|now|still|also) )*(?:live|reside) in\s+(.+)$`)
-	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located|staying) (?:in|at|out of)\s+(.+)$`)
+	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located) (?:in|at|out of)\s+(.+)$`)
 	reEnMoved  = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
 	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$`)
 	reEnWorkAt = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
@@ -197,7 +197,17 @@ func (x *extractor) enOccupation(phrase string, conf float64) bool {
 	return true
 }
 
+// A stay, not a home: "I'm in Berlin this week for a conference", "我这周
+// 在上海出差".
+var (
+	reEnStay = regexp.MustCompile(`\b(?:this (?:week|weekend|month)|for (?:a|the) (?:few|couple|week|weekend|conference|trip|visit|holiday|vacation|meetup)|on (?:a )?(?:vacation|holiday|trip|business)|until|temporarily|today|tonight|for now|visiting|staying)\b`)
+	zhStay   = []string{"出差", "旅游", "旅行", "度假", "这周", "这几天", "暂时", "临时", "今天", "开会"}
+)
+
 func (x *extractor) location(c *clause) bool {
+	if reEnStay.MatchString(c.low) || c.zh && containsAny(c.text, zhStay...) {
+		return false
+	}
 	if strings.HasPrefix(c.text, "我") {
 		if m := reZhMoved.FindStringSubmatch(c.text); m != nil {
 			if place := zhPlace(m[1]); place != "" {

@@ -65,6 +65,11 @@ func (x *extractor) remember(c *clause) bool {
 		}
 		return true
 	}
+	// "Remember the bug from yesterday?" calls something up; only "remember
+	// that …" or "remember: …" asks to keep a note.
+	if !toDo && !c.zh && conf == confGuess && !startsStatement(restLow) {
+		return false
+	}
 	pred, label := PredNote, "用户要求记住："
 	if !c.zh {
 		label = "User asked to remember: "
@@ -143,7 +148,7 @@ func (x *extractor) rule(c *clause) bool {
 // very moment is a request for now, not a standing rule ("Don't run the
 // migration yet", "close the DB connection in that function", "别删这个文件").
 var (
-	reEnOneOff = regexp.MustCompile(`\b(?:(?:this|that|these|those) (?:one|file|files|function|line|lines|test|tests|step|change|changes|command|commit|pr|branch|table|query|script|bug|error|part|bit|method|class|folder|page)\b|it\b|yet\b|for now\b|right now\b|this time\b|today\b|tonight\b|just now\b|at the moment\b|for the moment\b|until\b|again\b)`)
+	reEnOneOff = regexp.MustCompile(`\b(?:(?:this|that|these|those) (?:one|file|files|function|line|lines|test|tests|step|change|changes|command|commit|pr|branch|table|query|script|bug|error|part|bit|method|class|folder|page)\b|it\b|else\b|(?:this|that|these|those)$|yet\b|for now\b|right now\b|this time\b|today\b|tonight\b|just now\b|at the moment\b|for the moment\b|until\b|again\b)`)
 	zhOneOff   = []string{"这个", "那个", "这些", "那些", "这次", "这回", "这里", "那里", "先别", "先不要", "暂时", "今天", "现在", "马上", "还要用", "了吧"}
 )
 
@@ -376,3 +381,12 @@ func hasPrefixAny(s string, prefixes []string) bool {
 	}
 	return false
 }
+
+// startsStatement reports whether English text opens with a subject and a
+// verb rather than a noun phrase: "the staging server is …", "our fiscal
+// year starts …", not "the bug from yesterday".
+func startsStatement(low string) bool {
+	return reEnStatement.MatchString(low)
+}
+
+var reEnStatement = regexp.MustCompile(`^(?:(?:the|our|my|this|that|we|i|you) )?(?:[a-z0-9.\-_/']+ ){0,3}(?:is|are|was|were|has|have|must|should|will|can|runs|starts|ends|lives|uses|needs|takes|use|need|run)\b`)

@@ -351,13 +351,14 @@ var (
 		"hi there", "hello there", "hey there", "also", "btw", "fyi", "actually", "anyway", "anyways",
 		"honestly", "basically", "alright", "okay", "ok", "oh", "well", "and", "but", "so", "then",
 		"hi", "hello", "hey", "ps", "p.s.", "yes", "yeah", "yep", "no", "nope", "sure", "right",
-		"thanks", "thank you", "great", "cool", "nice", "perfect", "got it", "understood", "sorry",
+		"thanks", "thank you", "great", "cool", "nice", "perfect", "got it", "understood", "sorry", "wait",
+		"hmm", "um", "uh", "lol", "haha",
 	}
 	// enFillersNeedPunct are fillers only when punctuation follows: "no,"
 	// is a filler, "no longer use" is not.
 	enFillersNeedPunct = map[string]bool{
 		"no": true, "yes": true, "sure": true, "right": true, "great": true, "cool": true, "nice": true,
-		"perfect": true, "thanks": true, "thank you": true, "sorry": true, "then": true,
+		"perfect": true, "thanks": true, "thank you": true, "sorry": true, "then": true, "wait": true,
 	}
 	zhFillers = []string{
 		"顺便说一下", "顺便提一下", "顺便说下", "顺便一提", "补充一下", "说句实话", "老实说", "说实话", "说真的",

@@ -16,6 +16,10 @@ type toolTrigger struct {
 	class  int
 	to     bool // the phrase takes "to" within two words: "upgraded the backend to"
 	onlyOn bool // "on" counts only after a form of "be": "we're on Go 1.22"
+	// perfect: "used" counts only as a present perfect ("we've used Go for
+	// years"); the simple past ("the old service used MySQL 5.7") is a
+	// past state.
+	perfect bool
 }
 
 var toolTriggers = []toolTrigger{
@@ -40,7 +44,7 @@ var toolTriggers = []toolTrigger{
 	{phrase: "切到", class: switchTool}, {phrase: "迁移到", class: switchTool}, {phrase: "迁到", class: switchTool},
 
 	{phrase: "use", class: useTool}, {phrase: "uses", class: useTool}, {phrase: "using", class: useTool},
-	{phrase: "used", class: useTool}, {phrase: "run", class: useTool}, {phrase: "runs", class: useTool},
+	{phrase: "used", class: useTool, perfect: true}, {phrase: "run", class: useTool}, {phrase: "runs", class: useTool},
 	{phrase: "running", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "adopted", class: useTool},
 	{phrase: "installed", class: useTool}, {phrase: "built with", class: useTool}, {phrase: "built on", class: useTool},
 	{phrase: "written in", class: useTool}, {phrase: "based on", class: useTool}, {phrase: "powered by", class: useTool},
@@ -81,6 +85,9 @@ func findTriggers(c *clause) []triggerMatch {
 			end := start + len(t.phrase)
 			i = end
 			if isASCIIAlnum(t.phrase[0]) && !wordAt(c.low, start, end) {
+				continue
+			}
+			if t.perfect && !presentPerfect(c.low[:start]) {
 				continue
 			}
 			if t.onlyOn && !hasSuffixAny(c.low[:start], beForOn) && !hasSuffixAny(strings.TrimRight(c.low[:start], " "), beForOn) {
@@ -218,4 +225,21 @@ func isProjectName(s string) bool {
 		}
 	}
 	return true
+}
+
+// presentPerfect reports whether the words before a participle make it a
+// present perfect: "we've used", "I have always used".
+func presentPerfect(before string) bool {
+	words := strings.Fields(before)
+	for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
+		w := words[i]
+		switch {
+		case w == "have" || w == "has" || strings.HasSuffix(w, "'ve"):
+			return true
+		case w == "always" || w == "long" || w == "mostly" || w == "only" || w == "also" || w == "just":
+			continue
+		}
+		return false
+	}
+	return false
 }
