@@ -261,7 +261,7 @@ func isImperative(c *clause) bool {
 // Third parties: a clause about someone else is not about the user.
 var (
 	reZhOther = regexp.MustCompile(`^我(?:的)?(?:同事|朋友|老婆|妻子|老公|丈夫|妈妈|妈|爸爸|爸|母亲|父亲|老板|领导|女儿|儿子|哥哥|姐姐|弟弟|妹妹|家人|同学|室友|女朋友|男朋友|孩子|上司|客户)`)
-	reEnOther = regexp.MustCompile(`^(?:my|our) (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|cofounder|co-founder|teammate|teammates|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client|clients|customer|customers|cto|ceo|lead|tech lead|pm|intern|interns|mentor|teacher|professor|landlord)\b|^(?:he|she|they|his|her|their|someone|somebody|everyone|everybody|nobody|people)\b|^(?:many|most|some|a lot of|lots of|plenty of|other|few|a few|all) (?:people|teams|companies|developers|devs|engineers|users|folks|orgs|organizations|shops|startups)\b`)
+	reEnOther = regexp.MustCompile(`^(?:my|our) (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|cofounder|co-founder|teammate|teammates|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client|clients|customer|customers|cto|ceo|lead|tech lead|pm|intern|interns|mentor|teacher|professor|landlord|students|pupils|users|readers|family|relatives|reports|direct reports)\b|^(?:he|she|they|his|her|their|someone|somebody|everyone|everybody|nobody|people)\b|^(?:many|most|some|a lot of|lots of|plenty of|other|few|a few|all) (?:people|teams|companies|developers|devs|engineers|users|folks|orgs|organizations|shops|startups)\b`)
 	// A person named as the subject: "Sarah on the data team uses DuckDB",
 	// "Ravi said he prefers tabs".
 	reEnNamedOther = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:(?:on|from|in|at) (?:the|our|my) |(?:said|says|told|tells|thinks|thought|mentioned|mentions|asked|wants|wanted|reckons|claims)\b)`)
@@ -454,13 +454,16 @@ func (x *extractor) decisionSubject() string {
 var (
 	enHedges = []string{"not sure", "not certain", "not 100% sure", "i guess", "i'm guessing", "iirc",
 		"if i recall", "if i remember", "probably", "i doubt", "don't quote me"}
-	zhHedges     = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准"}
-	enSarcasm    = []string{"oh sure", "oh great", "oh yeah", "yeah right", "oh joy", "oh wonderful", "oh perfect", "sure, because"}
-	zhSarcasm    = []string{"呵呵", "真是太好了呢", "可真行"}
-	enSuppose    = []string{"assuming", "assume", "supposing", "suppose", "say", "let's say", "imagine", "hypothetically", "in theory", "theoretically", "in a world where"}
-	zhSuppose    = []string{"假设", "假定", "设想", "理论上"}
-	enTextTasks  = []string{"translate", "rephrase", "rewrite", "reword", "paraphrase", "summarize", "summarise", "proofread", "draft", "write", "example", "examples", "sample", "template", "e.g", "for instance", "test message", "prompt", "input", "output", "fixture", "bio", "caption", "tweet", "email", "reply"}
-	zhTextTasks  = []string{"翻译", "改写", "润色", "总结", "例如", "比如", "示例", "例子", "样例", "模板", "帮我写", "写一段", "写一封", "回复"}
+	zhHedges    = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准"}
+	enSarcasm   = []string{"oh sure", "oh great", "oh yeah", "yeah right", "oh joy", "oh wonderful", "oh perfect", "sure, because"}
+	zhSarcasm   = []string{"呵呵", "真是太好了呢", "可真行"}
+	enSuppose   = []string{"assuming", "assume", "supposing", "suppose", "say", "let's say", "imagine", "hypothetically", "in theory", "theoretically", "in a world where"}
+	zhSuppose   = []string{"假设", "假定", "设想", "理论上"}
+	enTextTasks = []string{"translate", "rephrase", "rewrite", "reword", "paraphrase", "summarize", "summarise", "proofread", "draft", "write", "example", "examples", "sample", "template", "e.g", "for instance", "test message", "prompt", "input", "output", "fixture", "bio", "caption", "tweet", "email", "reply",
+		// Reported speech: what follows is the other person's words.
+		"says", "said", "say", "wrote", "writes", "replied", "replies", "asked", "asks", "forwarding", "forwarded", "quote", "quoting"}
+	zhTextTasks = []string{"翻译", "改写", "润色", "总结", "例如", "比如", "示例", "例子", "样例", "模板", "帮我写", "写一段", "写一封", "回复",
+		"说：", "说:", "写道", "转发", "原话"}
 	enNotTaskTop = []string{"rule", "remember", "note", "correction", "decision", "final decision", "update"}
 )
 

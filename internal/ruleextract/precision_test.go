@@ -37,7 +37,13 @@ func TestNotStatedAsFact(t *testing.T) {
 		{"don't do that", "Don't do that.", nil},
 		{"don't change anything else", "Don't change anything else.", nil},
 		{"many teams", "Many teams use Kafka for this.", nil},
+		{"an inline quotation", `The customer says: "We use Oracle 19c and we're based in Munich, please support us." Can you draft an answer?`, nil},
+		{"a quotation without a colon", `My old teacher liked to say "I live in Vienna and love Perl" as a joke.`, nil},
+		{"forwarded words", "Forwarding what Priya wrote in Slack: she lives in Pune and she uses Linear for tickets.", nil},
+		{"my students", "I mostly use Jupyter. My students use Scratch.", []want{{PredUses, "jupyter", "Jupyter"}}},
+		{"she after and", "I use Vim and she uses Emacs.", []want{{PredUses, "vim", "Vim"}}},
 		// Still facts and rules.
+		{"a quoted name stays", `We call the cluster "prod" and we use Go 1.22.`, []want{{PredVersion, "go", "Go 1.22"}}},
 		{"a present perfect is in use", "We've used Postgres for years.", []want{{PredUses, "postgres", "Postgres"}}},
 		{"a preference among kinds", "I prefer the terminal over IDEs.", []want{{PredPrefers, "user", "terminal over IDEs"}}},
 		{"a home", "I'm based in Zurich.", []want{{PredLocation, "user", "Zurich"}}},

@@ -39,9 +39,37 @@ func prepare(s string) string {
 			b.WriteByte('\n')
 			continue
 		}
-		for _, r := range line {
-			b.WriteRune(fold(r))
+		b.WriteString(blankQuotes(line))
+	}
+	return b.String()
+}
+
+// quotePairs open and close a quotation inside a line.
+var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』'}
+
+// blankQuotes folds a line and blanks what it quotes: "The customer says:
+// \"We use Oracle 19c\"" is the customer's words, not the speaker's. A
+// quotation of one or two words ("call it \"prod\"") is a name and stays.
+func blankQuotes(line string) string {
+	var b strings.Builder
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		closer, ok := quotePairs[rs[i]]
+		if !ok {
+			b.WriteRune(fold(rs[i]))
+			continue
 		}
+		j := i + 1
+		for j < len(rs) && rs[j] != closer {
+			j++
+		}
+		inner := string(rs[i+1 : min(j, len(rs))])
+		if j == len(rs) || len(strings.Fields(inner)) < 3 && runeLen(inner) < 6 {
+			b.WriteRune(fold(rs[i]))
+			continue
+		}
+		b.WriteByte(' ')
+		i = j
 	}
 	return b.String()
 }
@@ -264,8 +292,9 @@ var (
 		"please", "always", "never", "don't", "do not", "let's", "remember", "from now on", "going forward",
 		"call me", "what", "what's", "who", "where", "when", "why", "how", "which", "do", "does", "did",
 		"is", "are", "can", "could", "should", "would", "will", "if", "the project", "the config", "not",
+		"he", "she", "they", "his", "her", "their",
 	}
-	enPronouns = []string{"i", "i'm", "i've", "i'd", "my", "we", "we're", "we've", "our", "you", "please", "call me", "let's"}
+	enPronouns = []string{"i", "i'm", "i've", "i'd", "my", "we", "we're", "we've", "our", "you", "please", "call me", "let's", "he", "she", "they", "his", "her", "their"}
 	zhStarters = []string{
 		"我", "你", "您", "他", "她", "咱", "请", "以后", "今后", "从现在", "不要", "别", "千万", "记住", "记得",
 		"总是", "永远", "每次", "务必", "一定", "必须", "决定", "就用", "那就", "什么", "为什么", "怎么",
