@@ -101,6 +101,7 @@ func (x *extractor) content(text string) {
 		cond := ""
 		speaker := false // the previous clause was the user speaking of themselves
 		rule := -1       // the candidate index of a rule the previous clause stated
+		prefBefore := false
 		for i, raw := range clauses {
 			if len(x.out) >= maxCandidates {
 				return
@@ -144,6 +145,16 @@ func (x *extractor) content(text string) {
 			}
 			before := len(x.out)
 			x.clause(c)
+			// "我喜欢简洁的回答，不要太啰嗦": a bare "don't" after a preference
+			// says the preference again; it is not a rule of its own.
+			if n := len(x.out); n == before+1 && x.out[before].Predicate == PredRule &&
+				x.out[before].Confidence < confStrong && prefBefore {
+				x.out = x.out[:before]
+			}
+			prefBefore = false
+			for _, cand := range x.out[before:] {
+				prefBefore = prefBefore || cand.Kind == memory.KindPreference
+			}
 			if n := len(x.out); n == before+1 && x.out[before].Predicate == PredRule {
 				rule = before
 			}

@@ -42,7 +42,11 @@ func TestNotStatedAsFact(t *testing.T) {
 		{"forwarded words", "Forwarding what Priya wrote in Slack: she lives in Pune and she uses Linear for tickets.", nil},
 		{"my students", "I mostly use Jupyter. My students use Scratch.", []want{{PredUses, "jupyter", "Jupyter"}}},
 		{"she after and", "I use Vim and she uses Emacs.", []want{{PredUses, "vim", "Vim"}}},
+		{"one mention, one fact", "数据库已经升级到 PostgreSQL 16 了。", []want{{PredVersion, "postgres", "已升级到 PostgreSQL 16"}}},
+		{"a don't that restates a preference", "我喜欢简洁的回答，不要太啰嗦。", []want{{PredLikes, "user", "简洁的回答"}}},
+		{"a don't that restates a preference en", "I like short answers, don't ramble.", []want{{PredLikes, "user", "short answers"}}},
 		// Still facts and rules.
+		{"a standing rule after a preference", "I like short answers. Never use emojis.", []want{{PredLikes, "user", "short answers"}, {PredRule, "user", "Never use emojis"}}},
 		{"a quoted name stays", `We call the cluster "prod" and we use Go 1.22.`, []want{{PredVersion, "go", "Go 1.22"}}},
 		{"a present perfect is in use", "We've used Postgres for years.", []want{{PredUses, "postgres", "Postgres"}}},
 		{"a preference among kinds", "I prefer the terminal over IDEs.", []want{{PredPrefers, "user", "terminal over IDEs"}}},

@@ -44,6 +44,15 @@ func (x *extractor) tools(c *clause) {
 	if !mayNameTool(c) || x.migration(c) {
 		return
 	}
+	// A mention is read once, by the trigger nearest before it: in "数据库
+	// 已经升级到 PostgreSQL 16" the upgrade, not the role noun, says what
+	// happened.
+	type said struct {
+		hit   toolHit
+		class int
+	}
+	var mentions []said
+	at := map[int]int{} // mention end → index in mentions
 	for _, t := range findTriggers(c) {
 		if negated(c, t.start) {
 			continue
@@ -63,8 +72,16 @@ func (x *extractor) tools(c *clause) {
 			}
 		}
 		for _, h := range hits {
-			x.toolFact(c, h, class)
+			if i, ok := at[h.end]; ok {
+				mentions[i] = said{h, class}
+				continue
+			}
+			at[h.end] = len(mentions)
+			mentions = append(mentions, said{h, class})
 		}
+	}
+	for _, m := range mentions {
+		x.toolFact(c, m.hit, m.class)
 	}
 }
 
