@@ -205,6 +205,10 @@ var (
 
 func stripCorrection(s string) (string, bool) {
 	t := strings.TrimSpace(s)
+	// "Wait, I meant …": a filler may come first.
+	if lead := stripLead(t); lead != t && !strings.HasPrefix(lowerASCII(t), "sorry") {
+		t = lead
+	}
 	low := lowerASCII(t)
 	for _, w := range enCorrections {
 		if hasWordPrefix(low, w) {

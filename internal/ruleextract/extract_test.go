@@ -193,7 +193,7 @@ func TestNegative(t *testing.T) {
 		"我不叫李雷",
 		"如果我叫李雷",
 		"我们不用 Redis",
-		"We don't use Redis anymore",
+		"We don't use Redis",
 		"我们可以用 Redis 做缓存",
 		"We might switch to Bun",
 		"If we used Python 3.12 we could drop the shim",

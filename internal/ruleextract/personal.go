@@ -30,10 +30,10 @@ var (
 	reEnNameIs = regexp.MustCompile(`^my (?:full |first |real |given )?name(?:'s| is)\s+(.+)$`)
 	reEnCallMe = regexp.MustCompile(`^(?:(?:please|pls|you can|just|feel free to) )*call me\s+(.+)$`)
 	reEnIAm    = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
-	reEnLive   = regexp.MustCompile(`^i (?:(?:currently|now|still|also) )*(?:live|reside) in\s+(.+)$`)
+	reEnLive   = regexp.MustCompile(`^i(?: (?:currently|now|still|also))*(?: live| reside|'ve lived|'ve been living| have lived| have been living) in\s+(.+)$`)
 	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located) (?:in|at|out of)\s+(.+)$`)
 	reEnMoved  = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
-	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$`)
+	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$|^i (?:grew up|was born and raised|was raised) in\s+(.+)$`)
 	reEnWorkAt = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
 	reEnWorkAs = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
 	reEnEmploy = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
@@ -160,12 +160,15 @@ var reEnPlaceIn = regexp.MustCompile(`\b(?:based in|living in|located in|in|from
 func (x *extractor) appositive(after string) {
 	after = strings.TrimLeft(after, ", ")
 	low := lowerASCII(after)
+	job := after
 	for _, art := range []string{"a ", "an ", "the "} {
 		if strings.HasPrefix(low, art) {
-			x.enOccupation(after[len(art):], confClear)
+			job = after[len(art):]
 			break
 		}
 	}
+	// "I'm Lena, backend dev at Zalando": the article is often left out.
+	x.enOccupation(job, confClear)
 	if m := reEnPlaceIn.FindStringSubmatch(after); m != nil {
 		pred, prefix := PredLocation, "User is based in "
 		if strings.Contains(m[0], "from ") {
@@ -256,6 +259,9 @@ func (x *extractor) location(c *clause) bool {
 		return true
 	}
 	if m := reEnFrom.FindStringSubmatchIndex(c.low); m != nil {
+		if m[2] < 0 {
+			return x.enPlace(c.text[m[4]:m[5]], PredHometown, "User grew up in ", false)
+		}
 		return x.enPlace(c.text[m[2]:m[3]], PredHometown, "User is from ", false)
 	}
 	return false
@@ -347,7 +353,8 @@ func (x *extractor) work(c *clause) bool {
 		}
 		x.add(fact{pred: PredOccupation, subject: "user", content: "User works as " + article(job) + " " + job, conf: confStrong})
 		if m[4] >= 0 {
-			if org := placeText(c.text[m[4]:m[5]]); org != "" {
+			// "at a bank in Dubai" names no employer.
+			if org := placeText(c.text[m[4]:m[5]]); org != "" && !hasPrefixAny(lowerASCII(org), []string{"a ", "an ", "the "}) {
 				x.add(fact{pred: PredEmployer, subject: "user", content: "User works at " + org, conf: confStrong})
 			}
 		}

@@ -83,3 +83,26 @@ func TestPlansAndDecisionsAreNotDone(t *testing.T) {
 		})
 	}
 }
+
+// Facts said in ways the rules once missed; each yielded nothing, or less,
+// before.
+func TestStatedFacts(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []want
+	}{
+		{"I grew up in Manila.", []want{{PredHometown, "user", "Manila"}}},
+		{"I'm from Lagos originally but I've lived in London for ten years.", []want{{PredHometown, "user", "Lagos"}, {PredLocation, "user", "London"}}},
+		{"I don't use Vim anymore.", []want{{PredUses, "vim", "no longer uses Vim"}}},
+		{"We don't use Redis anymore", []want{{PredUses, "redis", "no longer uses Redis"}}},
+		{"Nope, we switched off Jenkins last month.", []want{{PredUses, "jenkins", "no longer uses Jenkins"}}},
+		{"We tried Bun but went back to Node.", []want{{PredUses, "node", "Node"}}},
+		{"I switched from Chrome to Firefox last year.", []want{{PredUses, "chrome", "no longer uses Chrome"}, {PredUses, "firefox", "uses Firefox"}}},
+		{"Hey! I'm Lena, backend dev at Zalando.", []want{{PredName, "user", "Lena"}, {PredOccupation, "user", "backend dev"}, {PredEmployer, "user", "Zalando"}}},
+		{"I work as a DevOps engineer at a bank in Dubai.", []want{{PredOccupation, "user", "DevOps engineer"}}},
+		{"Quick background: I'm Omar.", []want{{PredName, "user", "Omar"}}},
+		{"Wait, I meant Python 3.11, not 3.10.", []want{{PredVersion, "python", "Python 3.11"}}},
+	} {
+		t.Run(tc.in, func(t *testing.T) { checkWants(t, Extract(Input{Role: "user", Content: tc.in}), tc.want) })
+	}
+}

@@ -377,6 +377,7 @@ func isLeadIn(p string) bool {
 var (
 	enFillers = []string{
 		"just so you know", "for the record", "for context", "by the way", "oh and", "and also",
+		"quick background", "some background", "background", "quick context", "some context", "context",
 		"hi there", "hello there", "hey there", "also", "btw", "fyi", "actually", "anyway", "anyways",
 		"honestly", "basically", "alright", "okay", "ok", "oh", "well", "and", "but", "so", "then",
 		"hi", "hello", "hey", "ps", "p.s.", "yes", "yeah", "yep", "no", "nope", "sure", "right",
@@ -388,6 +389,8 @@ var (
 	enFillersNeedPunct = map[string]bool{
 		"no": true, "yes": true, "sure": true, "right": true, "great": true, "cool": true, "nice": true,
 		"perfect": true, "thanks": true, "thank you": true, "sorry": true, "then": true, "wait": true,
+		"quick background": true, "some background": true, "background": true, "quick context": true,
+		"some context": true, "context": true,
 	}
 	zhFillers = []string{
 		"顺便说一下", "顺便提一下", "顺便说下", "顺便一提", "补充一下", "说句实话", "老实说", "说实话", "说真的",

@@ -54,10 +54,14 @@ func (x *extractor) tools(c *clause) {
 	var mentions []said
 	at := map[int]int{} // mention end → index in mentions
 	for _, t := range findTriggers(c) {
-		if negated(c, t.start) {
-			continue
-		}
 		class := t.class
+		if negated(c, t.start) {
+			// "I don't use Vim anymore": a tool stopped, not a denial.
+			if class != useTool || !containsWord(c.low, "anymore", "any more", "no more") {
+				continue
+			}
+			class = stopTool
+		}
 		hits := x.scanTools(c, t.end, class == useTool && !t.knownOnly)
 		if t.knownOnly {
 			hits = slices.DeleteFunc(hits, func(h toolHit) bool { return !h.known })
@@ -78,6 +82,15 @@ func (x *extractor) tools(c *clause) {
 			}
 			at[h.end] = len(mentions)
 			mentions = append(mentions, said{h, class})
+		}
+	}
+	// "I meant Python 3.11, not 3.10": a correction may name the value
+	// alone.
+	if len(mentions) == 0 && x.correcting {
+		for _, h := range scanFrom(c, 0, false, 0) {
+			if h.version != "" && h.known {
+				mentions = append(mentions, said{h, useTool})
+			}
 		}
 	}
 	for _, m := range mentions {
@@ -466,7 +479,7 @@ var (
 		"uvicorn", "pm2", "systemd", "tokio", "actix", "axum", "echo", "fiber", "htmx", "astro", "remix",
 		"hugo", "jekyll", "openresty", "oracle", "mssql", "cockroachdb", "tidb", "neo4j", "influxdb",
 		"timescaledb", "qdrant", "milvus", "pinecone", "weaviate", "chroma", "pgvector", "llama.cpp",
-		"sveltekit", "solid", "qwik", "gatsby", "ember", "backbone", "bootstrap", "sass", "less", "rxjs",
+		"chrome", "firefox", "safari", "chromium", "sveltekit", "solid", "qwik", "gatsby", "ember", "backbone", "bootstrap", "sass", "less", "rxjs",
 		"redux", "mobx", "zustand", "typeorm", "sequelize", "mongoose", "gorm", "sqlc", "ent", "hibernate",
 		"mybatis", "dubbo", "nacos", "seata", "sentinel", "rocketmq", "zeromq", "mqtt", "emqx", "openshift",
 		"rancher", "argocd", "flux", "skaffold", "tilt", "bazel", "buck", "pants", "nx", "turborepo",

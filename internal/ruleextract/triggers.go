@@ -26,7 +26,9 @@ var toolTriggers = []toolTrigger{
 	{phrase: "no longer use", class: stopTool}, {phrase: "no longer using", class: stopTool},
 	{phrase: "no longer uses", class: stopTool}, {phrase: "stopped using", class: stopTool},
 	{phrase: "不再使用", class: stopTool}, {phrase: "不再用", class: stopTool}, {phrase: "弃用了", class: stopTool},
-	{phrase: "停用了", class: stopTool},
+	{phrase: "停用了", class: stopTool}, {phrase: "switched off", class: stopTool}, {phrase: "moved off", class: stopTool},
+	{phrase: "migrated off", class: stopTool}, {phrase: "moved away from", class: stopTool}, {phrase: "got rid of", class: stopTool},
+	{phrase: "ditched", class: stopTool},
 
 	{phrase: "upgraded", class: upgradeTool, to: true}, {phrase: "upgrading", class: upgradeTool, to: true},
 	{phrase: "updated", class: upgradeTool, to: true}, {phrase: "bumped", class: upgradeTool, to: true},
@@ -39,7 +41,7 @@ var toolTriggers = []toolTrigger{
 	{phrase: "switched", class: switchTool, to: true}, {phrase: "switching", class: switchTool, to: true},
 	{phrase: "moved", class: switchTool, to: true}, {phrase: "migrated", class: switchTool, to: true},
 	{phrase: "migrating", class: switchTool, to: true}, {phrase: "moving", class: switchTool, to: true},
-	{phrase: "changed to", class: switchTool}, {phrase: "改用", class: switchTool}, {phrase: "换用", class: switchTool},
+	{phrase: "changed to", class: switchTool}, {phrase: "went back to", class: switchTool}, {phrase: "改用", class: switchTool}, {phrase: "换用", class: switchTool},
 	{phrase: "换成", class: switchTool}, {phrase: "换到", class: switchTool}, {phrase: "切换到", class: switchTool},
 	{phrase: "切到", class: switchTool}, {phrase: "迁移到", class: switchTool}, {phrase: "迁到", class: switchTool},
 
