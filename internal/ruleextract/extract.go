@@ -251,7 +251,9 @@ func (x *extractor) clause(c *clause) {
 	if x.decision(c) {
 		return
 	}
-	if !isHypothetical(c) && !isImperative(c) {
+	// "If we had more budget, we'd use Datadog": what follows a condition
+	// holds only if it does.
+	if !isHypothetical(c) && !isImperative(c) && c.cond == "" {
 		x.tools(c)
 		x.paths(c)
 	}
@@ -364,7 +366,7 @@ func (x *extractor) add(f fact) {
 // kept for the rule after it; a hypothetical clause yields no tool or path
 // facts ("如果我们用 Python 3.12", "we could switch to Redis").
 var (
-	enConditionStarts = []string{"if", "when", "whenever", "unless", "before", "after", "once", "while"}
+	enConditionStarts = []string{"if", "when", "whenever", "every time", "each time", "any time", "anytime", "unless", "before", "after", "once", "while"}
 	zhConditionStarts = []string{"如果", "假如", "要是", "假设", "万一", "当", "每当", "除非", "在"}
 
 	enHypothetical = []string{
@@ -400,6 +402,9 @@ func isCondition(c *clause) bool {
 }
 
 func isHypothetical(c *clause) bool {
+	if containsAny(c.low, "'d ", "’d ") {
+		return true // "we'd use Datadog": would
+	}
 	for _, w := range zhHypothetical {
 		if strings.Contains(c.text, w) {
 			return true

@@ -490,6 +490,12 @@ func enName(raw string, requireCap bool) (string, bool) {
 		if len(name) == 0 && (enNotNames[lw] || knownTool(lw)) {
 			return "", false
 		}
+		// "Korean-American", "English-speaking": a demonym, not a name.
+		for _, part := range strings.Split(lw, "-") {
+			if part != lw && enNotNames[part] {
+				return "", false
+			}
+		}
 		name = append(name, clean)
 		if clean != w {
 			punct = true

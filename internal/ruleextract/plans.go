@@ -2,6 +2,7 @@ package ruleextract
 
 import (
 	"regexp"
+	"strings"
 )
 
 // Plans: "星河商城下周要升级到 Next.js 15", "we're migrating to Kubernetes
@@ -21,7 +22,7 @@ var (
 
 	reEnPlanIntent  = regexp.MustCompile(`\b(?:plan(?:s|ning)? to|going to|gonna|will|'ll|about to|scheduled to|set to)\s+([a-z]+)`)
 	reEnPlanOngoing = regexp.MustCompile(`^(?:we|i)(?:'re|'m| are| am) ([a-z]+ing)\b`)
-	reEnPlanWhen    = regexp.MustCompile(`\b(?:next (?:week|month|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday)|tomorrow|this (?:weekend|friday)|later this (?:week|month|year)|on (?:monday|tuesday|wednesday|thursday|friday)|by (?:monday|tuesday|wednesday|thursday|friday|the end of))\b`)
+	reEnPlanWhen    = regexp.MustCompile(`\b(?:next (?:week|month|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday)|tomorrow|this (?:weekend|friday|sprint|quarter|month|year)|later this (?:week|month|year)|on (?:monday|tuesday|wednesday|thursday|friday)|by (?:monday|tuesday|wednesday|thursday|friday|the end of))\b`)
 	enPlanUnsure    = []string{"maybe", "might", "could", "should", "would", "if", "hope", "wish", "want", "wants", "perhaps", "thinking", "consider", "considering", "probably", "not", "never", "don't", "won't"}
 	enNotPlanVerbs  = setOf("the", "a", "an", "my", "our", "your", "be", "have", "need", "try", "see", "think", "let", "get", "go", "do", "check", "look", "take", "make", "keep")
 	enProjectPlans  = []string{"upgrad", "migrat", "launch", "releas", "deploy", "switch", "move", "moving", "ship", "roll", "replac", "rewrit", "refactor", "adopt", "merg", "retire", "sunset"}
@@ -46,7 +47,9 @@ func (x *extractor) plan(c *clause) bool {
 		verb := ""
 		if m := reEnPlanIntent.FindStringSubmatch(c.low); m != nil && !enNotPlanVerbs[m[1]] {
 			verb = m[1]
-		} else if m := reEnPlanOngoing.FindStringSubmatch(c.low); m != nil && m[1] != "going" && reEnPlanWhen.MatchString(c.low) {
+		} else if m := reEnPlanOngoing.FindStringSubmatch(c.low); m != nil && m[1] != "going" &&
+			(reEnPlanWhen.MatchString(c.low) || strings.HasPrefix(c.low, "we") && containsAny(m[1], enProjectPlans...)) {
+			// "We're migrating the frontend to React": under way, not done.
 			verb = m[1]
 		}
 		if verb == "" {

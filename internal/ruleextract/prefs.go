@@ -254,7 +254,7 @@ func enObject(raw string) string {
 			return ""
 		}
 	}
-	if reEnPickedObject.MatchString(low) {
+	if reEnPickedObject.MatchString(low) || reEnForNow.MatchString(low) {
 		return "" // "I like the second option better": a pick in this conversation
 	}
 	words := strings.Fields(o)
@@ -280,6 +280,10 @@ var enObjectEnds = []string{
 	", it", ", that", ", they", ", which", ", so ", ", and it", ", and they", ", but", ", especially",
 	" - ", " – ", " — ", "; ",
 }
+
+// reEnForNow ends an object scoped to the matter at hand: "I'd rather not
+// use Java for this".
+var reEnForNow = regexp.MustCompile(`\b(?:for (?:this|that|now|today|this one|that one|this project|the moment)|here|this time|in this case|right now)$`)
 
 // reEnPickedObject is one of the things on the table in a conversation,
 // named with a definite article: an option, an approach, a draft.

@@ -95,6 +95,16 @@ var zhRuleOpeners = []string{"要", "不要", "别", "每次", "总是", "以后
 // marker ("以后", "from now on") or a standing modal ("总是", "never") it is a
 // rule.
 func (x *extractor) rule(c *clause) bool {
+	// "Whenever you touch SQL, add a migration": an instruction for every
+	// time something happens is standing.
+	if c.cond != "" && habitual(c.cond) && isImperative(c) {
+		sep, label := ", ", "Rule: "
+		if c.zh {
+			sep, label = "，", "规则："
+		}
+		x.add(fact{pred: PredRule, subject: "user", content: label + c.cond + sep + c.text, conf: confClear})
+		return true
+	}
 	if !(c.zh && containsAny(c.text, zhRuleKeywords...)) && !containsAny(c.low, enRuleKeywords...) &&
 		!containsAny(c.low, "rule", "规则", "规定") && !strings.HasPrefix(c.text, "请") {
 		return false
@@ -390,3 +400,11 @@ func startsStatement(low string) bool {
 }
 
 var reEnStatement = regexp.MustCompile(`^(?:(?:the|our|my|this|that|we|i|you) )?(?:[a-z0-9.\-_/']+ ){0,3}(?:is|are|was|were|has|have|must|should|will|can|runs|starts|ends|lives|uses|needs|takes|use|need|run)\b`)
+
+// habitual reports whether a condition recurs: "whenever …", "every time
+// …", "when I say …", "每次…", "每当…".
+func habitual(cond string) bool {
+	low := lowerASCII(cond)
+	return hasPrefixAny(low, []string{"whenever", "every time", "each time", "any time", "anytime", "when i say", "if i say"}) ||
+		hasPrefixAny(cond, []string{"每次", "每当", "只要"})
+}

@@ -230,7 +230,9 @@ func splitClauses(s string) []string {
 			ahead := s[i+1 : min(len(s), i+1+64)]
 			prev, _ := utf8.DecodeLastRuneInString(s[:i])
 			next, _ := utf8.DecodeRuneInString(strings.TrimLeft(ahead, " "))
-			cut = isHan(prev) || isHan(next) || startsClause(ahead)
+			// "Whenever you touch SQL, add a migration": a condition
+			// ends at its comma.
+			cut = isHan(prev) || isHan(next) || startsClause(ahead) || opensCondition(s[start:i])
 		case ' ':
 			for _, conj := range enConjunctions {
 				if hasPrefixFold(s[i:], conj) && startsPronoun(s[i+len(conj):min(len(s), i+len(conj)+32)]) {
@@ -592,4 +594,16 @@ func cutAtAny(s string, low string, seps []string) string {
 		}
 	}
 	return s[:end]
+}
+
+// opensCondition reports whether English text opens with a condition word.
+func opensCondition(s string) bool {
+	t := stripLead(s)
+	low := lowerASCII(t[:min(len(t), 12)])
+	for _, w := range enConditionStarts {
+		if hasWordPrefix(low, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -55,6 +55,9 @@ func (x *extractor) tools(c *clause) {
 	at := map[int]int{} // mention end → index in mentions
 	for _, t := range findTriggers(c) {
 		class := t.class
+		if class == useTool && pastState(c.low[:t.start]) {
+			continue // "our old monolith was written in PHP 5"
+		}
 		if negated(c, t.start) {
 			// "I don't use Vim anymore": a tool stopped, not a denial.
 			if class != useTool || !containsWord(c.low, "anymore", "any more", "no more") {
@@ -153,6 +156,11 @@ func (x *extractor) migration(c *clause) bool {
 	a, b := 2, 4
 	if m[2] < 0 {
 		a, b = 6, 8
+	}
+	// "We're migrating from Angular to React": under way, so neither tool
+	// has changed yet.
+	if verb, _, _ := strings.Cut(c.low[m[0]:], " "); strings.HasSuffix(verb, "ing") && hasSuffixAny(strings.TrimRight(c.low[:m[0]], " "), []string{"'re", "'m", "'s", " are", " am", " is", " be", "still"}) {
+		return true
 	}
 	if m[a] < 0 || m[b] < 0 || negated(c, m[0]) {
 		return false
@@ -365,6 +373,22 @@ func negated(c *clause, i int) bool {
 		if strings.HasSuffix(before, n) {
 			return true
 		}
+	}
+	return false
+}
+
+// pastState reports whether the words before a use trigger put it in the
+// past: "was written in", "were using", "had been running".
+func pastState(before string) bool {
+	words := strings.Fields(before)
+	for i := len(words) - 1; i >= 0 && i >= len(words)-2; i-- {
+		switch words[i] {
+		case "was", "were", "had", "wasn't", "weren't":
+			return true
+		case "originally", "initially", "first", "all", "once", "still", "been", "mostly":
+			continue
+		}
+		return false
 	}
 	return false
 }
