@@ -515,6 +515,7 @@ func worstCaseInputs() []string {
 		strings.Repeat("用", maxInputBytes/3), strings.Repeat("on ", maxInputBytes/3), strings.Repeat("I'm ", maxInputBytes/4),
 		strings.Repeat("a.", maxInputBytes/2), strings.Repeat("，我", maxInputBytes/6), strings.Repeat(" and I", maxInputBytes/6),
 		strings.Repeat("upgraded ", maxInputBytes/9), strings.Repeat("以后", maxInputBytes/6), strings.Repeat(`C:\`, maxInputBytes/3),
+		strings.Repeat("“a", maxInputBytes/4), strings.Repeat(`"a b c" `, maxInputBytes/8),
 	}
 }
 

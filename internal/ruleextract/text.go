@@ -53,15 +53,19 @@ var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』
 func blankQuotes(line string) string {
 	var b strings.Builder
 	rs := []rune(line)
+	unclosed := map[rune]bool{} // closers not found again: keeps this linear
 	for i := 0; i < len(rs); i++ {
 		closer, ok := quotePairs[rs[i]]
-		if !ok {
+		if !ok || unclosed[closer] {
 			b.WriteRune(fold(rs[i]))
 			continue
 		}
 		j := i + 1
 		for j < len(rs) && rs[j] != closer {
 			j++
+		}
+		if j == len(rs) {
+			unclosed[closer] = true
 		}
 		inner := string(rs[i+1 : min(j, len(rs))])
 		if j == len(rs) || len(strings.Fields(inner)) < 3 && runeLen(inner) < 6 {
@@ -232,7 +236,7 @@ func splitClauses(s string) []string {
 			next, _ := utf8.DecodeRuneInString(strings.TrimLeft(ahead, " "))
 			// "Whenever you touch SQL, add a migration": a condition
 			// ends at its comma.
-			cut = isHan(prev) || isHan(next) || startsClause(ahead) || opensCondition(s[start:i])
+			cut = isHan(prev) || isHan(next) || startsClause(ahead) || opensCondition(s[start:min(i, start+32)])
 		case ' ':
 			for _, conj := range enConjunctions {
 				if hasPrefixFold(s[i:], conj) && startsPronoun(s[i+len(conj):min(len(s), i+len(conj)+32)]) {
@@ -597,6 +601,7 @@ func cutAtAny(s string, low string, seps []string) string {
 }
 
 // opensCondition reports whether English text opens with a condition word.
+// Callers pass a short prefix: this runs at every comma.
 func opensCondition(s string) bool {
 	t := stripLead(s)
 	low := lowerASCII(t[:min(len(t), 12)])
