@@ -199,11 +199,24 @@ func continuesRule(c *clause) bool {
 // Corrections: "Correction: my name is Anna, not Ana.", "纠正一下，我叫张伟".
 // What follows is stated as replacing what was said before.
 var (
-	enCorrections = []string{"correction", "to correct myself", "sorry, i misspoke", "i misspoke", "scratch that", "oops", "i meant", "my mistake", "my bad"}
+	enCorrections = []string{"correction", "small correction", "quick correction", "one correction", "minor correction", "to correct myself", "sorry, i misspoke", "i misspoke", "scratch that", "oops", "i meant", "my mistake", "my bad"}
 	zhCorrections = []string{"不好意思说错了", "不好意思，说错了", "之前说错了", "刚才说错了", "我说错了", "说错了", "纠正一下", "更正一下", "纠正", "更正", "不对"}
 )
 
 func stripCorrection(s string) (string, bool) {
+	// "Oops, I meant …": markers may come in a row.
+	t, ok := stripCorrectionOnce(s)
+	for ok {
+		next, more := stripCorrectionOnce(t)
+		if !more || next == t {
+			break
+		}
+		t = next
+	}
+	return t, ok
+}
+
+func stripCorrectionOnce(s string) (string, bool) {
 	t := strings.TrimSpace(s)
 	// "Wait, I meant …": a filler may come first.
 	if lead := stripLead(t); lead != t && !strings.HasPrefix(lowerASCII(t), "sorry") {
@@ -285,6 +298,9 @@ var (
 )
 
 func aboutSomeoneElse(c *clause) bool {
+	if reEnOthersCallMe.MatchString(c.low) {
+		return false // "everyone calls me DJ" is the user's nickname
+	}
 	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low) || reEnNamedOther.MatchString(c.text)
 }
 
@@ -299,7 +315,8 @@ var zhElidedVerbs = []string{
 // checking them first spares most clauses a dozen regular expressions.
 var personalOpeners = []string{
 	"我", "你", "叫", "大家", "您", "称呼", "咱们", "i ", "i'", "my ", "call ", "please call", "pls call",
-	"you can call", "just call", "feel free", "we ", "our team ", "the team ",
+	"you can call", "just call", "feel free", "we ", "our team ", "the team ", "everyone ", "everybody ",
+	"people ", "friends ", "most people ",
 }
 
 // personal runs the user-only families that describe the speaker.

@@ -28,16 +28,19 @@ var (
 	reZhAge     = regexp.MustCompile(`^我(?:今年|现在|已经)*([0-9]{1,3}|[一二三四五六七八九十两百]{1,4})(?:周)?岁(?:了|啦)?$`)
 
 	reEnNameIs = regexp.MustCompile(`^my (?:full |first |real |given )?name(?:'s| is)\s+(.+)$`)
-	reEnCallMe = regexp.MustCompile(`^(?:(?:please|pls|you can|just|feel free to) )*call me\s+(.+)$`)
-	reEnIAm    = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
-	reEnLive   = regexp.MustCompile(`^i(?: (?:currently|now|still|also))*(?: live| reside|'ve lived|'ve been living| have lived| have been living) in\s+(.+)$`)
-	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located) (?:in|at|out of)\s+(.+)$`)
-	reEnMoved  = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
-	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$|^i (?:grew up|was born and raised|was raised) in\s+(.+)$`)
-	reEnWorkAt = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
-	reEnWorkAs = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
-	reEnEmploy = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
-	reEnAge    = regexp.MustCompile(`^(\d{1,3})(?: years? old| yo| y/o)?$`)
+	reEnCallMe = regexp.MustCompile(`^(?:(?:please|pls|you can|just|feel free to) )*call me\s+(.+)$|^(?:everyone|everybody|people|my friends|friends|most people) (?:calls?|knows?) me(?: as)?\s+(.+)$`)
+	// reEnOthersCallMe is how other people name the user: not about them.
+	reEnOthersCallMe = regexp.MustCompile(`^(?:everyone|everybody|people|my friends|friends|most people) (?:calls?|knows?) me\b`)
+	reEnBeenA        = regexp.MustCompile(`^i(?:'ve| have) been (?:an? )(.+?)(?: for .+| since .+)?$`)
+	reEnIAm          = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
+	reEnLive         = regexp.MustCompile(`^i(?: (?:currently|now|still|also))*(?: live| reside|'ve lived|'ve been living| have lived| have been living) in\s+(.+)$`)
+	reEnBased        = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located) (?:in|at|out of)\s+(.+)$`)
+	reEnMoved        = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
+	reEnFrom         = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$|^i (?:grew up|was born and raised|was raised) in\s+(.+)$`)
+	reEnWorkAt       = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
+	reEnWorkAs       = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
+	reEnEmploy       = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
+	reEnAge          = regexp.MustCompile(`^(\d{1,3})(?: years? old| yo| y/o)?(?: and [a-z-]+)?$`)
 )
 
 func (x *extractor) identity(c *clause) bool {
@@ -80,6 +83,9 @@ func (x *extractor) identity(c *clause) bool {
 		}
 	}
 	if m := reEnCallMe.FindStringSubmatchIndex(c.low); m != nil {
+		if m[2] < 0 {
+			m[2], m[3] = m[4], m[5]
+		}
 		if name, ok := enName(c.text[m[2]:m[3]], false); ok {
 			x.add(fact{pred: PredNickname, subject: "user", content: "User wants to be called " + name, conf: confClear})
 			return true
@@ -87,6 +93,10 @@ func (x *extractor) identity(c *clause) bool {
 	}
 	if m := reEnIAm.FindStringSubmatchIndex(c.low); m != nil {
 		return x.enIAm(c, c.text[m[2]:m[3]], c.low[m[2]:m[3]])
+	}
+	// "I've been a nurse for twelve years": still one.
+	if m := reEnBeenA.FindStringSubmatchIndex(c.low); m != nil {
+		return x.enOccupation(c.text[m[2]:m[3]], confClear)
 	}
 	return false
 }
@@ -155,6 +165,8 @@ func (x *extractor) enIAm(c *clause, rest, low string) bool {
 // Bangalore", "in Madrid".
 var reEnPlaceIn = regexp.MustCompile(`\b(?:based in|living in|located in|in|from)\s+([A-Z][\p{L}]+(?:[ -][A-Z][\p{L}]+)*)`)
 
+var reEnBasedIn = regexp.MustCompile(`^(?:based|living|located) in\s+([A-Z][\p{L}]+(?:[ -][A-Z][\p{L}]+)*)`)
+
 // appositive reads what follows a name after a comma: ", a product
 // designer based in Bangalore".
 func (x *extractor) appositive(after string) {
@@ -190,6 +202,10 @@ func (x *extractor) enOccupation(phrase string, conf float64) bool {
 	x.add(fact{pred: PredOccupation, subject: "user", content: "User is " + article(job) + " " + job, conf: conf})
 	rest := strings.TrimPrefix(phrase[len(cut):], " ")
 	lowRest := lowerASCII(rest)
+	// "a freelance translator based in Montreal".
+	if m := reEnBasedIn.FindStringSubmatch(rest); m != nil {
+		x.add(fact{pred: PredLocation, subject: "user", content: "User is based in " + m[1], conf: conf})
+	}
 	for _, p := range []string{"at ", "for "} {
 		if after, ok := strings.CutPrefix(lowRest, p); ok {
 			if org := placeText(rest[len(rest)-len(after):]); org != "" && !hasPrefixAny(lowerASCII(org), []string{"a ", "an ", "the "}) {

@@ -110,6 +110,12 @@ func TestStatedFacts(t *testing.T) {
 		{"I work as a DevOps engineer at a bank in Dubai.", []want{{PredOccupation, "user", "DevOps engineer"}}},
 		{"Quick background: I'm Omar.", []want{{PredName, "user", "Omar"}}},
 		{"Wait, I meant Python 3.11, not 3.10.", []want{{PredVersion, "python", "Python 3.11"}}},
+		{"Small correction: I'm based in Dublin, not Cork.", []want{{PredLocation, "user", "Dublin"}}},
+		{"Oops, I meant I work at Stripe, not Square.", []want{{PredEmployer, "user", "Stripe"}}},
+		{"I'm 45 and semi-retired.", []want{{PredAge, "user", "45"}}},
+		{"I'm a freelance translator based in Montreal.", []want{{PredOccupation, "user", "freelance translator"}, {PredLocation, "user", "Montreal"}}},
+		{"I've been a nurse for twelve years.", []want{{PredOccupation, "user", "nurse"}}},
+		{"Everyone calls me DJ.", []want{{PredNickname, "user", "DJ"}}},
 	} {
 		t.Run(tc.in, func(t *testing.T) { checkWants(t, Extract(Input{Role: "user", Content: tc.in}), tc.want) })
 	}
