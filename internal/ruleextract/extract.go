@@ -500,7 +500,7 @@ var (
 		// Reported speech: what follows is the other person's words.
 		"says", "said", "say", "wrote", "writes", "replied", "replies", "asked", "asks", "forwarding", "forwarded", "quote", "quoting"}
 	zhTextTasks = []string{"翻译", "改写", "润色", "总结", "例如", "比如", "示例", "例子", "样例", "模板", "帮我写", "写一段", "写一封", "回复",
-		"说：", "说:", "写道", "转发", "原话"}
+		"写道", "转发", "原话"}
 	enNotTaskTop = []string{"rule", "remember", "note", "correction", "decision", "final decision", "update"}
 )
 
@@ -539,6 +539,10 @@ func cutQuotedTask(s string) string {
 		return s
 	}
 	if containsWord(low, enTextTasks...) || containsAny(head, zhTextTasks...) {
+		return head
+	}
+	// "客户说：我们用 Oracle": someone else's words, unless the speaker's.
+	if t := strings.TrimSpace(head); strings.HasSuffix(t, "说") && !hasPrefixAny(t, []string{"我说", "我想说", "我要说", "我再说"}) {
 		return head
 	}
 	return s

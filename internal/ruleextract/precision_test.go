@@ -39,6 +39,7 @@ func TestNotStatedAsFact(t *testing.T) {
 		{"many teams", "Many teams use Kafka for this.", nil},
 		{"an inline quotation", `The customer says: "We use Oracle 19c and we're based in Munich, please support us." Can you draft an answer?`, nil},
 		{"a quotation without a colon", `My old teacher liked to say "I live in Vienna and love Perl" as a joke.`, nil},
+		{"reported words zh", "客户说：我们用 Oracle 19c，公司在慕尼黑。", nil},
 		{"forwarded words", "Forwarding what Priya wrote in Slack: she lives in Pune and she uses Linear for tickets.", nil},
 		{"my students", "I mostly use Jupyter. My students use Scratch.", []want{{PredUses, "jupyter", "Jupyter"}}},
 		{"she after and", "I use Vim and she uses Emacs.", []want{{PredUses, "vim", "Vim"}}},
