@@ -419,8 +419,8 @@ func isCondition(c *clause) bool {
 }
 
 func isHypothetical(c *clause) bool {
-	if containsAny(c.low, "'d ", "’d ") {
-		return true // "we'd use Datadog": would
+	if containsAny(c.low, "'d ", "'ll ") {
+		return true // "we'd use Datadog", "I'll use pnpm": would, will
 	}
 	for _, w := range zhHypothetical {
 		if strings.Contains(c.text, w) {
@@ -490,7 +490,8 @@ func (x *extractor) decisionSubject() string {
 // just love debugging YAML at 2am").
 var (
 	enHedges = []string{"not sure", "not certain", "not 100% sure", "i guess", "i'm guessing", "iirc",
-		"if i recall", "if i remember", "probably", "i doubt", "don't quote me"}
+		"if i recall", "if i remember", "probably", "i doubt", "don't quote me", "looks like", "seems like", "it seems",
+		"seems to", "appears to", "apparently", "i assume", "i suspect", "presumably"}
 	zhHedges    = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准"}
 	enSarcasm   = []string{"oh sure", "oh great", "oh yeah", "yeah right", "oh joy", "oh wonderful", "oh perfect", "sure, because"}
 	zhSarcasm   = []string{"呵呵", "真是太好了呢", "可真行"}

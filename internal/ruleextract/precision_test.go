@@ -51,6 +51,7 @@ func TestNotStatedAsFact(t *testing.T) {
 		{"was written in", "Our old monolith was written in PHP 5.", nil},
 		{"a migration under way", "We're migrating the frontend from Angular to React this quarter.", []want{{PredPlan, "project", "migrating the frontend from Angular to React"}}},
 		{"what follows a condition", "If we had more budget, we'd use Datadog.", nil},
+		{"a move under way", "The team is moving to Rust slowly.", nil},
 		// Still facts and rules.
 		{"a migration done", "I just finished migrating the frontend from Angular to React.", []want{{PredUses, "angular", "no longer uses Angular"}, {PredUses, "react", "uses React"}}},
 		{"a habitual condition makes a rule", "Whenever you touch SQL, add a migration.", []want{{PredRule, "user", "Whenever you touch SQL, add a migration"}}},
@@ -120,4 +121,15 @@ func TestStatedFacts(t *testing.T) {
 	} {
 		t.Run(tc.in, func(t *testing.T) { checkWants(t, Extract(Input{Role: "user", Content: tc.in}), tc.want) })
 	}
+}
+
+// An assistant's intentions and guesses are not facts about the setup.
+func TestAssistantIntentions(t *testing.T) {
+	for _, in := range []string{
+		"I'll use pnpm since the repo has a pnpm-lock.yaml.",
+		"Looks like you're on macOS; I'll adjust the paths.",
+	} {
+		t.Run(in, func(t *testing.T) { checkWants(t, Extract(Input{Role: "assistant", Content: in}), nil) })
+	}
+	checkWants(t, Extract(Input{Role: "assistant", Content: "The build uses Gradle 8.5."}), []want{{PredVersion, "gradle", "Gradle 8.5"}})
 }

@@ -58,6 +58,9 @@ func (x *extractor) tools(c *clause) {
 		if class == useTool && pastState(c.low[:t.start]) {
 			continue // "our old monolith was written in PHP 5"
 		}
+		if class != useTool && class != stopTool && underWay(c.low, t.start) {
+			continue // "the team is moving to Rust": not there yet
+		}
 		if negated(c, t.start) {
 			// "I don't use Vim anymore": a tool stopped, not a denial.
 			if class != useTool || !containsWord(c.low, "anymore", "any more", "no more") {
@@ -375,6 +378,20 @@ func negated(c *clause, i int) bool {
 		}
 	}
 	return false
+}
+
+// underWay reports whether the trigger at start is a progressive after a
+// form of "be": "is moving to", "we're upgrading to".
+func underWay(low string, start int) bool {
+	verb, _, _ := strings.Cut(low[start:], " ")
+	if !strings.HasSuffix(verb, "ing") {
+		return false
+	}
+	before := strings.TrimRight(low[:start], " ")
+	for _, adv := range []string{" slowly", " gradually", " currently", " still", " now", " already"} {
+		before = strings.TrimSuffix(before, adv)
+	}
+	return hasSuffixAny(before, []string{"'re", "'m", "'s", " are", " am", " is", " be"}) || before == "are" || before == "is"
 }
 
 // pastState reports whether the words before a use trigger put it in the
