@@ -129,6 +129,12 @@ func (x *extractor) content(text string) {
 				c = newClause("我" + c.text)
 			}
 			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
+			// "Can you remember that I'm on Windows?" asks to remember.
+			if m := reEnAskRemember.FindStringIndex(c.low); m != nil && !c.zh {
+				c = newClause("remember " + c.text[m[1]:])
+				x.clause(c)
+				continue
+			}
 			if (s.question && i == len(clauses)-1) || looksLikeQuestion(c.text, c.low) {
 				cond = ""
 				continue
@@ -162,6 +168,8 @@ func (x *extractor) content(text string) {
 	}
 }
 
+var reEnAskRemember = regexp.MustCompile(`^(?:can|could|would|will) you (?:please )?(?:remember|keep in mind|note)\b\s*`)
+
 // zhSpeakerAdverbs may open a clause whose 我 was left out: "我住在北京，
 // 平时喜欢喝咖啡".
 var zhSpeakerAdverbs = []string{"平时", "平常", "每天", "现在", "目前", "也", "还", "一直", "周末", "早上", "晚上", "主要", "其实", "比较", "特别", "很", "最", "都", "经常", "通常", "一般"}
@@ -192,6 +200,12 @@ func elidesSpeaker(text string) bool {
 func continuesRule(c *clause) bool {
 	if c.zh {
 		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是"})
+	}
+	if hasPrefixAny(c.low, []string{"not ", "no "}) {
+		return true // "always use f-strings, not % formatting"
+	}
+	if rest, ok := strings.CutPrefix(c.low, "never "); ok && len(strings.Fields(rest)) <= 3 {
+		return true // "always use f-strings, never % formatting"
 	}
 	return hasPrefixAny(c.low, []string{"open ", "use ", "instead", "then ", "and ", "run ", "create ", "ask ", "make ", "send ", "put ", "go through ", "rather "})
 }

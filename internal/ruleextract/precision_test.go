@@ -52,6 +52,8 @@ func TestNotStatedAsFact(t *testing.T) {
 		{"a migration under way", "We're migrating the frontend from Angular to React this quarter.", []want{{PredPlan, "project", "migrating the frontend from Angular to React"}}},
 		{"what follows a condition", "If we had more budget, we'd use Datadog.", nil},
 		{"a move under way", "The team is moving to Rust slowly.", nil},
+		{"an errand", "I'm going to lunch, keep going with the refactor", nil},
+		{"a step in this conversation", "I'll review it tomorrow morning", nil},
 		// Still facts and rules.
 		{"a migration done", "I just finished migrating the frontend from Angular to React.", []want{{PredUses, "angular", "no longer uses Angular"}, {PredUses, "react", "uses React"}}},
 		{"a habitual condition makes a rule", "Whenever you touch SQL, add a migration.", []want{{PredRule, "user", "Whenever you touch SQL, add a migration"}}},
@@ -118,6 +120,8 @@ func TestStatedFacts(t *testing.T) {
 		{"I'm a freelance translator based in Montreal.", []want{{PredOccupation, "user", "freelance translator"}, {PredLocation, "user", "Montreal"}}},
 		{"I've been a nurse for twelve years.", []want{{PredOccupation, "user", "nurse"}}},
 		{"Everyone calls me DJ.", []want{{PredNickname, "user", "DJ"}}},
+		{"always use f-strings, never % formatting", []want{{PredRule, "user", "always use f-strings, never % formatting"}}},
+		{"can you remember that I'm on a Windows machine at work?", []want{{PredNote, "user", "Windows machine at work"}}},
 	} {
 		t.Run(tc.in, func(t *testing.T) { checkWants(t, Extract(Input{Role: "user", Content: tc.in}), tc.want) })
 	}
