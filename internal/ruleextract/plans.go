@@ -23,7 +23,7 @@ var (
 	reEnPlanIntent  = regexp.MustCompile(`\b(?:plan(?:s|ning)? to|going to|gonna|will|'ll|about to|scheduled to|set to)\s+([a-z]+)`)
 	reEnPlanOngoing = regexp.MustCompile(`^(?:we|i)(?:'re|'m| are| am) ([a-z]+ing)\b`)
 	reEnPlanDeictic = regexp.MustCompile(`^\s*(?:it|this|that|them|these|those)\b`)
-	reEnPlanWhen    = regexp.MustCompile(`\b(?:next (?:week|month|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday)|tomorrow|this (?:weekend|friday|sprint|quarter|month|year)|later this (?:week|month|year)|on (?:monday|tuesday|wednesday|thursday|friday)|by (?:monday|tuesday|wednesday|thursday|friday|the end of))\b`)
+	reEnPlanWhen    = regexp.MustCompile(`\b(?:next (?:week|month|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday)|tomorrow|this (?:weekend|friday|sprint|quarter|month|year|summer|winter|spring|fall|autumn)|next (?:summer|winter|spring|fall|autumn)|later this (?:week|month|year)|on (?:monday|tuesday|wednesday|thursday|friday)|by (?:monday|tuesday|wednesday|thursday|friday|the end of))\b`)
 	enPlanUnsure    = []string{"maybe", "might", "could", "should", "would", "if", "hope", "wish", "want", "wants", "perhaps", "thinking", "consider", "considering", "probably", "not", "never", "don't", "won't"}
 	enNotPlanVerbs  = setOf("the", "a", "an", "my", "our", "your", "be", "have", "need", "try", "see", "think", "let", "get", "go", "do", "check", "look", "take", "make", "keep")
 	enProjectPlans  = []string{"upgrad", "migrat", "launch", "releas", "deploy", "switch", "move", "moving", "ship", "roll", "replac", "rewrit", "refactor", "adopt", "merg", "retire", "sunset"}

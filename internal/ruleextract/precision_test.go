@@ -122,6 +122,9 @@ func TestStatedFacts(t *testing.T) {
 		{"Everyone calls me DJ.", []want{{PredNickname, "user", "DJ"}}},
 		{"always use f-strings, never % formatting", []want{{PredRule, "user", "always use f-strings, never % formatting"}}},
 		{"can you remember that I'm on a Windows machine at work?", []want{{PredNote, "user", "Windows machine at work"}}},
+		{"I'm going to learn Terraform this summer.", []want{{PredPlan, "user", "learn Terraform"}}},
+		{"We use GitHub for code, Linear for issues and Notion for docs.", []want{{PredUses, "github", "GitHub"}, {PredUses, "linear", "Linear"}, {PredUses, "notion", "Notion"}}},
+		{"the CI uses GitHub Actions, config is in .github/workflows/ci.yml", []want{{PredUses, "github-actions", "GitHub Actions"}, {PredPath, "config", ".github/workflows/ci.yml"}}},
 	} {
 		t.Run(tc.in, func(t *testing.T) { checkWants(t, Extract(Input{Role: "user", Content: tc.in}), tc.want) })
 	}

@@ -266,6 +266,12 @@ func scanFrom(c *clause, from int, bareOK bool, gap int) []toolHit {
 			break
 		}
 		hits = append(hits, h)
+		// "GitHub for code, Linear for issues and Notion for docs": each
+		// tool's role sits between it and the next.
+		if n := roleTail(c.low[h.end:]); n > 0 {
+			h.end += n
+			hits[len(hits)-1].end = h.end
+		}
 		j := reJoin.FindStringIndex(c.low[h.end:])
 		if j == nil {
 			break
@@ -273,6 +279,34 @@ func scanFrom(c *clause, from int, bareOK bool, gap int) []toolHit {
 		pos, gap = h.end+j[1], 4
 	}
 	return hits
+}
+
+// roleTail returns the length of " for issues" when a join follows it
+// (", " or " and "), else 0.
+func roleTail(low string) int {
+	rest, ok := strings.CutPrefix(low, " for ")
+	if !ok {
+		return 0
+	}
+	n := len(low) - len(rest)
+	for words := 0; words < 3; words++ {
+		w := rest
+		if i := strings.IndexAny(rest, " ,;"); i >= 0 {
+			w = rest[:i]
+		}
+		if w == "" || w == "and" {
+			break
+		}
+		rest, n = rest[len(w):], n+len(w)
+		if reJoin.MatchString(rest) && (strings.HasPrefix(rest, ",") || strings.HasPrefix(rest, " and ")) {
+			return n
+		}
+		if !strings.HasPrefix(rest, " ") {
+			break
+		}
+		rest, n = rest[1:], n+1
+	}
+	return 0
 }
 
 // readTool decides whether the identifier at [start, end) is a tool.
