@@ -311,9 +311,11 @@ var (
 	reEnNamedOther = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:(?:on|from|in|at) (?:the|our|my) |(?:said|says|told|tells|thinks|thought|mentioned|mentions|asked|wants|wanted|reckons|claims)\b)`)
 )
 
+var reEnWithMe = regexp.MustCompile(`^my [a-z]+ and (?:i|me)\b`)
+
 func aboutSomeoneElse(c *clause) bool {
-	if reEnOthersCallMe.MatchString(c.low) {
-		return false // "everyone calls me DJ" is the user's nickname
+	if reEnOthersCallMe.MatchString(c.low) || reEnWithMe.MatchString(c.low) {
+		return false // "everyone calls me DJ", "my wife and I moved": the user too
 	}
 	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low) || reEnNamedOther.MatchString(c.text)
 }
@@ -330,13 +332,13 @@ var zhElidedVerbs = []string{
 var personalOpeners = []string{
 	"我", "你", "叫", "大家", "您", "称呼", "咱们", "i ", "i'", "my ", "call ", "please call", "pls call",
 	"you can call", "just call", "feel free", "we ", "our team ", "the team ", "everyone ", "everybody ",
-	"people ", "friends ", "most people ",
+	"people ", "friends ", "most people ", "me and ",
 }
 
 // personal runs the user-only families that describe the speaker.
 func (x *extractor) personal(c *clause) bool {
 	if !hasPrefixAny(c.low, personalOpeners) {
-		return false
+		return !c.zh && x.nameHere(c)
 	}
 	return x.identity(c) || x.location(c) || x.work(c) || x.age(c) || x.preference(c)
 }

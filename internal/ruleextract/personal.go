@@ -35,12 +35,14 @@ var (
 	reEnIAm          = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
 	reEnLive         = regexp.MustCompile(`^i(?: (?:currently|now|still|also))*(?: live| reside|'ve lived|'ve been living| have lived| have been living) in\s+(.+)$`)
 	reEnBased        = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located) (?:in|at|out of)\s+(.+)$`)
-	reEnMoved        = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
-	reEnFrom         = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$|^i (?:grew up|was born and raised|was raised) in\s+(.+)$`)
-	reEnWorkAt       = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
-	reEnWorkAs       = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
-	reEnEmploy       = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
-	reEnAge          = regexp.MustCompile(`^(\d{1,3})(?: years? old| yo| y/o)?(?: and [a-z-]+)?$`)
+	reEnMoved        = regexp.MustCompile(`^(?:i|me and my [a-z]+|my [a-z]+ and i) (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
+	// "Marcus here, SRE at Datadog": a chat introduction.
+	reEnNameHere = regexp.MustCompile(`^([A-Z][\p{L}'-]+(?: [A-Z][\p{L}'-]+)?) here(?:[,!.:;]|\s*$)`)
+	reEnFrom     = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$|^i (?:grew up|was born and raised|was raised) in\s+(.+)$`)
+	reEnWorkAt   = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
+	reEnWorkAs   = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
+	reEnEmploy   = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
+	reEnAge      = regexp.MustCompile(`^(\d{1,3})(?: years? old| yo| y/o)?(?: and [a-z-]+)?$`)
 )
 
 func (x *extractor) identity(c *clause) bool {
@@ -99,6 +101,21 @@ func (x *extractor) identity(c *clause) bool {
 		return x.enOccupation(c.text[m[2]:m[3]], confClear)
 	}
 	return false
+}
+
+// nameHere reads a chat introduction: "Marcus here, SRE at Datadog".
+func (x *extractor) nameHere(c *clause) bool {
+	m := reEnNameHere.FindStringSubmatchIndex(c.text)
+	if m == nil {
+		return false
+	}
+	name, ok := enName(c.text[m[2]:m[3]], true)
+	if !ok {
+		return false
+	}
+	x.name(c, name, confWeak)
+	x.appositive(c.text[m[1]:])
+	return true
 }
 
 func (x *extractor) name(c *clause, name string, conf float64) {

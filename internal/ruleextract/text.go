@@ -1,6 +1,7 @@
 package ruleextract
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -238,6 +239,10 @@ func splitClauses(s string) []string {
 			// ends at its comma.
 			cut = isHan(prev) || isHan(next) || startsClause(ahead) || opensCondition(s[start:min(i, start+32)])
 		case ' ':
+			// "Me and my wife moved …", "My wife and I moved …": one subject.
+			if head := lowerASCII(strings.TrimSpace(s[start:i])); head == "me" || reEnPossessed.MatchString(head) {
+				break
+			}
 			for _, conj := range enConjunctions {
 				if hasPrefixFold(s[i:], conj) && startsPronoun(s[i+len(conj):min(len(s), i+len(conj)+32)]) {
 					cut, skip = true, len(conj)
@@ -285,6 +290,8 @@ func splitClauses(s string) []string {
 	}
 	return out
 }
+
+var reEnPossessed = regexp.MustCompile(`^my [a-z]+$`)
 
 var (
 	enConjunctions = []string{" and ", " but ", " so ", " then ", " plus "}

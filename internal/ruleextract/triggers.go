@@ -48,7 +48,7 @@ var toolTriggers = []toolTrigger{
 	{phrase: "use", class: useTool}, {phrase: "uses", class: useTool}, {phrase: "using", class: useTool},
 	{phrase: "used", class: useTool, perfect: true}, {phrase: "run", class: useTool}, {phrase: "runs", class: useTool},
 	{phrase: "running", class: useTool}, {phrase: "runs on", class: useTool},
-	{phrase: "run on", class: useTool}, {phrase: "running on", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "adopted", class: useTool},
+	{phrase: "run on", class: useTool}, {phrase: "running on", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "pins", class: useTool}, {phrase: "pinned to", class: useTool}, {phrase: "adopted", class: useTool},
 	{phrase: "installed", class: useTool}, {phrase: "built with", class: useTool}, {phrase: "built on", class: useTool},
 	{phrase: "written in", class: useTool}, {phrase: "based on", class: useTool}, {phrase: "powered by", class: useTool},
 	{phrase: "depend on", class: useTool}, {phrase: "depends on", class: useTool}, {phrase: "on", class: useTool, onlyOn: true},
