@@ -128,7 +128,8 @@ func (x *extractor) content(text string) {
 			if speaker && elidesSpeaker(c.text) {
 				c = newClause("我" + c.text)
 			}
-			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
+			// "我女儿今年六岁，喜欢画画": the daughter likes drawing.
+			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们") && !aboutSomeoneElse(c)
 			// "Can you remember that I'm on Windows?" asks to remember.
 			if m := reEnAskRemember.FindStringIndex(c.low); m != nil && !c.zh {
 				c = newClause("remember " + c.text[m[1]:])
@@ -199,7 +200,8 @@ func elidesSpeaker(text string) bool {
 // pull request instead".
 func continuesRule(c *clause) bool {
 	if c.zh {
-		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是"})
+		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是",
+			"都要", "都得", "都必须", "都需要", "就要", "就得"})
 	}
 	if hasPrefixAny(c.low, []string{"not ", "no "}) {
 		return true // "always use f-strings, not % formatting"
@@ -508,7 +510,7 @@ var (
 	enHedges = []string{"not sure", "not certain", "not 100% sure", "i guess", "i'm guessing", "iirc",
 		"if i recall", "if i remember", "probably", "i doubt", "don't quote me", "looks like", "seems like", "it seems",
 		"seems to", "appears to", "apparently", "i assume", "i suspect", "presumably"}
-	zhHedges    = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准"}
+	zhHedges    = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准", "看起来", "看样子", "似乎", "貌似", "好像"}
 	enSarcasm   = []string{"oh sure", "oh great", "oh yeah", "yeah right", "oh joy", "oh wonderful", "oh perfect", "sure, because"}
 	zhSarcasm   = []string{"呵呵", "真是太好了呢", "可真行"}
 	enSuppose   = []string{"assuming", "assume", "supposing", "suppose", "say", "let's say", "imagine", "hypothetically", "in theory", "theoretically", "in a world where"}
