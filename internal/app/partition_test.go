@@ -21,7 +21,7 @@ import (
 func partitionWorker(t *testing.T, url, name string, roles Roles, partitions int, llmURL, model string) *App {
 	t.Helper()
 	cfg := WorkerDefaults(testConfig(t, t.TempDir()), "")
-	if roles&RoleIngest != 0 {
+	if roles&(RoleIngest|RoleRetriever) != 0 {
 		cfg.HTTP.Addr = "127.0.0.1:0"
 	}
 	cfg.NATS.URL, cfg.Instance, cfg.Partitions = url, name, partitions
@@ -171,6 +171,56 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	}
 	t.Logf("%d sessions, %d requests, %d model calls (a request the dead instance held is asked again)",
 		sessions, len(requests), srv.Calls())
+}
+
+// Two consolidators share the users' partitions; one dies abruptly, the
+// other takes its partitions, and every session ended before and after
+// gets its one episode.
+func TestConsolidatorsFailOver(t *testing.T) {
+	const partitions, users = 4, 8
+	url := externalNATS(t)
+	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
+	retriever := partitionWorker(t, url, "retriever", RoleRetriever, partitions, "", "")
+	c1 := partitionWorker(t, url, "c1", RoleConsolidator, partitions, "", "")
+	partitionWorker(t, url, "c2", RoleConsolidator, partitions, "", "")
+	base := "http://" + retriever.HTTPAddr()
+	waitFor(t, "two partitions each", func() bool {
+		held := partitionsHeld(t, ingest, "consolidator")
+		return held["c1"] == 2 && held["c2"] == 2
+	})
+	session := func(s string) {
+		var evs []any
+		for u := range users {
+			user := fmt.Sprintf("u%d", u)
+			evs = append(append(evs, conversation(user+s, user, s)...), endEvent(user+s+"-end", user, s, 4))
+		}
+		mustAccept(t, postBatch(t, ingest, evs...))
+	}
+	episodes := func(want int) func() bool {
+		return func() bool {
+			for u := range users {
+				if len(episodesOf(t, base, "default", fmt.Sprintf("u%d", u))) != want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	session("s1")
+	waitFor(t, "a session episode for every user", episodes(1))
+	crash(c1)
+	session("s2")
+	waitFor(t, "c2 to hold every partition", func() bool {
+		return partitionsHeld(t, ingest, "consolidator")["c2"] == partitions
+	})
+	waitFor(t, "both sessions' episodes for every user", episodes(2))
+	for u := range users {
+		for _, ep := range episodesOf(t, base, "default", fmt.Sprintf("u%d", u)) {
+			if ep.Source != events.SourceSessionEnd {
+				t.Errorf("u%d: episode %s from %s, want %s", u, ep.ID, ep.Source, events.SourceSessionEnd)
+			}
+		}
+	}
 }
 
 // countTurnsAll counts the turns in a's read model.
