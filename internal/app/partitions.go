@@ -167,3 +167,8 @@ func PartitionsHeld(ctx context.Context, a *App, group string) (map[string]int, 
 	}
 	return out, nil
 }
+
+// SetLeaseTTL sets how long a dead instance's partitions wait for another
+// (stream.DefaultLeaseTTL unless set), for tests and harnesses that kill
+// instances. Call it before Open; every instance of a group needs the same.
+func (a *App) SetLeaseTTL(d time.Duration) { a.leaseTTL = d }
