@@ -70,12 +70,21 @@ func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, 
 }
 
 func (a *App) createPartitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, base string) (*stream.Consumer, error) {
-	if _, err := a.js.Consumer(ctx, stream.MemoryStream, cfg.Durable); err != nil {
+	c, err := a.js.Consumer(ctx, stream.MemoryStream, cfg.Durable)
+	if err != nil {
 		start, err := groupStart(ctx, a.js, base)
 		if err != nil {
 			return nil, err
 		}
 		cfg.StartSeq = start
+	} else if info, err := c.Info(ctx); err == nil && info.NumAckPending > 0 {
+		// What the instance before had taken and not acknowledged would
+		// come back only after the ack wait (minutes, for the
+		// consolidator); it has stopped, so the consumer starts again
+		// after what was acknowledged, at once.
+		if err := stream.ReplayFrom(ctx, a.js, cfg.Durable, info.AckFloor.Stream+1, time.Time{}); err != nil {
+			return nil, err
+		}
 	}
 	return stream.NewConsumer(ctx, a.js, cfg, a.Log.Named("partition"))
 }
