@@ -21,7 +21,7 @@ import (
 // that partition's users and passes over the others. When an instance
 // dies its leases expire and another takes the partitions: it waits for
 // its read model to have the stream, recovers what was waiting from it,
-// and its consumer resumes where the dead one's stopped.
+// and its consumer starts again after what the dead one acknowledged.
 //
 // The extraction requests need no partition: a request carries all it
 // needs, and the one shared durable consumer already gives each to one
