@@ -147,6 +147,19 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 	return out, nil
 }
 
+// byTime reorders recalled turns for a question about a time: what was
+// said then counts more (timeFactor).
+func byTime(turns []ScoredTurn, tw *timeWindow) []ScoredTurn {
+	if tw == nil {
+		return turns
+	}
+	for i := range turns {
+		turns[i].Score *= timeFactor(tw, turns[i].Time)
+	}
+	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
+	return turns
+}
+
 // maxCoverTerms bounds the terms the window coverage counts.
 const maxCoverTerms = 32
 
@@ -166,7 +179,7 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 	c := &coverer{terms: terms, weight: make([]float64, len(terms)), has: make(map[memory.TurnKey][]bool, len(turns))}
 	df := make([]int, len(terms))
 	for k, t := range turns {
-		toks := textseg.Tokens(t.Speaker + " " + t.Content + " " + t.Attachments)
+		toks := textseg.Tokens(t.TurnHit.Text())
 		set := make(map[string]bool, len(toks))
 		for _, tok := range toks {
 			set[tok] = true
