@@ -152,3 +152,24 @@ func TestNamedDayRanksItsTurns(t *testing.T) {
 		t.Fatalf("scores %v: want the turn of June 13 (s1) above the one of June 24", score)
 	}
 }
+
+// A question that asks when prefers the turn that says when over one that
+// only shares its words (issue 9: question-type cues).
+func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "s1", 30*24*time.Hour, "Camping with the kids is the best, camping is our thing.")
+	f.turns(user, "s2", 20*24*time.Hour, "We went camping with the kids two weekends ago.")
+	score := func(query string) map[string]float64 {
+		out := map[string]float64{}
+		for _, it := range f.ask(Request{Query: query}).Blocks.Turns {
+			out[it.SessionID] = it.Score
+		}
+		return out
+	}
+	if s := score("When did we go camping with the kids?"); s["s2"] <= s["s1"] {
+		t.Fatalf("when: scores %v, want the turn that says when (s2) first", s)
+	}
+	if s := score("Did we go camping with the kids?"); s["s2"] >= s["s1"] {
+		t.Fatalf("not when: scores %v, want the better match (s1) first", s)
+	}
+}

@@ -33,13 +33,16 @@ type TurnOptions struct {
 	// Speaker is what a turn gains, as a share of its score, when the
 	// query names who said it ("what did Caroline research?").
 	Speaker float64
+	// When is what a turn that says when ("last week", "in 2019") gains,
+	// as a share of its score, for a question that asks when.
+	When float64
 }
 
 // DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6, Speaker: 0.3}
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -135,6 +138,9 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		}
 		if opt.Speaker > 0 && s.Speaker != "" && named[strings.ToLower(s.Speaker)] {
 			s.Score *= 1 + opt.Speaker
+		}
+		if q.AsksWhen && opt.When > 0 && textseg.MentionsTime(s.Content) {
+			s.Score *= 1 + opt.When
 		}
 		out = append(out, *s)
 	}
