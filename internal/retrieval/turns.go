@@ -24,6 +24,11 @@ type TurnOptions struct {
 	// Next and Prev weigh what a turn passes to the turn after and before
 	// it: an answer follows its question.
 	Next, Prev float64
+	// Answer is what a turn that asks something passes to the turn after
+	// it on top of Next: that turn is its answer, which seldom repeats
+	// the question's words ("What was it about?" — "It was a transgender
+	// poetry reading…").
+	Answer float64
 	// Session weighs a boost for turns in the sessions where the query
 	// matched best: a question is usually about one conversation.
 	Session float64
@@ -42,7 +47,7 @@ type TurnOptions struct {
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2}
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -93,10 +98,15 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		}
 		for _, k := range keys {
 			src := byKey[k]
+			asks := strings.ContainsAny(src.Content, "?？")
 			for d := 1; d <= opt.Radius; d++ {
 				decay := 1 / float64(d)
 				if n, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
-					n.Neighbor = max(n.Neighbor, opt.Next*decay*src.Text)
+					next := opt.Next
+					if d == 1 && asks {
+						next += opt.Answer
+					}
+					n.Neighbor = max(n.Neighbor, next*decay*src.Text)
 				}
 				if p, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex - d}]; ok {
 					p.Neighbor = max(p.Neighbor, opt.Prev*decay*src.Text)
