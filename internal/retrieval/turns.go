@@ -41,13 +41,17 @@ type TurnOptions struct {
 	// When is what a turn that says when ("last week", "in 2019") gains,
 	// as a share of its score, for a question that asks when.
 	When float64
+	// Asking is what a turn that ends with a question loses, as a share
+	// of its score: it hands the floor, and what it holds is mostly asked,
+	// not told; the turn after it (Answer) tells.
+	Asking float64
 }
 
 // DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2}
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -149,6 +153,9 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		if opt.Speaker > 0 && s.Speaker != "" && named[strings.ToLower(s.Speaker)] {
 			s.Score *= 1 + opt.Speaker
 		}
+		if opt.Asking > 0 && endsAsking(s.Content) {
+			s.Score *= 1 - opt.Asking
+		}
 		if q.AsksWhen && opt.When > 0 && textseg.MentionsTime(s.Content) {
 			s.Score *= 1 + opt.When
 		}
@@ -161,6 +168,12 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// endsAsking reports whether a turn ends with a question.
+func endsAsking(content string) bool {
+	c := strings.TrimSpace(content)
+	return strings.HasSuffix(c, "?") || strings.HasSuffix(c, "？")
 }
 
 // byTime reorders recalled turns for a question about a time: what was

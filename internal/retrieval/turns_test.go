@@ -29,3 +29,18 @@ func TestAnswerFollowsQuestion(t *testing.T) {
 		t.Fatalf("scores of the second turns %v: want the answer to the question above the turn after a statement", score)
 	}
 }
+
+// A turn that ends by asking holds what was asked, not what was told: it
+// ranks below a turn that says the same words.
+func TestAskingTurnRanksBelowTelling(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "asks", 48*time.Hour, "So you went to the pottery class on Friday?")
+	f.turns(user, "tells", 24*time.Hour, "So you went to the pottery class on Friday.")
+	turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand("pottery class"), DefaultTurnOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) < 2 || turns[0].SessionID != "tells" {
+		t.Fatalf("turns %+v: want the one that tells first", turns)
+	}
+}
