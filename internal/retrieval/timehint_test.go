@@ -31,20 +31,26 @@ func TestParseTimeWindow(t *testing.T) {
 			t.Errorf("%q: no time window", tc.query)
 			continue
 		}
-		for _, at := range tc.in {
-			if !w.holds(at) {
-				t.Errorf("%q: window %v–%v does not hold %v", tc.query, w.from, w.to, at)
-			}
-		}
-		for _, at := range tc.out {
-			if w.holds(at) {
-				t.Errorf("%q: window %v–%v holds %v", tc.query, w.from, w.to, at)
-			}
-		}
+		checkHolds(t, tc.query, w, tc.in, tc.out)
 	}
 	for _, q := range []string{"may I ask what my cat's name is", "我每个月都去", "what is the plan"} {
 		if w := parseTimeWindow(q, now); w != nil {
 			t.Errorf("%q: window %v–%v, want none", q, w.from, w.to)
+		}
+	}
+}
+
+// checkHolds fails t unless w holds every time of in and none of out.
+func checkHolds(t *testing.T, query string, w *timeWindow, in, out []time.Time) {
+	t.Helper()
+	for _, at := range in {
+		if !w.holds(at) {
+			t.Errorf("%q: window %v–%v does not hold %v", query, w.from, w.to, at)
+		}
+	}
+	for _, at := range out {
+		if w.holds(at) {
+			t.Errorf("%q: window %v–%v holds %v", query, w.from, w.to, at)
 		}
 	}
 }
@@ -117,16 +123,7 @@ func TestParseTimeWindowDay(t *testing.T) {
 			t.Errorf("%q: window %+v, want a sharp one", tc.query, w)
 			continue
 		}
-		for _, x := range tc.in {
-			if !w.holds(x) {
-				t.Errorf("%q: window %v–%v does not hold %v", tc.query, w.from, w.to, x)
-			}
-		}
-		for _, x := range tc.out {
-			if w.holds(x) {
-				t.Errorf("%q: window %v–%v holds %v", tc.query, w.from, w.to, x)
-			}
-		}
+		checkHolds(t, tc.query, w, tc.in, tc.out)
 	}
 	if w := parseTimeWindow("in June 2023", now); w == nil || !w.sharp {
 		t.Errorf("a month with its year: %+v, want a sharp window", w)
