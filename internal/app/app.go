@@ -169,6 +169,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 		if err := a.openConsolidation(ctx, runCtx); err != nil {
 			return err
 		}
+		if a.store != nil && a.Config.Retention.RawTurns > 0 {
+			a.wg.Go(func() { a.runRetention(runCtx) })
+		}
 	}
 	if a.Roles&RoleIngest != 0 {
 		if err := a.openInput(); err != nil {
