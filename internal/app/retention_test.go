@@ -39,12 +39,17 @@ func rawTurnEvents(t *testing.T, a *App) uint64 {
 // stays and is recalled.
 func TestRetentionExtractsThenExpires(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	cfg.Retention.RawTurns = time.Second
+	cfg.Retention.RawTurns = 2 * time.Second
 	a := startApp(t, cfg, RoleAll)
 	ann := memory.Scope{Namespace: events.DefaultNamespace, User: "ann"}
-	mustAccept(t, postBatch(t, a,
+	sent := postBatch(t, a,
 		turnEvent("r-1", "ann", "s1", 0, "user", "我叫安娜，我喜欢喝绿茶"),
-		turnEvent("r-2", "ann", "s1", 1, "assistant", "好的，记住了：绿茶。")))
+		turnEvent("r-2", "ann", "s1", 1, "assistant", "好的，记住了：绿茶。"))
+	mustAccept(t, sent)
+	waitProjected(t, a, lastSeqOf(sent))
+	if got := countTurns(t, a, ann); got != 2 {
+		t.Fatalf("turns=%d before they aged, want 2", got)
+	}
 
 	waitFor(t, "ann's turns to age out of the read model", func() bool { return countTurns(t, a, ann) == 0 })
 	// The receipt is applied after the extraction's result (stream order):
@@ -78,7 +83,7 @@ func TestRetentionRebuildEqualsLive(t *testing.T) {
 	cfg := testConfig(t, dir)
 	cfg.Retention.RawTurns = time.Second
 	a := startApp(t, cfg, RoleAll)
-	mixedWorkload(t, a)
+	waitProjected(t, a, mixedWorkload(t, a))
 	waitFor(t, "every turn to age out", func() bool {
 		st, err := sqlite.ReadStats(t.Context(), cfg.ReadModelPath(), "", "")
 		return err == nil && st.Turns == 0

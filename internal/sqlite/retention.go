@@ -9,8 +9,8 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 )
 
-// expireTurns applies a turns.expired receipt: the user's turns recorded
-// by events below d.BeforeSeq go, with their full-text rows, their
+// expireTurns applies a turns.expired receipt: the user's turns whose
+// every event (first record, re-records, snapshots) is below d.BeforeSeq go, with their full-text rows, their
 // attachments (a column of the turn) and the applied rows of the events
 // that recorded them, and each session they were in is left as a replay
 // of what the stream still holds would leave it. The stream drops the same
@@ -18,7 +18,7 @@ import (
 func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 	ns, user, before := env.Scope.Namespace, env.Scope.User, int64(d.BeforeSeq)
 	rows, err := w.tx.QueryContext(w.ctx, `SELECT DISTINCT session_id FROM turns
-		WHERE namespace = ? AND user_id = ? AND seq < ?`, ns, user, before)
+		WHERE namespace = ? AND user_id = ? AND carried_seq < ?`, ns, user, before)
 	if err != nil {
 		return err
 	}
@@ -38,11 +38,11 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 	for _, q := range []string{
 		// Applied before schema 7, with no scope: found by the turn's seq.
 		`DELETE FROM applied WHERE namespace = '' AND user_id = '' AND type IN ('` + events.TypeTurnRecorded + `', '` +
-			events.TypeContextCompressing + `') AND seq IN (SELECT seq FROM turns WHERE namespace = ?1 AND user_id = ?2 AND seq < ?3)`,
+			events.TypeContextCompressing + `') AND seq IN (SELECT seq FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`,
 		`DELETE FROM applied WHERE namespace = ?1 AND user_id = ?2 AND type IN ('` + events.TypeTurnRecorded + `', '` +
 			events.TypeContextCompressing + `') AND seq < ?3`,
-		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND seq < ?3)`,
-		`DELETE FROM turns WHERE namespace = ?1 AND user_id = ?2 AND seq < ?3`,
+		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`,
+		`DELETE FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3`,
 	} {
 		if _, err := w.tx.ExecContext(w.ctx, q, ns, user, before); err != nil {
 			return err
@@ -116,50 +116,43 @@ type RetentionPlan struct {
 // heldLimit bounds the held turns a plan lists.
 const heldLimit = 10000
 
-// PlanRetention lists, per user, the turns recorded by events below the
-// stream sequence cutoff that may go: all of them, except that a turn not
-// yet extracted is never dropped, nor any of its user's after it (so a
-// session idle past the cutoff is extracted first).
+// PlanRetention lists, per user, the turns that may go at the stream
+// sequence cutoff: those whose every event (first record, re-records,
+// compression snapshots) is below it. A user's bound is lowered so that
+// it never falls inside a turn's span of events, which would have a
+// rebuild record the turn again from the events kept; and below the first
+// turn not yet extracted, which is never dropped, nor any of its user's
+// after it (so a session idle past the cutoff is extracted first).
 func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan, error) {
 	var plan RetentionPlan
-	rows, err := s.r.QueryContext(ctx, `SELECT namespace, user_id, min(CASE WHEN extracted = 0 THEN seq END)
-		FROM turns WHERE seq < ? GROUP BY namespace, user_id ORDER BY namespace, user_id`, int64(cutoff))
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT namespace, user_id FROM turns WHERE first_seq < ?
+		ORDER BY namespace, user_id`, int64(cutoff))
 	if err != nil {
 		return plan, fmt.Errorf("plan retention: %w", err)
 	}
-	type scoped struct {
-		scope  memory.Scope
-		before uint64
-	}
-	var all []scoped
+	var scopes []memory.Scope
 	for rows.Next() {
-		var sc scoped
-		var held sql.NullInt64
-		if err := rows.Scan(&sc.scope.Namespace, &sc.scope.User, &held); err != nil {
+		var sc memory.Scope
+		if err := rows.Scan(&sc.Namespace, &sc.User); err != nil {
 			rows.Close()
 			return plan, fmt.Errorf("plan retention: %w", err)
 		}
-		sc.before = cutoff
-		if held.Valid {
-			sc.before = uint64(held.Int64)
-		}
-		all = append(all, sc)
+		scopes = append(scopes, sc)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return plan, fmt.Errorf("plan retention: %w", err)
 	}
-	for _, sc := range all {
-		var n int
-		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ? AND seq < ?`,
-			sc.scope.Namespace, sc.scope.User, int64(sc.before)).Scan(&n); err != nil {
+	for _, sc := range scopes {
+		x, err := s.expiry(ctx, sc, cutoff)
+		if err != nil {
 			return plan, fmt.Errorf("plan retention: %w", err)
 		}
-		if n > 0 {
-			plan.Expire = append(plan.Expire, Expiry{Scope: sc.scope, Before: sc.before, Turns: n})
+		if x.Turns > 0 {
+			plan.Expire = append(plan.Expire, x)
 		}
 	}
-	rows, err = s.r.QueryContext(ctx, `SELECT `+turnColumns+` FROM turns WHERE extracted = 0 AND seq < ?
+	rows, err = s.r.QueryContext(ctx, `SELECT `+turnColumns+` FROM turns WHERE extracted = 0 AND first_seq < ?
 		ORDER BY namespace, user_id, session_id, turn_index LIMIT ?`, int64(cutoff), heldLimit)
 	if err != nil {
 		return plan, fmt.Errorf("plan retention: held turns: %w", err)
@@ -168,4 +161,37 @@ func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan
 		return plan, fmt.Errorf("plan retention: held turns: %w", err)
 	}
 	return plan, nil
+}
+
+// expiry is one user's bound at cutoff and what falls below it.
+func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64) (Expiry, error) {
+	x := Expiry{Scope: sc, Before: cutoff}
+	lower := func(q string) error {
+		var m sql.NullInt64
+		if err := s.r.QueryRowContext(ctx, q, sc.Namespace, sc.User, int64(x.Before)).Scan(&m); err != nil {
+			return err
+		}
+		if m.Valid && uint64(m.Int64) < x.Before {
+			x.Before = uint64(m.Int64)
+		}
+		return nil
+	}
+	if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ? AND user_id = ? AND extracted = 0 AND first_seq < ?`); err != nil {
+		return x, err
+	}
+	for {
+		// A turn whose events straddle the bound moves it to its first:
+		// each move can only bring in turns of lower spans, so this ends.
+		before := x.Before
+		if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ?1 AND user_id = ?2
+			AND first_seq < ?3 AND carried_seq >= ?3`); err != nil {
+			return x, err
+		}
+		if x.Before == before {
+			break
+		}
+	}
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ? AND carried_seq < ?`,
+		sc.Namespace, sc.User, int64(x.Before)).Scan(&x.Turns)
+	return x, err
 }
