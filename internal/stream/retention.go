@@ -71,3 +71,25 @@ func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user st
 	}
 	return n, nil
 }
+
+// OldestRawTurn is when the stream stored the oldest raw turn event it
+// holds; ok is false when it holds none.
+func OldestRawTurn(ctx context.Context, js jetstream.JetStream) (at time.Time, ok bool, err error) {
+	mem, err := js.Stream(ctx, MemoryStream)
+	if err != nil {
+		return at, false, fmt.Errorf("oldest raw turn: %w", err)
+	}
+	for _, typ := range RawTurnTypes {
+		m, err := mem.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(SubjectPrefix+".*.*."+typ))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return at, false, fmt.Errorf("oldest raw turn: %w", err)
+		}
+		if !ok || m.Time.Before(at) {
+			at, ok = m.Time, true
+		}
+	}
+	return at, ok, nil
+}
