@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,51 @@ func TestRetentionKeepsWhatIsYoung(t *testing.T) {
 	}
 	if got := rawTurnEvents(t, a); got != 1 {
 		t.Fatalf("raw turn events=%d, want 1", got)
+	}
+}
+
+// An export of a stream retention has worked on, imported into a fresh
+// engram, gives the same read model: a receipt's bound is a sequence of
+// the old stream, and means nothing to expire in the new one, where the
+// turns it kept have other sequences.
+func TestRetentionExportImport(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Retention.RawTurns = time.Hour
+	a := startApp(t, cfg, RoleAll)
+	mustAccept(t, postBatch(t, a, conversation("a", "ana", "s1")...))
+	waitSettled(t, a)
+	mid := time.Now()
+	mustAccept(t, postEvent(t, a, turnEvent("young", "ana", "s2", 0, "user", "a young turn")))
+	waitSettled(t, a)
+	// Runs an hour on: the conversation is older than the age, the young
+	// turn is not.
+	r := &retainer{a: a, log: a.Log, requested: map[string]time.Time{}}
+	ana := memory.Scope{Namespace: events.DefaultNamespace, User: "ana"}
+	waitFor(t, "the conversation to age out", func() bool {
+		if _, err := r.run(t.Context(), mid.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		waitSettled(t, a)
+		return countTurns(t, a, ana) == 1
+	})
+	var buf bytes.Buffer
+	if _, err := Export(t.Context(), a.JetStream(), &buf, ExportFilter{}, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	want, err := a.Store().ContentChecksum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startApp(t, testConfig(t, t.TempDir()), RoleRetriever)
+	if _, err := Import(t.Context(), b.JetStream(), &buf, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, b)
+	got, err := b.Store().ContentChecksum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := want.Diff(got); len(d) != 0 {
+		t.Fatalf("imported read model differs in %v\nwant %v\ngot  %v", d, want, got)
 	}
 }
