@@ -74,6 +74,15 @@ func TestRetentionExtractsThenExpires(t *testing.T) {
 	if !found {
 		t.Fatalf("the memory drawn from the expired turns is not recalled; memories: %+v", mems)
 	}
+	// No worker stumbled on the receipt.
+	waitSettled(t, a)
+	dlq, err := a.JetStream().Stream(t.Context(), stream.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := dlq.Info(t.Context()); err != nil || info.State.Msgs != 0 {
+		t.Fatalf("dead letters: %+v (%v), want none", info.State, err)
+	}
 }
 
 // After turns age out, a read model rebuilt from the stream equals the
