@@ -82,6 +82,9 @@ type App struct {
 	// healEvery is how often a JetStream turned off (a full disk) is
 	// looked at; tests shorten it.
 	healEvery time.Duration
+	// leaseTTL is how long a dead instance's partitions wait for another
+	// (partitions.go); tests shorten it.
+	leaseTTL time.Duration
 
 	// rules is the rules in force, loaded once for the batcher and the
 	// consolidator (see openRules).
@@ -94,7 +97,8 @@ type App struct {
 
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
-	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second}
+	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
+		leaseTTL: stream.DefaultLeaseTTL}
 }
 
 // Open starts every part in order. On error, what was started is closed.

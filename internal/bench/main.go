@@ -25,13 +25,15 @@ func Main(args []string, out io.Writer) int {
 		return extractbench.Main(args[2:], out) // no engram to start: it measures extraction alone
 	}
 	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
-	only := fs.String("only", "secrets,ingest,ack,search,locomo,recall,llm,context,dedupe", "comma-separated: secrets, ingest, ack, search, locomo, recall, llm, context, dedupe")
+	only := fs.String("only", "secrets,ingest,ack,search,locomo,recall,llm,context,dedupe,extractors", "comma-separated: secrets, ingest, ack, search, locomo, recall, llm, context, dedupe, extractors")
 	recallDir := fs.String("recall", "testdata/recall", "the recall sets: dev/ (tuned on) and test/ (held out)")
 	recallSplits := fs.String("recall-splits", "dev,test", "which recall splits to run")
 	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
 	acks := fs.Int("acks", 2000, "single events for the ack latency run")
+	xSessions := fs.Int("extract-sessions", 150, "sessions in the backlog the extractors clear (extractors run)")
+	xLatency := fs.Duration("extract-latency", 200*time.Millisecond, "the test model's fixed latency in the extractors run")
 	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
 	queries := fs.Int("queries", 1000, "queries per search scale step")
 	locomoPath := fs.String("locomo", "../shared/data/locomo/locomo10.json", "LoCoMo data file")
@@ -191,6 +193,15 @@ func Main(args []string, out io.Writer) int {
 			c.Turns, c.Calls, c.Prompt, c.Completion)
 		logf("llm extraction per 1,000 turns: %.1f calls, %.0f prompt + %.0f completion tokens (Mem0: 1,000 calls, ~9,000,000 prompt tokens) → %.0f× fewer tokens",
 			c.CallsPerK, c.PromptPerK, c.CompPer, mem0Prompt*1000/(c.PromptPerK+c.CompPer))
+	}
+	if run["extractors"] {
+		r, err := Extractors(ctx, *xSessions, *xLatency, func(s string) { logf("extractors: %s", s) })
+		if err != nil {
+			logf("extractors: %v", err)
+			return 1
+		}
+		logf("extractors apart, a backlog of %d sessions, a model of %s latency: one instance %.1f s, two %.1f s → %.2f× (goal ≥ 1.8)",
+			r.Sessions, r.Latency, r.Took[1].Seconds(), r.Took[2].Seconds(), r.Speedup(2))
 	}
 	if run["context"] {
 		for _, u := range strings.Split(*ctxUsers, ",") {

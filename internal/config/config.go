@@ -44,6 +44,11 @@ type Config struct {
 	// Instance names this process's read model consumer; retrievers that
 	// run apart need different names.
 	Instance string `yaml:"instance"`
+	// Partitions is how many parts the users are split into for the
+	// extractors' batchers and the consolidators: each part is held by one
+	// instance at a time, so up to this many instances share the work. It
+	// must be the same on every instance.
+	Partitions int `yaml:"partitions"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// Consolidate configures the consolidator's rules and cards.
@@ -178,6 +183,7 @@ func Default() Config {
 		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
 			MaskSecrets: true},
+		Partitions:      1,
 		ShutdownTimeout: 15 * time.Second,
 		Consolidate:     Consolidate{RulesDir: "rules", RulesPoll: 2 * time.Second},
 	}
@@ -247,6 +253,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_NATS_REPLICAS":        &c.NATS.Replicas,
 		"ENGRAM_EXTRACT_TOKEN_CAP":    &c.Extract.TokenCap,
 		"ENGRAM_EXTRACT_MAX_ATTEMPTS": &c.Extract.MaxAttempts,
+		"ENGRAM_PARTITIONS":           &c.Partitions,
 	}
 	for name, p := range ints {
 		if v, ok := getenv(name); ok {
@@ -416,6 +423,9 @@ func (c Config) Validate() error {
 	}
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")
+	}
+	if c.Partitions < 1 || c.Partitions > 64 {
+		return fmt.Errorf("partitions: %d is outside 1..64", c.Partitions)
 	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("shutdown_timeout: must be positive")
