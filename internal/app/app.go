@@ -174,7 +174,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return err
 		}
 		if a.store != nil && a.Config.Retention.RawTurns > 0 {
-			a.wg.Go(func() { a.runRetention(runCtx) })
+			if err := a.openRetention(ctx, runCtx); err != nil {
+				return fmt.Errorf("retention: %w", err)
+			}
 		}
 	}
 	if a.Roles&RoleIngest != 0 {

@@ -50,21 +50,38 @@ type RetentionRun struct {
 	Requests int       `json:"extractions_requested"`
 }
 
-// retainer runs retention in one process; requested remembers when it
-// last asked for each extraction, so a held session is asked for once an
-// hour, not at every run.
+// retainer runs retention for the users of partition part of parts;
+// requested remembers when it last asked for each extraction, so a held
+// session is asked for once an hour, not at every run.
 type retainer struct {
-	a         *App
-	log       *zap.Logger
-	requested map[string]time.Time
+	a           *App
+	log         *zap.Logger
+	requested   map[string]time.Time
+	part, parts int
 }
 
-// runRetention runs retention every retentionEvery until ctx ends.
-func (a *App) runRetention(ctx context.Context) {
+// mine reports whether a user is the retainer's.
+func (r *retainer) mine(sc memory.Scope) bool {
+	return r.parts <= 1 || stream.PartitionOf(sc.Namespace, sc.User, r.parts) == r.part
+}
+
+// openRetention runs retention, each user's in one consolidator: the
+// instance that holds the user's partition of the "retention" group
+// (partitions.go), so consolidators run apart share the work and never
+// do it twice.
+func (a *App) openRetention(ctx, runCtx context.Context) error {
 	age := a.Config.Retention.RawTurns
-	r := &retainer{a: a, log: a.Log.Named("retention"), requested: map[string]time.Time{}}
-	r.log.Info("raw turns age out", zap.Duration("after", age), zap.Duration("checked_every", retentionEvery(age)))
-	a.waitCaughtUp(ctx, 2*time.Minute, r.log)
+	log := a.Log.Named("retention")
+	log.Info("raw turns age out", zap.Duration("after", age), zap.Duration("checked_every", retentionEvery(age)))
+	return a.runPartitions(ctx, runCtx, "retention", log, func(pctx context.Context, p, n int) {
+		r := &retainer{a: a, log: log.With(zap.Int("partition", p)), requested: map[string]time.Time{}, part: p, parts: n}
+		a.waitCaughtUp(pctx, 2*time.Minute, r.log)
+		r.loop(pctx, retentionEvery(age))
+	})
+}
+
+// loop runs retention every interval until ctx ends.
+func (r *retainer) loop(ctx context.Context, every time.Duration) {
 	for {
 		run, err := r.run(ctx, time.Now())
 		switch {
@@ -79,7 +96,7 @@ func (a *App) runRetention(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(retentionEvery(age)):
+		case <-time.After(every):
 		}
 	}
 }
@@ -103,12 +120,21 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 	if err != nil {
 		return run, err
 	}
-	run.Held = len(plan.Held)
-	if err := r.requestHeld(ctx, plan.Held, now, &run); err != nil {
+	var held []memory.Turn
+	for _, t := range plan.Held {
+		if r.mine(t.Scope) {
+			held = append(held, t)
+		}
+	}
+	run.Held = len(held)
+	if err := r.requestHeld(ctx, held, now, &run); err != nil {
 		return run, err
 	}
 	emit := a.emitter(retentionSource)
 	for _, x := range plan.Expire {
+		if !r.mine(x.Scope) {
+			continue
+		}
 		n, err := stream.ExpireTurns(ctx, a.js, x.Scope.Namespace, x.Scope.User, x.Before)
 		run.Events += n
 		if err != nil {

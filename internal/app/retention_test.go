@@ -87,11 +87,14 @@ func TestRetentionExtractsThenExpires(t *testing.T) {
 
 // After turns age out, a read model rebuilt from the stream equals the
 // live one, with re-recorded turns, a compression snapshot, a session end
-// and a malformed event among them, and turns sent after the expiry.
+// and a malformed event among them, users in two partitions, and turns
+// sent after the expiry.
 func TestRetentionRebuildEqualsLive(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	cfg.Retention.RawTurns = time.Second
+	// Two partitions: each user's retention is run by the holder of theirs.
+	cfg.Partitions = 2
 	a := startApp(t, cfg, RoleAll)
 	waitProjected(t, a, mixedWorkload(t, a))
 	waitFor(t, "every turn to age out", func() bool {
