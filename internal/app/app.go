@@ -173,6 +173,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 		if err := a.openConsolidation(ctx, runCtx); err != nil {
 			return err
 		}
+		if a.store != nil && a.Config.Retention.RawTurns > 0 {
+			if err := a.openRetention(ctx, runCtx); err != nil {
+				return fmt.Errorf("retention: %w", err)
+			}
+		}
 	}
 	if a.Roles&RoleIngest != 0 {
 		if err := a.openInput(); err != nil {

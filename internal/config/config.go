@@ -53,6 +53,19 @@ type Config struct {
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// Consolidate configures the consolidator's rules and cards.
 	Consolidate Consolidate `yaml:"consolidate"`
+	// Retention is how long raw history is kept.
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention configures how long raw history is kept (seeds 000 §4.5 and
+// 003 ask for 30 days). What was derived from it (memories, episodes,
+// summaries, the profile, history) stays.
+type Retention struct {
+	// RawTurns is how long a raw turn (turn.recorded, and the turns of a
+	// context.compressing) is kept after the stream stored it, in the
+	// stream and in every read model alike. 0 keeps them forever. A turn
+	// not yet extracted is kept until it is.
+	RawTurns time.Duration `yaml:"raw_turns"`
 }
 
 // HTTP configures the HTTP API.
@@ -260,6 +273,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_EMBED_QUERY_TIMEOUT":   &c.Embed.QueryTimeout,
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
 		"ENGRAM_RULES_POLL":            &c.Consolidate.RulesPoll,
+		"ENGRAM_RETENTION_RAW_TURNS":   &c.Retention.RawTurns,
 	}
 	for name, p := range durs {
 		if v, ok := getenv(name); ok {
@@ -402,6 +416,10 @@ func (c Config) Validate() error {
 	}
 	if c.Consolidate.RulesPoll <= 0 {
 		return errors.New("consolidate.rules_poll: must be positive")
+	}
+	if c.Retention.RawTurns != 0 && c.Retention.RawTurns < time.Second {
+		return fmt.Errorf("retention.raw_turns: %s is below 1s: want 0 (keep forever) or an age such as 720h (ENGRAM_RETENTION_RAW_TURNS)",
+			c.Retention.RawTurns)
 	}
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")

@@ -34,13 +34,15 @@ var writeSQL = map[string]string{
 		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index = ?`,
 	"turnInsert": `INSERT INTO turns
 		(namespace, user_id, agent, session_id, turn_index, role, speaker, content, tool_calls, tool_results,
-		 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq, first_seq, carried_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?19, ?19, ?19)`,
 	"turnUpdate": `UPDATE turns SET agent = ?, role = ?, speaker = ?, content = ?, tool_calls = ?,
 		tool_results = ?, attachments = ?, has_tool_calls = ?, channel = ?, project = ?, time = ?,
-		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ? WHERE id = ?`,
-	"ftsDelete": `DELETE FROM turns_fts WHERE rowid = ?`,
-	"ftsInsert": `INSERT INTO turns_fts (rowid, body) VALUES (?, ?)`,
+		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ?15, carried_seq = max(carried_seq, ?15) WHERE id = ?16`,
+	// A snapshot that leaves a recorded turn alone still carries it.
+	"turnCarried": `UPDATE turns SET carried_seq = max(carried_seq, ?) WHERE id = ?`,
+	"ftsDelete":   `DELETE FROM turns_fts WHERE rowid = ?`,
+	"ftsInsert":   `INSERT INTO turns_fts (rowid, body) VALUES (?, ?)`,
 	"sessionTouch": `INSERT INTO sessions (namespace, user_id, session_id, started, last_turn, turns)
 		VALUES (?, ?, ?, ?, ?, 1)
 		ON CONFLICT (namespace, user_id, session_id) DO UPDATE SET
@@ -265,7 +267,8 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 	case err != nil:
 		return err
 	case !replace:
-		return nil
+		_, err := w.exec("turnCarried", env.Seq, id)
+		return err
 	default:
 		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Speaker, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
 			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {
