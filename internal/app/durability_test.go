@@ -91,7 +91,11 @@ func TestMain(m *testing.M) {
 		cfg.DataDir = dir
 		cfg.HTTP.Addr = "127.0.0.1:0"
 		cfg.NATS.Listen = ""
-		a := New(cfg, RoleIngest, zap.NewNop())
+		roles := RoleIngest
+		if os.Getenv("ENGRAM_TEST_CHILD_ROLES") == "all" {
+			roles = RoleAll
+		}
+		a := New(cfg, roles, zap.NewNop())
 		if err := a.Open(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(3)
