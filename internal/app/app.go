@@ -250,7 +250,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		return err
 	}
 	if a.Roles&RoleIngest != 0 {
-		a.feed = newFeed(store, a.Config.HTTP.MaxEventBytes, log.Named("feed"))
+		a.feed = newFeed(runCtx, store, a.Config.HTTP.MaxEventBytes, log.Named("feed"))
 	}
 	cons, err := a.projectorConsumer(ctx, log)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 // and Apply skips what the feed already applied. So the read model is the
 // same as without it, event for event.
 type feed struct {
+	ctx      context.Context // the process's run context, for done
 	store    *sqlite.Store
 	maxBytes int
 	log      *zap.Logger
@@ -50,8 +51,8 @@ const feedMax = 1 << 16
 // feedRun is the most events applied in one transaction.
 const feedRun = 1024
 
-func newFeed(store *sqlite.Store, maxBytes int, log *zap.Logger) *feed {
-	return &feed{store: store, maxBytes: maxBytes, log: log,
+func newFeed(ctx context.Context, store *sqlite.Store, maxBytes int, log *zap.Logger) *feed {
+	return &feed{ctx: ctx, store: store, maxBytes: maxBytes, log: log,
 		pending: map[uint64]stream.Stored{}, wake: make(chan struct{}, 1)}
 }
 
@@ -162,5 +163,17 @@ func (f *feed) step(ctx context.Context) bool {
 }
 
 // done is the projector consumer's Done: the events the feed has applied
-// need not be decoded again.
-func (f *feed) done(seq uint64) bool { return seq <= f.applied.Load() }
+// need not be decoded again. A message that arrives while its event is
+// still waiting here is applied here first, with the run it belongs to,
+// so that the two paths do not both decode and apply the same events.
+func (f *feed) done(seq uint64) bool {
+	if seq <= f.applied.Load() {
+		return true
+	}
+	f.mu.Lock()
+	_, offered := f.pending[seq]
+	f.mu.Unlock()
+	for offered && seq > f.applied.Load() && f.ctx.Err() == nil && f.step(f.ctx) {
+	}
+	return seq <= f.applied.Load()
+}

@@ -66,7 +66,12 @@ func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, con
 		}
 		tJS += d
 
-		ack, pipe, err := ingestRound(ctx, e, raws[from:to], batch, concurrency)
+		var bodies [][]byte
+		for i := from; i < to; i += batch {
+			b, _ := json.Marshal(raws[i:min(i+batch, to)])
+			bodies = append(bodies, b)
+		}
+		ack, pipe, err := ingestRound(ctx, e, bodies, concurrency)
 		if err != nil {
 			return nil, err
 		}
@@ -93,14 +98,9 @@ func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, con
 	return r, nil
 }
 
-// ingestRound posts raws and returns the time until every one was
-// acknowledged and until the last was searchable.
-func ingestRound(ctx context.Context, e *Engram, raws []json.RawMessage, batch, concurrency int) (acked, searchable time.Duration, err error) {
-	var bodies [][]byte
-	for i := 0; i < len(raws); i += batch {
-		b, _ := json.Marshal(raws[i:min(i+batch, len(raws))])
-		bodies = append(bodies, b)
-	}
+// ingestRound posts the batches in bodies and returns the time until
+// every event was acknowledged and until the last was searchable.
+func ingestRound(ctx context.Context, e *Engram, bodies [][]byte, concurrency int) (acked, searchable time.Duration, err error) {
 	start := time.Now()
 	p := pool.NewWithResults[uint64]().WithContext(ctx).WithMaxGoroutines(concurrency).WithCancelOnError()
 	for _, b := range bodies {
