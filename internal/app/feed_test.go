@@ -4,8 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,20 +107,7 @@ func TestFeedKillMidBatch(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "ENGRAM_TEST_CHILD_DIR="+dir, "ENGRAM_TEST_CHILD_ROLES=all")
-	var stdout syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	var addr string
-	waitFor(t, "child to listen", func() bool {
-		line, ok := strings.CutPrefix(stdout.String(), "LISTENING ")
-		addr = strings.TrimSpace(line)
-		return ok && strings.HasSuffix(line, "\n")
-	})
+	cmd, addr := startChild(t, dir, "all")
 	const batches, per = 4, 250
 	for b := range batches {
 		var sb strings.Builder

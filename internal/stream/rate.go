@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -147,7 +148,7 @@ func StartCluster(dir string, n int, sync Sync) (*Cluster, error) {
 			SyncAlways: always, SyncInterval: interval, MaxPayload: 8 << 20, NoSigs: true, NoLog: true,
 			Nkeys:   auth.nkeyUsers(),
 			Cluster: server.ClusterOpts{Name: "engram", Host: "127.0.0.1", Port: ports[n+i]},
-			Routes:  server.RoutesFromStr(joinComma(routes)),
+			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
 		}
 		srv, err := server.NewServer(opts)
 		if err != nil {
@@ -174,17 +175,6 @@ func StartCluster(dir string, n int, sync Sync) (*Cluster, error) {
 	return c, nil
 }
 
-func joinComma(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
-}
-
 // metaReady reports whether the nodes have elected a meta leader.
 func (c *Cluster) metaReady() bool {
 	for _, s := range c.servers {
@@ -201,7 +191,7 @@ func (c *Cluster) URL() string {
 	for _, s := range c.servers {
 		urls = append(urls, s.ClientURL())
 	}
-	return joinComma(urls)
+	return strings.Join(urls, ",")
 }
 
 // Shutdown stops every node.
