@@ -76,9 +76,9 @@ func (w *wtx) queryRow(name string, args ...any) *sql.Row {
 // time). Only when an event fails is the batch rolled back and applied
 // again with a savepoint around each event.
 func (s *Store) Apply(ctx context.Context, batch []memory.Applied) []error {
-	errs, ok := s.applyBatch(ctx, batch, false)
+	errs, ok := s.applyBatch(ctx, batch, false, 0)
 	if !ok {
-		errs, _ = s.applyBatch(ctx, batch, true)
+		errs, _ = s.applyBatch(ctx, batch, true, 0)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -88,9 +88,45 @@ func (s *Store) Apply(ctx context.Context, batch []memory.Applied) []error {
 	return nil
 }
 
+// ApplyNext applies batch, whose sequences follow one another, only when
+// it starts right after the stored position and every event of it
+// applies: all or nothing, in one transaction. It reports false with no
+// error when the position is elsewhere, and an error when an event does
+// not apply (nothing is applied then either).
+// It lets events known before the stream delivers them (those this
+// process has just stored) be applied early without ever being applied
+// out of order: what it declines, the stream delivers in its turn to
+// Apply, which decides each event's fate.
+func (s *Store) ApplyNext(ctx context.Context, batch []memory.Applied) (bool, error) {
+	for i := 1; i < len(batch); i++ {
+		if batch[i].Seq != batch[i-1].Seq+1 {
+			return false, fmt.Errorf("apply next: seq %d follows %d", batch[i].Seq, batch[i-1].Seq)
+		}
+	}
+	if len(batch) == 0 || batch[0].Seq == 0 {
+		return false, nil
+	}
+	errs, ok := s.applyBatch(ctx, batch, false, batch[0].Seq)
+	if err := firstError(errs); err != nil {
+		return false, err
+	}
+	return ok, nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // applyBatch runs one apply transaction. Without isolate, the first event
-// error rolls everything back and ok is false.
-func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate bool) (errs []error, ok bool) {
+// error rolls everything back, ok is false and that event's error is set.
+// With next > 0, the batch is applied only if the stored position is
+// next-1 (otherwise ok is false and no error set).
+func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate bool, next uint64) (errs []error, ok bool) {
 	errs = make([]error, len(batch))
 	fail := func(err error) ([]error, bool) {
 		err = fmt.Errorf("%w: %w", memory.Errorf(memory.EUNAVAILABLE, "read model unavailable"), err)
@@ -109,6 +145,9 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 	if err != nil {
 		return fail(err)
 	}
+	if next > 0 && last+1 != next {
+		return make([]error, len(batch)), false
+	}
 	top := last
 	for i, a := range batch {
 		if a.Seq != 0 && a.Seq <= last {
@@ -121,7 +160,8 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		}
 		if err := applyOne(w, a); err != nil {
 			if !isolate {
-				return nil, false
+				errs[i] = fmt.Errorf("apply %s %s: %w", a.Type, a.ID, err)
+				return errs, false
 			}
 			if _, rerr := w.exec("rollback"); rerr != nil {
 				return fail(fmt.Errorf("rollback event %s: %w", a.ID, rerr))
