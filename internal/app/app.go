@@ -382,14 +382,18 @@ func (a *App) apiServer() *httpapi.Server {
 // publisher adapts the stream publisher to what the HTTP edge needs.
 type publisher struct{ p *stream.Publisher }
 
-func (p publisher) Publish(ctx context.Context, evs []event.Event) []httpapi.PublishResult {
+func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) []httpapi.PublishResult {
 	out := make([]httpapi.PublishResult, len(evs))
 	if len(evs) == 1 {
-		ack, err := p.p.Publish(ctx, evs[0])
+		var data any
+		if datas != nil {
+			data = datas[0]
+		}
+		ack, err := p.p.PublishData(ctx, evs[0], data)
 		out[0] = httpapi.PublishResult{Seq: ack.Seq, Duplicate: ack.Duplicate, Err: err}
 		return out
 	}
-	for i, r := range p.p.PublishBatch(ctx, evs) {
+	for i, r := range p.p.PublishBatchData(ctx, evs, datas) {
 		out[i] = httpapi.PublishResult{Seq: r.Ack.Seq, Duplicate: r.Ack.Duplicate, Err: r.Err}
 	}
 	return out

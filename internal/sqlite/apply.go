@@ -55,14 +55,30 @@ type wtx struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// bound holds the statements bound to tx so far, each bound once per
+	// transaction rather than once per use (Tx.StmtContext allocates and
+	// locks every time); the transaction's end closes them.
+	bound map[string]*sql.Stmt
+}
+
+func (w *wtx) stmt(name string) *sql.Stmt {
+	st, ok := w.bound[name]
+	if !ok {
+		if w.bound == nil {
+			w.bound = make(map[string]*sql.Stmt, len(w.stmts))
+		}
+		st = w.tx.StmtContext(w.ctx, w.stmts[name])
+		w.bound[name] = st
+	}
+	return st
 }
 
 func (w *wtx) exec(name string, args ...any) (sql.Result, error) {
-	return w.tx.StmtContext(w.ctx, w.stmts[name]).ExecContext(w.ctx, args...)
+	return w.stmt(name).ExecContext(w.ctx, args...)
 }
 
 func (w *wtx) queryRow(name string, args ...any) *sql.Row {
-	return w.tx.StmtContext(w.ctx, w.stmts[name]).QueryRowContext(w.ctx, args...)
+	return w.stmt(name).QueryRowContext(w.ctx, args...)
 }
 
 // Apply applies a batch of events in one transaction. An event that
