@@ -69,6 +69,10 @@ type App struct {
 	httpSrv  *http.Server
 	httpLn   net.Listener
 
+	// recent holds the events this process's ingest validated and
+	// stored, for its own consumers (stream.Recent); nil unless ingest.
+	recent *stream.Recent
+
 	// busRole is the NATS user the process connects as (stream.RoleWorker
 	// unless set; operator commands use stream.RoleOperator).
 	busRole string
@@ -116,6 +120,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
+	if a.Roles&RoleIngest != 0 {
+		a.recent = stream.NewRecent(recentEvents)
+	}
 	embedder, err := a.embedClient()
 	if err != nil {
 		return err
@@ -296,6 +303,7 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 		// position must pass every message.
 		TakeEveryRedrive: true,
 		Done:             done,
+		Recent:           a.recent,
 	}, log)
 }
 
@@ -362,9 +370,7 @@ func (a *App) apiServer() *httpapi.Server {
 		// decisions, the scratchpad) reads the read model, then publishes.
 		p := stream.NewPublisher(a.js)
 		p.Via = metrics.PathHTTP
-		if a.feed != nil {
-			p.Stored = a.feed.offer
-		}
+		p.Stored = a.stored
 		srv.Publisher = publisher{p}
 	}
 	if a.Roles&RoleRetriever != 0 {
@@ -379,17 +385,35 @@ func (a *App) apiServer() *httpapi.Server {
 	return srv
 }
 
+// recentEvents is how many of the events it stored last an ingest
+// remembers decoded for its own consumers.
+const recentEvents = 8192
+
+// stored is told of the events this process's HTTP and bus ingest stored.
+func (a *App) stored(s []stream.Stored) {
+	if a.recent != nil {
+		a.recent.Add(s)
+	}
+	if a.feed != nil {
+		a.feed.offer(s)
+	}
+}
+
 // publisher adapts the stream publisher to what the HTTP edge needs.
 type publisher struct{ p *stream.Publisher }
 
-func (p publisher) Publish(ctx context.Context, evs []event.Event) []httpapi.PublishResult {
+func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) []httpapi.PublishResult {
 	out := make([]httpapi.PublishResult, len(evs))
 	if len(evs) == 1 {
-		ack, err := p.p.Publish(ctx, evs[0])
+		var data any
+		if datas != nil {
+			data = datas[0]
+		}
+		ack, err := p.p.PublishData(ctx, evs[0], data)
 		out[0] = httpapi.PublishResult{Seq: ack.Seq, Duplicate: ack.Duplicate, Err: err}
 		return out
 	}
-	for i, r := range p.p.PublishBatch(ctx, evs) {
+	for i, r := range p.p.PublishBatchData(ctx, evs, datas) {
 		out[i] = httpapi.PublishResult{Seq: r.Ack.Seq, Duplicate: r.Ack.Duplicate, Err: r.Err}
 	}
 	return out

@@ -99,6 +99,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		AckWait:       2*a.Config.LLM.Timeout + consolidation.DefaultCatchUp,
 		Batch:         64,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+		Recent:        a.recent,
 	}
 	handle := func(ctx context.Context, msgs []*stream.Message) []error {
 		errs := make([]error, len(msgs))

@@ -105,6 +105,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			stream.SubjectPrefix + ".*.*." + events.TypeUserForgotten,
 		},
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
+		Recent:        a.recent,
 		// A turn is handled at once; what a dead instance had taken comes
 		// back about when its partition does.
 		AckWait: max(a.leaseTTL, time.Second),

@@ -129,11 +129,19 @@ func (f *feed) step(ctx context.Context) bool {
 	}
 	batch := make([]memory.Applied, 0, len(run))
 	for _, s := range run {
-		// Decoded from the stored bytes as the consumer would, so the two
-		// paths apply the very same event.
-		e, data, err := stream.Decode(s.Msg.Subject, s.Msg.Header, s.Msg.Data, f.maxBytes)
-		if err != nil || e.Time().IsZero() {
-			break // the consumer dead-letters it, or stamps its stored time
+		e, data := s.Event, s.Data
+		if data == nil {
+			// Not known decoded: decoded from the stored bytes as the
+			// consumer would, so the two paths apply the very same event.
+			var err error
+			if e, data, err = stream.Decode(s.Msg.Subject, s.Msg.Header, s.Msg.Data, f.maxBytes); err != nil {
+				break // the consumer dead-letters it
+			}
+		}
+		// Otherwise this process validated the event and published it as
+		// it is (stream.Stored): decoding it again would give the same.
+		if e.Time().IsZero() {
+			break // the consumer stamps its stored time
 		}
 		m := stream.Message{Event: e, Data: data, Subject: s.Msg.Subject, Seq: s.Seq}
 		batch = append(batch, m.Applied())

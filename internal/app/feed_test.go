@@ -2,6 +2,7 @@ package app
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/secrets/corpus"
 	"github.com/engramhq/engram/internal/stream"
+	"go.uber.org/zap/zaptest"
 )
 
 // turnCounts is how many rows the read model holds per turn content.
@@ -146,5 +149,79 @@ func TestFeedKillMidBatch(t *testing.T) {
 		if c := got[fmt.Sprintf("turn number %d", n)]; c != 1 {
 			t.Fatalf("turn %d applied %d times, want once", n, c)
 		}
+	}
+}
+
+// The feed applies the events this process validated without decoding
+// them again (stream.Stored's Data): what it applies is what the stream
+// holds, secrets masked at ingest included, so that a rebuild from the
+// stream equals it; and an invalid event is still refused, by every
+// entry, before it is stored.
+func TestFeedAppliesWhatTheStreamHolds(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	a := startApp(t, cfg, RoleAll)
+	cases := corpus.Secrets()
+	var evs []any
+	for i, c := range cases[:4] {
+		evs = append(evs, turnEvent(fmt.Sprintf("s-%d", i), "sue", "s1", i, "user", c.Text))
+	}
+	evs = append(evs, turnEvent("s-zh", "sue", "s1", 10, "assistant", "我们决定用 Postgres 16 做主库"))
+	mustAccept(t, postBatch(t, a, evs...))
+	mustAccept(t, postEvent(t, a, turnEvent("s-one", "sue", "s2", 0, "user", "my token is "+cases[0].Secret)))
+	r := do(t, "POST", "http://"+a.HTTPAddr()+"/v1/events", "text/plain", []byte("the deploy key is "+cases[1].Secret),
+		map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "s-bin", "Ce-Source": "test/agent", "Ce-Type": "turn.recorded",
+			"Ce-User": "sue", "Content-Type": "application/json"})
+	if r.Status != 400 {
+		t.Fatalf("binary-mode event with a text body: %d %s, want 400", r.Status, r.Raw)
+	}
+	bin, _ := json.Marshal(map[string]any{"session_id": "s3", "turn_index": 0, "role": "user",
+		"content": "the deploy key is " + cases[1].Secret})
+	r = do(t, "POST", "http://"+a.HTTPAddr()+"/v1/events", "application/json", bin,
+		map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "s-bin", "Ce-Source": "test/agent", "Ce-Type": "turn.recorded",
+			"Ce-User": "sue"})
+	mustAccept(t, r)
+	seq := lastSeqOf(r)
+
+	// Invalid, by each HTTP entry: refused with a named error, not stored.
+	bad := turnEvent("s-bad", "sue", "s1", -1, "user", "x")
+	for name, r := range map[string]httpResult{"structured": postEvent(t, a, bad), "batch": postBatch(t, a, evs[0], bad)} {
+		if r.Status != 400 || !strings.Contains(r.Raw, "turn_index") {
+			t.Errorf("%s: invalid event answered %d %s, want 400 naming turn_index", name, r.Status, r.Raw)
+		}
+	}
+	badBin, _ := json.Marshal(map[string]any{"session_id": "s3", "turn_index": -1, "role": "user", "content": "x"})
+	r = do(t, "POST", "http://"+a.HTTPAddr()+"/v1/events", "application/json", badBin,
+		map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "s-bad-bin", "Ce-Source": "test/agent", "Ce-Type": "turn.recorded",
+			"Ce-User": "sue"})
+	if r.Status != 400 || !strings.Contains(r.Raw, "turn_index") {
+		t.Errorf("binary: invalid event answered %d %s, want 400 naming turn_index", r.Status, r.Raw)
+	}
+
+	waitProjected(t, a, seq)
+	if got := a.feed.applied.Load(); got < seq {
+		t.Fatalf("the feed applied up to %d, want %d: the test did not exercise it", got, seq)
+	}
+	if last := waitSettled(t, a); last != seq {
+		t.Fatalf("stream ends at %d, want %d: a refused event was stored", last, seq)
+	}
+	stopApp(t, a)
+	rep, err := Rebuild(t.Context(), cfg, RebuildOptions{}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Diff) != 0 {
+		t.Fatalf("the read model the feed built differs from the stream's in %v\nlive:  %v\nbuilt: %v", rep.Diff, rep.Live, rep.Built)
+	}
+	db, err := sql.Open("sqlite", cfg.ReadModelPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM turns WHERE content LIKE '%[secret:%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("%d turns hold a masked secret, want the masked ones (the feed applied data from before masking?)", n)
 	}
 }

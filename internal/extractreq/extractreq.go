@@ -117,12 +117,10 @@ func RuleEvent(a memory.Applied) (rules.Event, error) {
 	if a.Agent != "" {
 		attrs["agent"] = a.Agent
 	}
-	var data []byte
-	if a.Data != nil {
-		var err error
-		if data, err = json.Marshal(a.Data); err != nil {
-			return rules.Event{}, err
-		}
+	if a.Data == nil {
+		return rules.NewEvent(attrs, nil)
 	}
-	return rules.NewEvent(attrs, data)
+	// Encoded only when a rule's condition looks under data: most
+	// conditions name the type alone, and this runs for every event.
+	return rules.NewEventFunc(attrs, func() ([]byte, error) { return json.Marshal(a.Data) }), nil
 }

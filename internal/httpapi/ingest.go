@@ -93,7 +93,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		stamp(&evs[i], datas[i], s.Now)
 	}
 	failed, invalid := 0, 0
-	for i, pr := range s.Publisher.Publish(r.Context(), evs) {
+	for i, pr := range s.Publisher.Publish(r.Context(), evs, datas) {
 		res := &resp.Results[i]
 		switch {
 		case memory.ErrorCode(pr.Err) == memory.EINVALID:

@@ -20,13 +20,17 @@ type maskingPublisher struct {
 	m    secrets.Masker
 }
 
-func (p *maskingPublisher) Publish(ctx context.Context, evs []event.Event) []PublishResult {
+func (p *maskingPublisher) Publish(ctx context.Context, evs []event.Event, datas []any) []PublishResult {
 	var bad []PublishResult
 	for i := range evs {
 		if !p.mask(events.Namespace(evs[i])) {
 			continue
 		}
-		if err := p.maskOne(&evs[i]); err != nil {
+		masked, data, err := p.maskOne(&evs[i])
+		if masked && datas != nil {
+			datas[i] = data // the masked event's, or nil
+		}
+		if err != nil {
 			if bad == nil {
 				bad = make([]PublishResult, len(evs))
 			}
@@ -42,26 +46,29 @@ func (p *maskingPublisher) Publish(ctx context.Context, evs []event.Event) []Pub
 		}
 		return bad
 	}
-	return p.next.Publish(ctx, evs)
+	return p.next.Publish(ctx, evs, datas)
 }
 
-func (p *maskingPublisher) maskOne(e *event.Event) error {
+// maskOne masks e's data; when it changed anything it reports so, with
+// the masked event's data as events.Validate decodes it.
+func (p *maskingPublisher) maskOne(e *event.Event) (changed bool, decoded any, err error) {
 	data := e.Data()
 	if len(data) == 0 {
-		return nil
+		return false, nil, nil
 	}
 	out, changed, err := p.m.MaskJSON(data)
 	if err != nil {
-		return memory.Errorf(memory.EINVALID, "data: %v", err)
+		return true, nil, memory.Errorf(memory.EINVALID, "data: %v", err)
 	}
 	if !changed {
-		return nil
+		return false, nil, nil
 	}
 	masked := e.Clone()
 	masked.DataEncoded = out
-	if _, err := events.Validate(masked); err != nil {
-		return memory.Errorf(memory.EINVALID, "with its secrets masked, the event is not valid: %v", err)
+	decoded, err = events.Validate(masked)
+	if err != nil {
+		return true, nil, memory.Errorf(memory.EINVALID, "with its secrets masked, the event is not valid: %v", err)
 	}
 	*e = masked
-	return nil
+	return true, decoded, nil
 }

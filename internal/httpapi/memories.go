@@ -259,7 +259,7 @@ func publishOne(w http.ResponseWriter, r *http.Request, pub Publisher, projected
 		writeError(w, memory.Errorf(memory.EINVALID, "%v", err))
 		return
 	}
-	res := pub.Publish(r.Context(), []event.Event{e})[0]
+	res := pub.Publish(r.Context(), []event.Event{e}, nil)[0]
 	if memory.ErrorCode(res.Err) == memory.EINVALID {
 		writeError(w, res.Err)
 		return

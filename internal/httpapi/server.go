@@ -16,8 +16,14 @@ import (
 )
 
 // Publisher stores events durably and reports each one's outcome.
+//
+// datas, when not nil, holds for each event what events.Validate returned
+// for it exactly as it is published (nil where unknown), so that this
+// process need not decode and validate its own event again (its read
+// model's feed); a Publisher that changes an event's data must change or
+// clear its entry.
 type Publisher interface {
-	Publish(ctx context.Context, evs []event.Event) []PublishResult
+	Publish(ctx context.Context, evs []event.Event, datas []any) []PublishResult
 }
 
 // PublishResult is what the stream said about one event.

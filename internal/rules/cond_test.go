@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -170,6 +172,49 @@ func TestParseEvent(t *testing.T) {
 	}
 	if _, ok := noData.Lookup("data"); ok {
 		t.Fatal("data present in an event without data")
+	}
+
+	// NewEventFunc: the same event, its data encoded only when a
+	// condition first looks under data, and once.
+	calls := 0
+	lazy := NewEventFunc(map[string]any{"type": "turn.recorded", "user": "bob"}, func() ([]byte, error) {
+		calls++
+		return []byte(`{"role": "user"}`), nil
+	})
+	if v, _ := lazy.Lookup("user"); v != "bob" || calls != 0 {
+		t.Fatalf("user = %v after %d encodings, want bob after none", v, calls)
+	}
+	for range 2 {
+		if v, _ := lazy.Lookup("data.role"); v != "user" {
+			t.Fatalf("lazy data.role = %v", v)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("data encoded %d times, want once", calls)
+	}
+	set, err := Load("../../rules", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fired []string
+	for _, d := range []map[string]any{{"message_count": 2}, {"message_count": 40}} {
+		b, _ := json.Marshal(d)
+		eager, err := NewEvent(map[string]any{"type": "session.ended", "user": "bob"}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy := NewEventFunc(map[string]any{"type": "session.ended", "user": "bob"}, func() ([]byte, error) { return b, nil })
+		if got, want := names(set.Match(lazy)), names(set.Match(eager)); got != want {
+			t.Errorf("data %v: lazy event fires %v, the eager one %v", d, got, want)
+		}
+		fired = append(fired, names(set.Match(lazy)))
+	}
+	if fired[0] == fired[1] {
+		t.Fatalf("both message counts fire %q: the check does not read data", fired[0])
+	}
+	broken := NewEventFunc(map[string]any{"type": "turn.recorded"}, func() ([]byte, error) { return nil, errors.New("no") })
+	if _, ok := broken.Lookup("data"); ok {
+		t.Fatal("data present in an event whose data could not be given")
 	}
 }
 

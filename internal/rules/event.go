@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // attributes are the CloudEvent attributes a condition may name; anything
@@ -24,6 +25,27 @@ type Event struct {
 	attrs   map[string]any
 	data    any
 	hasData bool
+	// lazy, when set, gives data on the first look under data
+	// (NewEventFunc): most events meet no rule that reads their data.
+	lazy *lazyData
+}
+
+type lazyData struct {
+	once sync.Once
+	get  func() ([]byte, error)
+	data any
+	has  bool
+}
+
+func (l *lazyData) load() (any, bool) {
+	l.once.Do(func() {
+		b, err := l.get()
+		if err != nil || len(bytes.TrimSpace(b)) == 0 {
+			return
+		}
+		l.has = json.Unmarshal(b, &l.data) == nil
+	})
+	return l.data, l.has
 }
 
 // ParseEvent reads a CloudEvent in JSON structured mode: attributes at the
@@ -70,6 +92,19 @@ func NewEvent(attrs map[string]any, data []byte) (Event, error) {
 	return ev, nil
 }
 
+// NewEventFunc is NewEvent with the data given by data, which is called
+// at most once, and only when a condition first looks under data. Data
+// that data cannot give, or that is not JSON, is no data: for data that
+// is known to encode (a decoded event's), where NewEvent's error could
+// not happen.
+func NewEventFunc(attrs map[string]any, data func() ([]byte, error)) Event {
+	ev := Event{attrs: make(map[string]any, len(attrs)), lazy: &lazyData{get: data}}
+	for k, v := range attrs {
+		ev.attrs[k] = v
+	}
+	return ev
+}
+
 // Type is the event's type attribute.
 func (e Event) Type() string {
 	t, _ := e.attrs["type"].(string)
@@ -87,10 +122,13 @@ func (e Event) Lookup(path string) (any, bool) {
 		v, ok := e.attrs[head]
 		return v, ok
 	}
-	if !e.hasData {
+	v, has := e.data, e.hasData
+	if e.lazy != nil {
+		v, has = e.lazy.load()
+	}
+	if !has {
 		return nil, false
 	}
-	v := e.data
 	for nested {
 		var seg string
 		seg, rest, nested = strings.Cut(rest, ".")

@@ -55,14 +55,58 @@ type wtx struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// bound holds the statements bound to tx so far, each bound once per
+	// transaction rather than once per use (Tx.StmtContext allocates and
+	// locks every time); the transaction's end closes them.
+	bound map[string]*sql.Stmt
+	// forgot caches, per scope, when its user was last forgotten (0:
+	// never) as the forgotten table says within this transaction; a
+	// user.forgotten event clears it.
+	forgot map[memory.Scope]forgotten
+}
+
+type forgotten struct {
+	at  int64 // Unix ns
+	was bool
+}
+
+// forgottenAt is when scope's user was last forgotten, if ever.
+func (w *wtx) forgottenAt(scope memory.Scope) (forgotten, error) {
+	if f, ok := w.forgot[scope]; ok {
+		return f, nil
+	}
+	var f forgotten
+	switch err := w.queryRow("forgotten", scope.Namespace, scope.User).Scan(&f.at); {
+	case err == nil:
+		f.was = true
+	case !errors.Is(err, sql.ErrNoRows):
+		return f, err
+	}
+	if w.forgot == nil {
+		w.forgot = map[memory.Scope]forgotten{}
+	}
+	w.forgot[scope] = f
+	return f, nil
+}
+
+func (w *wtx) stmt(name string) *sql.Stmt {
+	st, ok := w.bound[name]
+	if !ok {
+		if w.bound == nil {
+			w.bound = make(map[string]*sql.Stmt, len(w.stmts))
+		}
+		st = w.tx.StmtContext(w.ctx, w.stmts[name])
+		w.bound[name] = st
+	}
+	return st
 }
 
 func (w *wtx) exec(name string, args ...any) (sql.Result, error) {
-	return w.tx.StmtContext(w.ctx, w.stmts[name]).ExecContext(w.ctx, args...)
+	return w.stmt(name).ExecContext(w.ctx, args...)
 }
 
 func (w *wtx) queryRow(name string, args ...any) *sql.Row {
-	return w.tx.StmtContext(w.ctx, w.stmts[name]).QueryRowContext(w.ctx, args...)
+	return w.stmt(name).QueryRowContext(w.ctx, args...)
 }
 
 // Apply applies a batch of events in one transaction. An event that
@@ -194,16 +238,18 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 }
 
 func applyOne(w *wtx, a memory.Applied) error {
-	if a.Type != events.TypeUserForgotten {
+	if a.Type == events.TypeUserForgotten {
+		w.forgot = nil // it changes the forgotten table
+	} else {
 		// Dated before the user was forgotten: erased with them, and not
 		// even recorded as applied, since forget may erase it from the
 		// stream too (stream.Erase) and a rebuild must agree.
-		var erased int64
-		switch err := w.queryRow("forgotten", a.Scope.Namespace, a.Scope.User).Scan(&erased); {
-		case err == nil && a.Time.UnixNano() < erased:
-			return nil
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
+		erased, err := w.forgottenAt(a.Scope)
+		if err != nil {
 			return err
+		}
+		if erased.was && a.Time.UnixNano() < erased.at {
+			return nil
 		}
 	}
 	res, err := w.exec("applied", a.Scope.Namespace, a.Scope.User, a.Source, a.ID, a.Seq, a.Type)

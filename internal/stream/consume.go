@@ -91,6 +91,9 @@ type ConsumerConfig struct {
 	// process's ingest): such a message is acknowledged as it arrives,
 	// without being decoded or handed to the handler.
 	Done func(seq uint64) bool
+	// Recent, when set, holds events this process validated and stored:
+	// a message that is one of them is not decoded again.
+	Recent *Recent
 }
 
 // DefaultBackoff doubles from 1 s up to 5 min.
@@ -186,7 +189,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 				return
 			}
 		}
-		msg, err := decodeMsg(m, c.cfg.MaxEventBytes)
+		msg, err := decodeMsg(m, c.cfg.MaxEventBytes, c.cfg.Recent)
 		select {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
@@ -253,10 +256,14 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 
 // decodeMsg reads a delivered message. On error the returned Message still
 // carries what is needed to dead-letter it.
-func decodeMsg(m jetstream.Msg, maxBytes int) (*Message, error) {
+func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) {
 	msg := &Message{Subject: m.Subject(), msg: m, Delivered: 1, Via: m.Headers().Get(HeaderVia)}
 	if md, err := m.Metadata(); err == nil {
 		msg.Seq, msg.Delivered, msg.Stored = md.Sequence.Stream, int(md.NumDelivered), md.Timestamp
+		if e, data, ok := recent.lookup(msg.Seq, msg.Subject, m.Headers(), m.Data()); ok && len(m.Data()) <= maxBytes {
+			msg.Event, msg.Data = e, data
+			return msg, nil
+		}
 	}
 	e, data, err := Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), maxBytes)
 	if err != nil {

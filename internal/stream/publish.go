@@ -45,6 +45,12 @@ type Publisher struct {
 type Stored struct {
 	Seq uint64
 	Msg *nats.Msg
+	// Event and Data, when Data is set, are the event as it was published
+	// and its data as events.Validate decoded it in this process (see
+	// PublishBatchData): what decoding Msg would give, without decoding
+	// and validating it again.
+	Event event.Event
+	Data  any
 }
 
 func (p *Publisher) encode(e event.Event) (*nats.Msg, error) {
@@ -71,6 +77,13 @@ func EventSubject(e event.Event) string {
 
 // Publish stores one event and waits for JetStream's acknowledgement.
 func (p *Publisher) Publish(ctx context.Context, e event.Event) (Ack, error) {
+	return p.PublishData(ctx, e, nil)
+}
+
+// PublishData is Publish of an event this process has validated: data is
+// what events.Validate returned for e exactly as it is published (nil:
+// unknown). Stored is given it along with the message.
+func (p *Publisher) PublishData(ctx context.Context, e event.Event, data any) (Ack, error) {
 	m, err := p.encode(e)
 	if err != nil {
 		return Ack{}, err
@@ -80,7 +93,7 @@ func (p *Publisher) Publish(ctx context.Context, e event.Event) (Ack, error) {
 		return Ack{}, fmt.Errorf("publish %s: %w", e.ID(), err)
 	}
 	if p.Stored != nil && !pa.Duplicate {
-		p.Stored([]Stored{{Seq: pa.Sequence, Msg: m}})
+		p.Stored([]Stored{{Seq: pa.Sequence, Msg: m, Event: e, Data: data}})
 	}
 	return Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}, nil
 }
@@ -98,6 +111,16 @@ const storedRun = 64
 // PublishBatch publishes events asynchronously and waits for every
 // acknowledgement, so the whole batch costs about one round trip.
 func (p *Publisher) PublishBatch(ctx context.Context, evs []event.Event) []Result {
+	return p.PublishBatchData(ctx, evs, nil)
+}
+
+// PublishBatchData is PublishBatch of events this process has validated:
+// datas[i] (when datas is not nil) is what events.Validate returned for
+// evs[i] exactly as it is published, or nil when unknown.
+func (p *Publisher) PublishBatchData(ctx context.Context, evs []event.Event, datas []any) []Result {
+	if datas != nil && len(datas) != len(evs) {
+		panic(fmt.Sprintf("stream: PublishBatchData: %d datas for %d events", len(datas), len(evs)))
+	}
 	out := make([]Result, len(evs))
 	futures := make([]jetstream.PubAckFuture, len(evs))
 	msgs := make([]*nats.Msg, len(evs))
@@ -129,7 +152,11 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []event.Event) []Resul
 		case pa := <-f.Ok():
 			out[i].Ack = Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}
 			if p.Stored != nil && !pa.Duplicate {
-				if stored = append(stored, Stored{Seq: pa.Sequence, Msg: msgs[i]}); len(stored) == storedRun {
+				st := Stored{Seq: pa.Sequence, Msg: msgs[i]}
+				if datas != nil && datas[i] != nil {
+					st.Event, st.Data = evs[i], datas[i]
+				}
+				if stored = append(stored, st); len(stored) == storedRun {
 					tell()
 				}
 			}

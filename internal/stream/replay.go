@@ -50,7 +50,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 		n := 0
 		for m := range fetched.Messages() {
 			n++
-			msg, derr := decodeMsg(m, maxEventBytes)
+			msg, derr := decodeMsg(m, maxEventBytes, nil)
 			if msg.Seq > to {
 				continue
 			}
