@@ -261,6 +261,29 @@ func (d *deployment) stopAll() {
 	}
 }
 
+// keepLogs copies the processes' logs of a failed test to
+// $ENGRAM_CLUSTERTEST_LOGS, when it is set (t.TempDir goes with the test).
+func (d *deployment) keepLogs() {
+	dst := os.Getenv("ENGRAM_CLUSTERTEST_LOGS")
+	if dst == "" || !d.t.Failed() {
+		return
+	}
+	logs, _ := filepath.Glob(filepath.Join(d.dir, "*.log"))
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err == nil {
+			err = os.MkdirAll(dst, 0o750)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, filepath.Base(l)), b, 0o600)
+		}
+		if err != nil {
+			d.t.Logf("keep %s: %v", l, err)
+		}
+	}
+	d.t.Logf("logs kept in %s", dst)
+}
+
 // freePorts finds n ports free on loopback now. The cluster's routes must
 // name each other's ports before any node starts, and a process restarted
 // after a kill comes back on its own port.
@@ -279,8 +302,9 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // startCluster starts three nats-server nodes (R3 streams) and the
-// workers apart, each with the worker credentials only.
-func startCluster(t *testing.T) *deployment {
+// workers apart, each with the worker credentials only and env added to
+// its environment.
+func startCluster(t *testing.T, env ...string) *deployment {
 	t.Helper()
 	dir := t.TempDir()
 	auth, err := stream.EnsureAuth(filepath.Join(dir, "nats-auth"), []string{"default"})
@@ -320,6 +344,7 @@ func startCluster(t *testing.T) *deployment {
 		for _, p := range append(d.all(), d.nodes...) {
 			p.kill(t)
 		}
+		d.keepLogs()
 	})
 	for _, n := range d.nodes {
 		n.start(t)
@@ -337,6 +362,7 @@ func startCluster(t *testing.T) *deployment {
 				"ENGRAM_INSTANCE=" + name,
 				"ENGRAM_SHUTDOWN_TIMEOUT=20s",
 			}}
+			p.env = append(p.env, env...)
 			if role == "ingest" || role == "retriever" {
 				p.http = fmt.Sprintf("127.0.0.1:%d", httpPorts[0])
 				httpPorts = httpPorts[1:]
@@ -377,7 +403,7 @@ func startSingle(t *testing.T) *deployment {
 	}}
 	d := &deployment{t: t, dir: dir, procs: map[string][]*proc{"engram": {p}},
 		natsURL: fmt.Sprintf("nats://127.0.0.1:%d", ports[1]), operator: auth.SeedFile(stream.RoleOperator, "")}
-	t.Cleanup(func() { p.kill(t) })
+	t.Cleanup(func() { p.kill(t); d.keepLogs() })
 	p.start(t)
 	return d
 }
@@ -416,37 +442,45 @@ func settle(t *testing.T, js jetstream.JetStream, calm time.Duration) uint64 {
 	t.Helper()
 	var last uint64
 	var calmSince time.Time
-	waitFor(t, 2*time.Minute, "the workers to settle", func() bool {
-		busy := func() bool { calmSince = time.Time{}; return false }
+	why := ""
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		busy := func(reason string) { calmSince, why = time.Time{}, reason }
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		s, err := js.Stream(ctx, stream.MemoryStream)
-		if err != nil {
-			return busy()
-		}
-		si, err := s.Info(ctx)
-		if err != nil {
-			return busy()
-		}
-		lister := s.ListConsumers(ctx)
-		for ci := range lister.Info() {
-			if ci.NumPending > 0 || ci.NumAckPending > 0 {
-				return busy()
+		if s, err := js.Stream(ctx, stream.MemoryStream); err != nil {
+			busy(err.Error())
+		} else if si, err := s.Info(ctx); err != nil {
+			busy(err.Error())
+		} else {
+			lister := s.ListConsumers(ctx)
+			pending := ""
+			for ci := range lister.Info() {
+				if ci.NumPending > 0 || ci.NumAckPending > 0 {
+					pending += fmt.Sprintf(" %s: %d pending, %d unacknowledged (last delivered %d);",
+						ci.Name, ci.NumPending, ci.NumAckPending, ci.Delivered.Stream)
+				}
+			}
+			switch {
+			case lister.Err() != nil:
+				busy(lister.Err().Error())
+			case pending != "":
+				busy("consumers:" + pending)
+			case si.State.LastSeq != last:
+				last = si.State.LastSeq
+				busy(fmt.Sprintf("the stream grew to %d", last))
+			case calmSince.IsZero():
+				calmSince = time.Now()
 			}
 		}
-		if lister.Err() != nil {
-			return busy()
+		cancel()
+		if !calmSince.IsZero() && time.Since(calmSince) > calm {
+			return last
 		}
-		if si.State.LastSeq != last {
-			last = si.State.LastSeq
-			return busy()
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers did not settle in 2m: %s", why)
 		}
-		if calmSince.IsZero() {
-			calmSince = time.Now()
-		}
-		return time.Since(calmSince) > calm
-	})
-	return last
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitFor polls cond until it holds or limit passes.
