@@ -3,6 +3,8 @@ package clustertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/cli"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats-server/v2/server"
@@ -43,12 +46,44 @@ const childEnv = "ENGRAM_CLUSTERTEST_CHILD"
 // soak says whether to run the long versions (ENGRAM_SOAK=1).
 func soak() bool { return os.Getenv("ENGRAM_SOAK") == "1" }
 
+// childBinary is what the children run: this test binary, or, when it
+// was built with the race detector, a copy built without (once per run).
+// A dozen race-instrumented processes on two cores take minutes where
+// plain ones take seconds; ENGRAM_CLUSTERTEST_RACE=1 keeps the detector in
+// the children too.
+var childBinary = os.Args[0]
+
 func TestMain(m *testing.M) {
 	switch child := os.Getenv(childEnv); child {
 	case "":
+		if raceEnabled && os.Getenv("ENGRAM_CLUSTERTEST_RACE") != "1" {
+			dir, err := os.MkdirTemp("", "clustertest-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "clustertest:", err)
+				os.Exit(1)
+			}
+			bin := filepath.Join(dir, "children")
+			if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "clustertest: build the children without -race: %v\n%s", err, out)
+				os.RemoveAll(dir)
+				os.Exit(1)
+			}
+			childBinary = bin
+			code := m.Run()
+			os.RemoveAll(dir)
+			os.Exit(code)
+		}
 		os.Exit(m.Run())
 	case "nats":
 		os.Exit(runNode())
+	case "cli":
+		// An operator's command: `engram` with the arguments in CT_ARGS.
+		var args []string
+		if err := json.Unmarshal([]byte(os.Getenv("CT_ARGS")), &args); err != nil {
+			fmt.Fprintln(os.Stderr, "clustertest: CT_ARGS:", err)
+			os.Exit(2)
+		}
+		os.Exit(cli.Main(args, os.Stdout, os.Stderr))
 	default:
 		os.Exit(runWorker(child))
 	}
@@ -107,6 +142,26 @@ func runNode() int {
 	return 0
 }
 
+// engram runs an operator's command (`engram args…`) as a child, with
+// env added, and returns what it printed and its exit code.
+func engram(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(childBinary, "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"=cli", "CT_ARGS="+string(raw))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("engram %v: %v", args, err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
 // proc is a child process: a node or a worker, started again with the
 // same environment after a kill.
 type proc struct {
@@ -131,7 +186,7 @@ func (p *proc) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(childBinary, "-test.run=^$")
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
