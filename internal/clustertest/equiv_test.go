@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,11 +111,29 @@ func TestEquivalence(t *testing.T) {
 	}
 }
 
-// checkExtractedOnce: every user and assistant turn of every session is
-// in exactly one extraction that ended extracted, and every session has
-// one. Counted from the extraction records, so it holds however many
-// extractors ran.
+// checkExtractedOnce: every turn of the workload that an extraction
+// names is in exactly one, every extraction ended extracted, and each of
+// the users' two sessions has one. Counted from the extraction records, so
+// it holds however many extractors ran.
 func checkExtractedOnce(t *testing.T, dataDir string, users int) {
+	t.Helper()
+	in := turnsExtracted(t, dataDir, t.Errorf)
+	sessions := map[string]bool{}
+	for key, n := range in {
+		if n != 1 {
+			t.Errorf("%s: turn %s is in %d extractions, want 1", filepath.Base(dataDir), key, n)
+		}
+		sessions[key[:strings.LastIndex(key, "/")]] = true
+	}
+	if got, want := len(sessions), 2*users; got != want {
+		t.Errorf("%s: %d sessions extracted, want %d", filepath.Base(dataDir), got, want)
+	}
+}
+
+// turnsExtracted counts, per turn ("user/session/index"), the extraction
+// records of the read model in dataDir that name it; report is told of
+// each record that did not end extracted.
+func turnsExtracted(t *testing.T, dataDir string, report func(format string, args ...any)) map[string]int {
 	t.Helper()
 	s, err := sqlite.Open(t.Context(), filepath.Join(dataDir, "engram.db"))
 	if err != nil {
@@ -125,27 +144,18 @@ func checkExtractedOnce(t *testing.T, dataDir string, users int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]int{}
-	sessions := map[string]bool{}
+	in := map[string]int{}
 	for _, r := range recs {
 		if r.Status != "extracted" {
-			t.Errorf("%s: extraction %s of %s/%s is %s", filepath.Base(dataDir), r.RequestID, r.User, r.Session, r.Status)
+			report("%s: extraction %s of %s/%s is %s", filepath.Base(dataDir), r.RequestID, r.User, r.Session, r.Status)
 		}
 		var turns []int
 		if err := json.Unmarshal([]byte(r.Turns), &turns); err != nil {
 			t.Fatalf("extraction %s turns %q: %v", r.RequestID, r.Turns, err)
 		}
 		for _, i := range turns {
-			seen[fmt.Sprintf("%s/%s/%d", r.User, r.Session, i)]++
-		}
-		sessions[r.User+"/"+r.Session] = true
-	}
-	for key, n := range seen {
-		if n != 1 {
-			t.Errorf("%s: turn %s is in %d extractions, want 1", filepath.Base(dataDir), key, n)
+			in[fmt.Sprintf("%s/%s/%d", r.User, r.Session, i)]++
 		}
 	}
-	if got, want := len(sessions), 2*users; got != want {
-		t.Errorf("%s: %d sessions extracted, want %d", filepath.Base(dataDir), got, want)
-	}
+	return in
 }

@@ -2,7 +2,6 @@ package clustertest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -314,28 +313,7 @@ func checkSessionsExtractedOnce(t *testing.T, dir string, l *load) {
 	if !extractorRecovers {
 		report = func(format string, args ...any) { t.Logf("known defect (extractorRecovers): "+format, args...) }
 	}
-	s, err := sqlite.Open(t.Context(), filepath.Join(dir, "engram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	recs, err := s.ExtractionRecords(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := map[string]int{}
-	for _, r := range recs {
-		var turns []int
-		if err := json.Unmarshal([]byte(r.Turns), &turns); err != nil {
-			t.Fatal(err)
-		}
-		if r.Status != "extracted" {
-			t.Errorf("%s: extraction %s of %s/%s is %s", filepath.Base(dir), r.RequestID, r.User, r.Session, r.Status)
-		}
-		for _, i := range turns {
-			in[fmt.Sprintf("%s/%s/%d", r.User, r.Session, i)]++
-		}
-	}
+	in := turnsExtracted(t, dir, report)
 	for session, turns := range l.sessions {
 		for i := range turns {
 			if n := in[fmt.Sprintf("%s/%d", session, i)]; n != 1 {
