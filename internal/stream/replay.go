@@ -50,7 +50,6 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 		if err != nil {
 			return fmt.Errorf("replay after seq %d: %w", last, err)
 		}
-		tries = 0
 		var b ReplayBatch
 		n := 0
 		for m := range fetched.Messages() {
@@ -67,8 +66,12 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 			b.Messages = append(b.Messages, msg)
 		}
 		if err := fetched.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			if n == 0 && replayRetry(ctx, err, &tries) {
+				continue
+			}
 			return fmt.Errorf("replay after seq %d: %w", last, err)
 		}
+		tries = 0
 		if n == 0 {
 			if idle++; idle < 2 {
 				continue
