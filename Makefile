@@ -26,7 +26,7 @@ cluster:
 cluster-stop:
 	deploy/cluster.sh stop
 
-## bench: the figures README.md reports (secret masking, ingest, ack latency, search at 100k and 1M turns, LoCoMo)
+## bench: the figures README.md reports (secret masking, ingest, ack latency, search at 100k and 1M turns, LoCoMo, two extractors against one)
 bench:
 	$(GO) run ./cmd/engram-bench -locomo $(LOCOMO) -scale $(BENCH_SCALE)
 

@@ -13,17 +13,19 @@
 # Ports: NATS clients 4321-4323, routes 6321-6323, monitoring 8321-8323;
 # HTTP: ingest 7520 and 7530, retriever 7521 and 7531.
 #
-# INGESTS and RETRIEVERS (default 2) are safe to multiply. EXTRACTORS and
-# CONSOLIDATORS default to 1: more instances would share one durable
-# consumer without partitioning by user, so a session's turns could be
-# split between them (see README, "Separate workers").
+# INGESTS, RETRIEVERS, EXTRACTORS and CONSOLIDATORS (default 2 each) set how
+# many of each run. Extractors and consolidators share the users' PARTITIONS
+# (default 4, the most instances of either that can share the work; every
+# worker gets the same number): each partition is held by one instance and
+# moves to another when it dies (see README, "Several instances").
 set -eu
 
 DIR=${ENGRAM_CLUSTER_DIR:-./data/cluster}
 INGESTS=${INGESTS:-2}
 RETRIEVERS=${RETRIEVERS:-2}
-EXTRACTORS=${EXTRACTORS:-1}
-CONSOLIDATORS=${CONSOLIDATORS:-1}
+EXTRACTORS=${EXTRACTORS:-2}
+CONSOLIDATORS=${CONSOLIDATORS:-2}
+PARTITIONS=${PARTITIONS:-4}
 URLS=nats://127.0.0.1:4321,nats://127.0.0.1:4322,nats://127.0.0.1:4323
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$DIR"
@@ -97,10 +99,11 @@ EOF
 		if [ $# -ge 3 ]; then
 			launch "$name" env ENGRAM_NATS_URL=$URLS ENGRAM_NATS_NKEY="$DIR/nats-auth/worker.nk" \
 				ENGRAM_NATS_REPLICAS=3 ENGRAM_DATA_DIR="$DIR/$name" ENGRAM_INSTANCE="$name" \
-				ENGRAM_HTTP_ADDR="$3" "$DIR/bin/$1"
+				ENGRAM_PARTITIONS="$PARTITIONS" ENGRAM_HTTP_ADDR="$3" "$DIR/bin/$1"
 		else
 			launch "$name" env ENGRAM_NATS_URL=$URLS ENGRAM_NATS_NKEY="$DIR/nats-auth/worker.nk" \
-				ENGRAM_NATS_REPLICAS=3 ENGRAM_DATA_DIR="$DIR/$name" ENGRAM_INSTANCE="$name" "$DIR/bin/$1"
+				ENGRAM_NATS_REPLICAS=3 ENGRAM_DATA_DIR="$DIR/$name" ENGRAM_INSTANCE="$name" \
+				ENGRAM_PARTITIONS="$PARTITIONS" "$DIR/bin/$1"
 		fi
 	}
 	i=1

@@ -18,6 +18,7 @@ const (
 	TypeMemoriesAccessed  = "memories.accessed" // access reinforcement from retrieval, batched
 	TypeRetrievalDegraded = "retrieval.degraded"
 	TypeUserForgotten     = "user.forgotten" // an operator erased this user
+	TypeTurnsExpired      = "turns.expired"  // the user's raw turns aged out
 )
 
 const (
@@ -210,4 +211,16 @@ type RetrievalDegraded struct {
 // the envelope's user, every memory, turn and change of theirs.
 type UserForgotten struct {
 	Reason string `json:"reason,omitempty"` // at most MaxReasonBytes
+}
+
+// TurnsExpired is the data of a turns.expired event: the envelope's
+// user's raw turns (turn.recorded and context.compressing) stored in the
+// stream before sequence BeforeSeq aged out. It is the receipt of
+// retention: the stream drops those events and every read model drops the
+// turns they recorded, so a rebuild agrees with a live read model.
+type TurnsExpired struct {
+	BeforeSeq uint64 `json:"before_seq"` // at least 1
+	// StoredBefore is the retention cutoff: the events dropped were stored
+	// before it (the stream's clock). For people; BeforeSeq decides.
+	StoredBefore time.Time `json:"stored_before"`
 }

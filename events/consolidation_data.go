@@ -509,3 +509,31 @@ func decodeUserForgotten(r *reader, path string) (UserForgotten, error) {
 	}
 	return x, checkProse(join(path, "reason"), x.Reason, MaxReasonBytes, false)
 }
+
+func decodeTurnsExpired(r *reader, path string) (TurnsExpired, error) {
+	var x TurnsExpired
+	var seen bool
+	err := r.object(path, func(key, p string) (err error) {
+		switch key {
+		case "before_seq":
+			var n int64
+			n, err = r.integer(p, 1, 1<<53)
+			x.BeforeSeq, seen = uint64(n), true
+		case "stored_before":
+			x.StoredBefore, err = r.timestamp(p)
+		default:
+			err = unknownField(p)
+		}
+		return err
+	})
+	if err != nil {
+		return x, err
+	}
+	if !seen {
+		return x, fieldErr(join(path, "before_seq"), "required")
+	}
+	if x.StoredBefore.IsZero() {
+		return x, fieldErr(join(path, "stored_before"), "required")
+	}
+	return x, nil
+}

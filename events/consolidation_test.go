@@ -159,7 +159,8 @@ func TestDocExamplesConsolidation(t *testing.T) {
 		}
 	}
 	want := []string{events.TypeEpisodeBuilt, events.TypeScratchpadUpdated, events.TypeProfileRefreshed, events.TypeDailySummarized,
-		events.TypeMemoriesMerged, events.TypeMemoriesArchived, events.TypeMemoriesAccessed, events.TypeRetrievalDegraded, events.TypeUserForgotten}
+		events.TypeMemoriesMerged, events.TypeMemoriesArchived, events.TypeMemoriesAccessed, events.TypeRetrievalDegraded, events.TypeUserForgotten,
+		events.TypeTurnsExpired}
 	dec := json.NewDecoder(strings.NewReader(code.String()))
 	i := 0
 	for ; dec.More(); i++ {

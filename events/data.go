@@ -86,6 +86,8 @@ func decodeData(r *reader, eventType string) (any, error) {
 		return decoded(decodeUserForgotten(r, path))
 	case TypeMemoryEmbedded:
 		return decoded(decodeMemoryEmbedded(r, path))
+	case TypeTurnsExpired:
+		return decoded(decodeTurnsExpired(r, path))
 	}
 	return nil, unknownType(eventType)
 }

@@ -73,6 +73,7 @@ func TestDecodeData(t *testing.T) {
 				events.TypeRetrievalDegraded:   "*events.RetrievalDegraded",
 				events.TypeUserForgotten:       "*events.UserForgotten",
 				events.TypeMemoryEmbedded:      "*events.MemoryEmbedded",
+				events.TypeTurnsExpired:        "*events.TurnsExpired",
 			}[s.eventType]; got != want {
 				t.Fatalf("DecodeData type=%s, want %s", got, want)
 			}

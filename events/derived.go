@@ -32,7 +32,7 @@ var types = []string{
 	TypeEpisodeBuilt, TypeScratchpadUpdated, TypeProfileRefreshed, TypeDailySummarized,
 	TypeMemoriesMerged, TypeMemoriesArchived, TypeMemoriesAccessed,
 	TypeRetrievalDegraded, TypeUserForgotten,
-	TypeMemoryEmbedded,
+	TypeMemoryEmbedded, TypeTurnsExpired,
 }
 
 // Types returns every event type Validate accepts: the input types, then

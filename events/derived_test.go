@@ -137,7 +137,7 @@ func TestSessionIDDerived(t *testing.T) {
 
 func TestTypes(t *testing.T) {
 	all := events.Types()
-	if got, want := len(all), 23; got != want {
+	if got, want := len(all), 24; got != want {
 		t.Fatalf("len(Types())=%d, want %d", got, want)
 	}
 	seen := map[string]bool{}

@@ -159,6 +159,11 @@
 //	{"from": "vectors", "to": "fts", "reason": "embedding endpoint: 503 Service Unavailable"}
 //	{"reason": "erasure request #42"}
 //
+// turns.expired, retention's receipt: the user's raw turns stored before
+// stream sequence before_seq (stored before stored_before) aged out:
+//
+//	{"before_seq": 81723, "stored_before": "2025-06-01T03:00:00Z"}
+//
 // # Embedding events
 //
 // Published by the embedder when vector recall is on, so that a rebuild
@@ -285,6 +290,8 @@
 //     from in the chain vectors → fts → recent, and reason (at most
 //     MaxReasonBytes) required.
 //   - user.forgotten: reason optional, at most MaxReasonBytes.
+//   - turns.expired: before_seq (a stream sequence, at least 1) and
+//     stored_before (RFC 3339) required.
 //   - memory.embedded: model (an identifier of at most
 //     MaxEmbeddingModelBytes), dims (1 to MaxEmbeddingDims) and 1 to
 //     MaxEmbeddedVectors vectors required. Each vector has a hash (a

@@ -295,6 +295,13 @@ var consolidationDataSamples = []sample{
 		body: `{"reason":"` + strings.Repeat("r", events.MaxReasonBytes+1) + `"}`, field: "data.reason"},
 	{name: "forgotten with a user", eventType: events.TypeUserForgotten, body: `{"user":"alice"}`, field: "data.user"},
 	{name: "forgotten with null", eventType: events.TypeUserForgotten, body: `null`, field: "data"},
+
+	// turns.expired
+	{name: "expired", eventType: events.TypeTurnsExpired, body: `{"before_seq":42,"stored_before":"2025-06-01T03:00:00Z"}`},
+	{name: "expired before nothing", eventType: events.TypeTurnsExpired, body: `{"before_seq":0,"stored_before":"2025-06-01T03:00:00Z"}`, field: "data.before_seq"},
+	{name: "expired without a seq", eventType: events.TypeTurnsExpired, body: `{"stored_before":"2025-06-01T03:00:00Z"}`, field: "data.before_seq"},
+	{name: "expired without a cutoff", eventType: events.TypeTurnsExpired, body: `{"before_seq":42}`, field: "data.stored_before"},
+	{name: "expired with a user", eventType: events.TypeTurnsExpired, body: `{"before_seq":42,"stored_before":"2025-06-01T03:00:00Z","user":"a"}`, field: "data.user"},
 }
 
 var consolidationEventSamples = []sample{

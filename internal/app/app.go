@@ -64,6 +64,7 @@ type App struct {
 	engine   *retrieval.Engine
 	services []micro.Service
 	catchUp  *catchUp // nil unless a retriever
+	feed     *feed    // nil unless ingest beside a read model
 	api      *httpapi.Server
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -82,6 +83,9 @@ type App struct {
 	// healEvery is how often a JetStream turned off (a full disk) is
 	// looked at; tests shorten it.
 	healEvery time.Duration
+	// leaseTTL is how long a dead instance's partitions wait for another
+	// (partitions.go); tests shorten it.
+	leaseTTL time.Duration
 
 	// rules is the rules in force, loaded once for the batcher and the
 	// consolidator (see openRules).
@@ -94,7 +98,8 @@ type App struct {
 
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
-	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second}
+	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
+		leaseTTL: stream.DefaultLeaseTTL}
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -168,6 +173,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 	if a.Roles&RoleConsolidator != 0 {
 		if err := a.openConsolidation(ctx, runCtx); err != nil {
 			return err
+		}
+		if a.store != nil && a.Config.Retention.RawTurns > 0 {
+			if err := a.openRetention(ctx, runCtx); err != nil {
+				return fmt.Errorf("retention: %w", err)
+			}
 		}
 	}
 	if a.Roles&RoleIngest != 0 {
@@ -248,12 +258,18 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	if a.catchUp, err = a.newCatchUp(ctx, a.projectorDurable()); err != nil {
 		return err
 	}
+	if a.Roles&RoleIngest != 0 {
+		a.feed = newFeed(runCtx, store, a.Config.HTTP.MaxEventBytes, log.Named("feed"))
+	}
 	cons, err := a.projectorConsumer(ctx, log)
 	if err != nil {
 		return err
 	}
 	p := projector.New(store, log)
 	a.wg.Go(func() { a.runProjector(runCtx, cons, p, log) })
+	if a.feed != nil {
+		a.wg.Go(func() { a.feed.run(runCtx) })
+	}
 	return nil
 }
 
@@ -263,6 +279,10 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 	last, err := a.store.LastSeq(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var done func(uint64) bool
+	if a.feed != nil {
+		done = a.feed.done
 	}
 	return stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:        stream.MemoryStream,
@@ -275,6 +295,7 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 		// Applying an event again changes nothing, and the read model's
 		// position must pass every message.
 		TakeEveryRedrive: true,
+		Done:             done,
 	}, log)
 }
 
@@ -341,6 +362,9 @@ func (a *App) apiServer() *httpapi.Server {
 		// decisions, the scratchpad) reads the read model, then publishes.
 		p := stream.NewPublisher(a.js)
 		p.Via = metrics.PathHTTP
+		if a.feed != nil {
+			p.Stored = a.feed.offer
+		}
 		srv.Publisher = publisher{p}
 	}
 	if a.Roles&RoleRetriever != 0 {

@@ -89,7 +89,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		c.Rewriter = dedupe.Rewriter{Client: client}
 		c.Model = client
 	}
-	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	ccfg := stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "consolidator",
 		Description:    "engram consolidator: runs the rules on events (episodes, scratchpad, profile, dedupe)",
@@ -99,22 +99,34 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		AckWait:       2*a.Config.LLM.Timeout + consolidation.DefaultCatchUp,
 		Batch:         64,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
-	}, log)
+	}
+	handle := func(ctx context.Context, msgs []*stream.Message) []error {
+		errs := make([]error, len(msgs))
+		for i, m := range msgs {
+			errs[i] = fate(c.Handle(ctx, m.Applied()))
+		}
+		return errs
+	}
+	// One user's events are handled in order by the one instance that
+	// holds the user's partition (partitions.go): a scratchpad is
+	// rewritten from the one before it.
+	err = a.runPartitions(ctx, runCtx, "consolidator", log, func(pctx context.Context, p, n int) {
+		plog := log.With(zap.Int("partition", p))
+		cons := a.partitionConsumer(pctx, ccfg, p, n, plog)
+		if cons == nil {
+			return
+		}
+		if a.store != nil {
+			// What the instance before wrote (a scratchpad) is read back.
+			a.waitCaughtUp(pctx, 2*time.Minute, plog)
+		}
+		if err := cons.Run(pctx, onlyPartition(p, n, handle)); err != nil && !errors.Is(err, context.Canceled) {
+			plog.Error("consolidator consumer stopped", zap.Error(err))
+		}
+	})
 	if err != nil {
 		return err
 	}
-	a.wg.Go(func() {
-		err := cons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
-			errs := make([]error, len(msgs))
-			for i, m := range msgs {
-				errs[i] = fate(c.Handle(ctx, m.Applied()))
-			}
-			return errs
-		})
-		if err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("consolidator consumer stopped", zap.Error(err))
-		}
-	})
 	queue, err := a.openConfirmQueue(ctx)
 	if err != nil {
 		return fmt.Errorf("confirm queue bucket: %w", err)

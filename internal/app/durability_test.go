@@ -91,7 +91,11 @@ func TestMain(m *testing.M) {
 		cfg.DataDir = dir
 		cfg.HTTP.Addr = "127.0.0.1:0"
 		cfg.NATS.Listen = ""
-		a := New(cfg, RoleIngest, zap.NewNop())
+		roles := RoleIngest
+		if os.Getenv("ENGRAM_TEST_CHILD_ROLES") == "all" {
+			roles = RoleAll
+		}
+		a := New(cfg, roles, zap.NewNop())
 		if err := a.Open(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(3)
@@ -106,20 +110,7 @@ func TestMain(m *testing.M) {
 // restart the event is searchable.
 func TestKillBetweenAckAndProjection(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "ENGRAM_TEST_CHILD_DIR="+dir)
-	var stdout syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	var addr string
-	waitFor(t, "child to listen", func() bool {
-		line, ok := strings.CutPrefix(stdout.String(), "LISTENING ")
-		addr = strings.TrimSpace(line)
-		return ok && strings.HasSuffix(line, "\n")
-	})
+	cmd, addr := startChild(t, dir, "ingest")
 	body := fmt.Sprintf(`{"specversion":"1.0","id":"k-1","source":"test","type":"turn.recorded","user":"gus",
 		"data":{"session_id":"s1","turn_index":0,"role":"user","content":"%s"}}`, "我把护照放在书房的抽屉里")
 	resp, err := http.Post("http://"+addr+"/v1/events", "application/cloudevents+json", strings.NewReader(body))
@@ -143,6 +134,27 @@ func TestKillBetweenAckAndProjection(t *testing.T) {
 	if hits := searchHTTP(t, a, "default", "gus", "护照"); len(hits) != 1 {
 		t.Fatalf("after SIGKILL and restart: %d hits, want 1", len(hits))
 	}
+}
+
+// startChild runs engram in a child process on dir with roles ("ingest"
+// or "all"), to be killed, and returns it and its HTTP address.
+func startChild(t *testing.T, dir, roles string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "ENGRAM_TEST_CHILD_DIR="+dir, "ENGRAM_TEST_CHILD_ROLES="+roles)
+	var stdout syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var addr string
+	waitFor(t, "child to listen", func() bool {
+		line, ok := strings.CutPrefix(stdout.String(), "LISTENING ")
+		addr = strings.TrimSpace(line)
+		return ok && strings.HasSuffix(line, "\n")
+	})
+	return cmd, addr
 }
 
 type syncBuffer struct {

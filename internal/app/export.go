@@ -51,7 +51,13 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, filter Exp
 			if !filter.match(events.Namespace(m.Event), events.User(m.Event)) {
 				continue
 			}
-			line, err := json.Marshal(m.Event)
+			ev := m.Event
+			if ev.Type() == events.TypeTurnsExpired {
+				if ev, err = portableReceipt(ev); err != nil {
+					return fmt.Errorf("export seq %d: %w", m.Seq, err)
+				}
+			}
+			line, err := json.Marshal(ev)
 			if err != nil {
 				return fmt.Errorf("export seq %d: %w", m.Seq, err)
 			}
@@ -117,4 +123,21 @@ func Import(ctx context.Context, js jetstream.JetStream, r io.Reader, maxEventBy
 		}
 	}
 	return rep, nil
+}
+
+// portableReceipt is a turns.expired receipt as it reads in another
+// stream: its bound is a sequence of this one, below which the user's raw
+// turns are gone, so they are not in the export either; elsewhere it
+// expires nothing (before_seq 1), and keeps its place in the record.
+func portableReceipt(e event.Event) (event.Event, error) {
+	var d events.TurnsExpired
+	if err := json.Unmarshal(e.Data(), &d); err != nil {
+		return e, fmt.Errorf("turns.expired %s: %w", e.ID(), err)
+	}
+	d.BeforeSeq = 1
+	out := e.Clone()
+	if err := out.SetData(event.ApplicationJSON, &d); err != nil {
+		return e, fmt.Errorf("turns.expired %s: %w", e.ID(), err)
+	}
+	return out, nil
 }

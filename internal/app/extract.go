@@ -13,6 +13,7 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/secrets"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 )
 
@@ -80,19 +81,17 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	if err := bcfg.Validate(); err != nil {
 		return fmt.Errorf("extract: %w", err)
 	}
-	batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), log.Named("batcher"))
 	// The rules' extract_now are the batcher's triggers (rules/extraction.yaml).
 	current, err := a.openRules(runCtx, a.Log.Named("rules"))
 	if err != nil {
 		return err
 	}
-	batcher.Rules = current
 	if def := extraction.DefaultConfig(); xc.QuietGap != def.QuietGap || xc.TokenCap != def.TokenCap || xc.SweepAt != def.SweepAt {
 		log.Warn("extract.quiet_gap, token_cap and sweep_at are set but the rules decide: change extract_when_quiet, "+
 			"extract_at_token_cap and daily_sweep in the rules directory instead",
 			zap.Duration("quiet_gap", xc.QuietGap), zap.Int("token_cap", xc.TokenCap), zap.String("sweep_at", xc.SweepAt))
 	}
-	bcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	bccfg := stream.ConsumerConfig{
 		Stream:  stream.MemoryStream,
 		Durable: "batcher",
 		Description: "engram batcher: groups a session's turns and asks for extraction after a quiet gap, " +
@@ -106,29 +105,49 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			stream.SubjectPrefix + ".*.*." + events.TypeUserForgotten,
 		},
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
-	}, log)
+		// A turn is handled at once; what a dead instance had taken comes
+		// back about when its partition does.
+		AckWait: max(a.leaseTTL, time.Second),
+	}
+	// A session's waiting turns live in the batcher of the one instance
+	// that holds its user's partition (partitions.go).
+	err = a.runPartitions(ctx, runCtx, "extractor", log, func(pctx context.Context, p, n int) {
+		plog := log.With(zap.Int("partition", p))
+		cons := a.partitionConsumer(pctx, bccfg, p, n, plog)
+		if cons == nil {
+			return
+		}
+		// Turns left waiting by the instance that held the partition
+		// before (or by this one before a restart) are read from the
+		// read model, so it must first have them.
+		var source memory.TurnSource
+		if a.store != nil {
+			a.waitCaughtUp(pctx, 2*time.Minute, plog)
+			source = partitionTurns{a.store, p, n}
+		}
+		batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), plog.Named("batcher"))
+		batcher.Rules = current
+		if source != nil {
+			// Before the consumer: a session's end redelivered must find
+			// the session's turns waiting.
+			batcher.Recover(pctx, source)
+		}
+		var wg conc.WaitGroup
+		wg.Go(func() {
+			if err := batcher.Run(pctx, source); err != nil {
+				plog.Error("batcher stopped", zap.Error(err))
+			}
+		})
+		wg.Go(func() {
+			if err := cons.Run(pctx, onlyPartition(p, n, appliedBatches(batcher.Handle))); err != nil {
+				plog.Error("batcher consumer stopped", zap.Error(err))
+			}
+		})
+		wg.Wait()
+	})
 	if err != nil {
 		return err
 	}
-	var source memory.TurnSource
-	if a.store != nil {
-		source = a.store
-	}
-	a.wg.Go(func() {
-		if source != nil {
-			// Turns left waiting across a restart are read from the read
-			// model, so it must first have them.
-			a.waitCaughtUp(runCtx, 2*time.Minute, log)
-		}
-		if err := batcher.Run(runCtx, source); err != nil {
-			log.Error("batcher stopped", zap.Error(err))
-		}
-	})
-	a.wg.Go(func() {
-		if err := bcons.Run(runCtx, appliedBatches(batcher.Handle)); err != nil {
-			log.Error("batcher consumer stopped", zap.Error(err))
-		}
-	})
 
 	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor"),
 		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}

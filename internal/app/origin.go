@@ -85,7 +85,11 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 }
 
 func (a *App) restartProjection(ctx context.Context, log *zap.Logger) (*stream.Consumer, error) {
-	if err := a.checkOrigin(ctx); err != nil {
+	check := func() error { return a.checkOrigin(ctx) }
+	if a.feed != nil {
+		check = func() error { return a.feed.reset(func() error { return a.checkOrigin(ctx) }) }
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 	return a.projectorConsumer(ctx, log)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -17,9 +16,6 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
-	"github.com/engramhq/engram/internal/sqlite"
-	"github.com/engramhq/engram/internal/stream"
-	"github.com/sourcegraph/conc/pool"
 	"go.uber.org/zap"
 )
 
@@ -154,90 +150,6 @@ func turnEvents(c *corpus, ns, user string, start, n int, at time.Time) ([]json.
 			Type: events.TypeTurnRecorded, Scope: memory.Scope{Namespace: ns, User: user}, Subject: d.SessionID, Time: t}, Data: d}
 	}
 	return raws, applied
-}
-
-// IngestResult compares the pipeline with a direct insert.
-type IngestResult struct {
-	Events       int
-	Batch        int
-	AckRate      float64 // events/s: HTTP batch → acknowledged by JetStream
-	PipelineRate float64 // events/s: HTTP batch → JetStream → projected and searchable
-	DirectRate   float64 // events/s: the same rows applied straight to a fresh SQLite
-	Ratio        float64
-	// JetStreamRate is the same events published straight to a JetStream
-	// of the same durability (a server of its own), async acks: the
-	// stream's own acknowledged rate, the bound of ingest under sync
-	// "always"; JetStreamRatio is PipelineRate over it.
-	JetStreamRate, JetStreamRatio float64
-}
-
-// Ingest sends n events in HTTP batches of batch (concurrency clients at a
-// time) and times until the last is searchable; then applies the same
-// rows straight to a fresh read model.
-func Ingest(ctx context.Context, e *Engram, n, batch, concurrency int) (*IngestResult, error) {
-	c := newCorpus(1)
-	raws, applied := turnEvents(c, "ingest", "u1", 0, n, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	var bodies [][]byte
-	for i := 0; i < n; i += batch {
-		b, _ := json.Marshal(raws[i:min(i+batch, n)])
-		bodies = append(bodies, b)
-	}
-	start := time.Now()
-	p := pool.NewWithResults[uint64]().WithContext(ctx).WithMaxGoroutines(concurrency).WithCancelOnError()
-	for _, b := range bodies {
-		p.Go(func(ctx context.Context) (uint64, error) {
-			return e.Post(ctx, "application/cloudevents-batch+json", b)
-		})
-	}
-	seqs, err := p.Wait()
-	if err != nil {
-		return nil, err
-	}
-	var top uint64
-	for _, s := range seqs {
-		top = max(top, s)
-	}
-	acked := time.Since(start)
-	if err := e.WaitProjected(ctx, top); err != nil {
-		return nil, err
-	}
-	pipeline := time.Since(start)
-	if hits, err := e.Search(ctx, "ingest", "u1", "deploy", 1); err != nil || len(hits) == 0 {
-		return nil, fmt.Errorf("ingested events are not searchable (%d hits): %v", len(hits), err)
-	}
-
-	dir, err := os.MkdirTemp("", "engram-direct-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "direct.db"))
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	start = time.Now()
-	for i := 0; i < n; i += 512 {
-		for _, err := range store.Apply(ctx, applied[i:min(i+512, n)]) {
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	direct := time.Since(start)
-	msgs := make([][]byte, len(raws))
-	for i, raw := range raws {
-		msgs[i] = raw
-	}
-	jsRate, err := stream.PublishRate(ctx, stream.Sync(e.App.Config.NATS.Sync), msgs)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream alone: %w", err)
-	}
-	r := &IngestResult{Events: n, Batch: batch, AckRate: float64(n) / acked.Seconds(),
-		PipelineRate: float64(n) / pipeline.Seconds(), DirectRate: float64(n) / direct.Seconds(), JetStreamRate: jsRate}
-	r.Ratio = r.PipelineRate / r.DirectRate
-	r.JetStreamRatio = r.PipelineRate / r.JetStreamRate
-	return r, nil
 }
 
 // Latency is a distribution summary in milliseconds.

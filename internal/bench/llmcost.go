@@ -20,6 +20,8 @@ import (
 // received and of the reply it sent (engram's CJK-aware estimate).
 type chatServer struct {
 	*httptest.Server
+	// delay is the model's latency: every answer waits this long.
+	delay              time.Duration
 	mu                 sync.Mutex
 	calls              int
 	prompt, completion int
@@ -35,6 +37,13 @@ func (cs *chatServer) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
+	}
+	if cs.delay > 0 {
+		select {
+		case <-time.After(cs.delay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	var req struct {
 		Model    string `json:"model"`

@@ -25,17 +25,21 @@ func Main(args []string, out io.Writer) int {
 		return extractbench.Main(args[2:], out) // no engram to start: it measures extraction alone
 	}
 	fs := flag.NewFlagSet("engram-bench", flag.ContinueOnError)
-	only := fs.String("only", "secrets,ingest,ack,search,locomo,recall,llm,context,dedupe", "comma-separated: secrets, ingest, ack, search, locomo, recall, llm, context, dedupe")
+	only := fs.String("only", "secrets,ingest,ack,search,locomo,recall,llm,context,dedupe,extractors", "comma-separated: secrets, ingest, ack, search, locomo, recall, llm, context, dedupe, extractors")
 	recallDir := fs.String("recall", "testdata/recall", "the recall sets: dev/ (tuned on) and test/ (held out)")
 	recallSplits := fs.String("recall-splits", "dev,test", "which recall splits to run")
 	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
+	rounds := fs.Int("rounds", 5, "rounds the ingest run interleaves engram, JetStream alone and SQLite alone in")
+	clusterNodes := fs.Int("cluster", 3, "nodes of the loopback cluster the ingest run is repeated on (0: none)")
 	acks := fs.Int("acks", 2000, "single events for the ack latency run")
+	xSessions := fs.Int("extract-sessions", 150, "sessions in the backlog the extractors clear (extractors run)")
+	xLatency := fs.Duration("extract-latency", 200*time.Millisecond, "the test model's fixed latency in the extractors run")
 	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
 	queries := fs.Int("queries", 1000, "queries per search scale step")
 	locomoPath := fs.String("locomo", "../shared/data/locomo/locomo10.json", "LoCoMo data file")
-	sync := fs.String("sync", "", "JetStream sync policy for the run (default: engram's default)")
+	sync := fs.String("sync", "", "JetStream sync policy for the run (default: engram's default; the ingest run: both always and 1s)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ctxDir := fs.String("context-dir", "", "keep the /v1/context runs' read models here and reuse them in later runs")
 	if err := fs.Parse(args); err != nil {
@@ -62,34 +66,50 @@ func Main(args []string, out io.Writer) int {
 	logf := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
 	logf("engram bench — %s, %d CPUs, %s/%s, %s", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
 
-	if run["ingest"] || run["ack"] {
+	if run["ingest"] {
+		syncs := []string{"always", "1s"}
+		if *sync != "" {
+			syncs = []string{*sync}
+		}
+		nodes := []int{1, 3}
+		if *clusterNodes == 0 {
+			nodes = nodes[:1]
+		} else {
+			nodes[1] = *clusterNodes
+		}
+		logf("ingest: %d events of one user in HTTP batches of 1,000 (4 requests at a time), to searchable; in %d rounds, "+
+			"each round's events also published straight to a JetStream of the same durability (a server or cluster of its own, async acks) "+
+			"and applied straight to a SQLite + FTS read model of their own, so that the machine's other load weighs on the three alike",
+			*events, *rounds)
+		for _, s := range syncs {
+			for _, n := range nodes {
+				setup := IngestSetup{Sync: s, Nodes: n}
+				r, err := IngestIn(ctx, setup, *events, *rounds)
+				if err != nil {
+					logf("ingest, %s: %v", setup, err)
+					return 1
+				}
+				logf("ingest, %s: engram %.0f events/s to searchable (acknowledged at %.0f/s); JetStream alone %.0f/s; direct SQLite + FTS %.0f/s",
+					setup, r.PipelineRate, r.AckRate, r.JetStreamRate, r.DirectRate)
+				logf("  engram / JetStream %.2f (goal ≥ 0.9 under sync always); engram / direct SQLite %.2f (goal ≥ 0.7 with a 1 s interval)",
+					r.JetStreamRatio, r.Ratio)
+			}
+		}
+	}
+	if run["ack"] {
 		e, err := Start(ctx, *sync)
 		if err != nil {
 			logf("start: %v", err)
 			return 1
 		}
 		defer e.Close()
-		logf("jetstream sync: %s", e.App.Config.NATS.Sync)
-		if run["ingest"] {
-			r, err := Ingest(ctx, e, *events, 1000, 4)
-			if err != nil {
-				logf("ingest: %v", err)
-				return 1
-			}
-			logf("ingest throughput: %d events in HTTP batches of %d → projected and searchable: %.0f events/s", r.Events, r.Batch, r.PipelineRate)
-			logf("  (acknowledged by JetStream at %.0f events/s)", r.AckRate)
-			logf("direct SQLite+FTS insert of the same rows: %.0f events/s", r.DirectRate)
-			logf("ingest ratio (pipeline / direct): %.2f (goal ≥ 0.70 with a 1 s sync interval)", r.Ratio)
-			logf("the same events straight to a JetStream of the same durability, async acks: %.0f events/s; pipeline / JetStream: %.2f (goal ≥ 0.9 under sync always)", r.JetStreamRate, r.JetStreamRatio)
+		l, err := AckLatency(ctx, e, *acks)
+		if err != nil {
+			logf("ack: %v", err)
+			return 1
 		}
-		if run["ack"] {
-			l, err := AckLatency(ctx, e, *acks)
-			if err != nil {
-				logf("ack: %v", err)
-				return 1
-			}
-			logf("ingest ack latency, single events (n=%d): p50 %.2f ms, p99 %.2f ms, max %.2f ms", l.N, l.P50, l.P99, l.Max)
-		}
+		logf("ingest ack latency, single events, sync %s (n=%d): p50 %.2f ms, p99 %.2f ms, max %.2f ms",
+			e.App.Config.NATS.Sync, l.N, l.P50, l.P99, l.Max)
 	}
 	if run["locomo"] {
 		// Its own engram: FTS5 takes BM25's IDF from the whole index, so
@@ -191,6 +211,15 @@ func Main(args []string, out io.Writer) int {
 			c.Turns, c.Calls, c.Prompt, c.Completion)
 		logf("llm extraction per 1,000 turns: %.1f calls, %.0f prompt + %.0f completion tokens (Mem0: 1,000 calls, ~9,000,000 prompt tokens) → %.0f× fewer tokens",
 			c.CallsPerK, c.PromptPerK, c.CompPer, mem0Prompt*1000/(c.PromptPerK+c.CompPer))
+	}
+	if run["extractors"] {
+		r, err := Extractors(ctx, *xSessions, *xLatency, func(s string) { logf("extractors: %s", s) })
+		if err != nil {
+			logf("extractors: %v", err)
+			return 1
+		}
+		logf("extractors apart, a backlog of %d sessions, a model of %s latency: one instance %.1f s, two %.1f s → %.2f× (goal ≥ 1.8)",
+			r.Sessions, r.Latency, r.Took[1].Seconds(), r.Took[2].Seconds(), r.Speedup(2))
 	}
 	if run["context"] {
 		for _, u := range strings.Split(*ctxUsers, ",") {

@@ -99,6 +99,14 @@ func stats(args []string, stdout, stderr io.Writer) int {
 				out[name] = map[string]uint64{"messages": info.State.Msgs, "bytes": info.State.Bytes, "last_seq": info.State.LastSeq}
 			}
 		}
+		ret := retentionFigures{RawTurns: cfg.Retention.RawTurns.String()}
+		if at, ok, err := stream.OldestRawTurn(ctx, js); err == nil && ok {
+			ret.OldestRawTurn = &at
+		}
+		out["retention"] = ret
+	}
+	if _, ok := out["retention"]; !ok {
+		out["retention"] = retentionFigures{RawTurns: cfg.Retention.RawTurns.String()}
 	}
 	if *asJSON {
 		b, _ := json.Marshal(out)
@@ -123,8 +131,28 @@ func stats(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "stream %s: %d messages, %d bytes\n", name, m["messages"], m["bytes"])
 		}
 	}
+	printRetention(stdout, cfg.Retention.RawTurns, out["retention"].(retentionFigures))
 	printQuality(stdout, q, figures, running, cfg.HTTP.Addr)
 	return 0
+}
+
+// retentionFigures is how long raw turns are kept, and the oldest the
+// stream holds.
+type retentionFigures struct {
+	RawTurns      string     `json:"raw_turns"` // "0s": kept forever
+	OldestRawTurn *time.Time `json:"oldest_raw_turn_stored,omitempty"`
+}
+
+func printRetention(w io.Writer, age time.Duration, r retentionFigures) {
+	if age == 0 {
+		fmt.Fprint(w, "retention: off, raw turns are kept forever (retention.raw_turns, ENGRAM_RETENTION_RAW_TURNS)")
+	} else {
+		fmt.Fprintf(w, "retention: raw turns age out %s after the stream stored them, once extracted", age)
+	}
+	if r.OldestRawTurn != nil {
+		fmt.Fprintf(w, "; the oldest was stored %s", r.OldestRawTurn.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintln(w)
 }
 
 // counts renders a map as ", k n" pairs, sorted, leaving out skip.

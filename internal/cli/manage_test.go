@@ -181,3 +181,35 @@ func TestReplayCommand(t *testing.T) {
 	}
 	runApp(t, dir, func(*app.App) {}) // the batcher starts from its new point
 }
+
+// stats says how long raw turns are kept, and when the oldest was stored.
+func TestStatsShowsRetention(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	runApp(t, dir, func(a *app.App) {
+		body := `{"specversion":"1.0","id":"t1","source":"test","type":"turn.recorded","user":"ann","data":{"session_id":"s","turn_index":0,"role":"user","content":"hi"}}`
+		resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/events", "application/cloudevents+json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 202 {
+			t.Fatalf("post: %d", resp.StatusCode)
+		}
+	})
+	out, errOut, code := run(t, "stats", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "retention: off, raw turns are kept forever") || !strings.Contains(out, "the oldest was stored") {
+		t.Fatalf("stats: exit %d: %s %s", code, out, errOut)
+	}
+	t.Setenv("ENGRAM_RETENTION_RAW_TURNS", "720h")
+	out, errOut, code = run(t, "stats", "--data-dir", dir, "--json")
+	var st struct {
+		Retention struct {
+			RawTurns string     `json:"raw_turns"`
+			Oldest   *time.Time `json:"oldest_raw_turn_stored"`
+		} `json:"retention"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Retention.RawTurns != "720h0m0s" || st.Retention.Oldest == nil {
+		t.Fatalf("stats --json: exit %d: %s %s", code, out, errOut)
+	}
+}

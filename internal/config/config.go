@@ -44,10 +44,28 @@ type Config struct {
 	// Instance names this process's read model consumer; retrievers that
 	// run apart need different names.
 	Instance string `yaml:"instance"`
+	// Partitions is how many parts the users are split into for the
+	// extractors' batchers and the consolidators: each part is held by one
+	// instance at a time, so up to this many instances share the work. It
+	// must be the same on every instance.
+	Partitions int `yaml:"partitions"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// Consolidate configures the consolidator's rules and cards.
 	Consolidate Consolidate `yaml:"consolidate"`
+	// Retention is how long raw history is kept.
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention configures how long raw history is kept (seeds 000 §4.5 and
+// 003 ask for 30 days). What was derived from it (memories, episodes,
+// summaries, the profile, history) stays.
+type Retention struct {
+	// RawTurns is how long a raw turn (turn.recorded, and the turns of a
+	// context.compressing) is kept after the stream stored it, in the
+	// stream and in every read model alike. 0 keeps them forever. A turn
+	// not yet extracted is kept until it is.
+	RawTurns time.Duration `yaml:"raw_turns"`
 }
 
 // HTTP configures the HTTP API.
@@ -165,6 +183,7 @@ func Default() Config {
 		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
 			MaskSecrets: true},
+		Partitions:      1,
 		ShutdownTimeout: 15 * time.Second,
 		Consolidate:     Consolidate{RulesDir: "rules", RulesPoll: 2 * time.Second},
 	}
@@ -234,6 +253,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_NATS_REPLICAS":        &c.NATS.Replicas,
 		"ENGRAM_EXTRACT_TOKEN_CAP":    &c.Extract.TokenCap,
 		"ENGRAM_EXTRACT_MAX_ATTEMPTS": &c.Extract.MaxAttempts,
+		"ENGRAM_PARTITIONS":           &c.Partitions,
 	}
 	for name, p := range ints {
 		if v, ok := getenv(name); ok {
@@ -253,6 +273,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_EMBED_QUERY_TIMEOUT":   &c.Embed.QueryTimeout,
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
 		"ENGRAM_RULES_POLL":            &c.Consolidate.RulesPoll,
+		"ENGRAM_RETENTION_RAW_TURNS":   &c.Retention.RawTurns,
 	}
 	for name, p := range durs {
 		if v, ok := getenv(name); ok {
@@ -396,8 +417,15 @@ func (c Config) Validate() error {
 	if c.Consolidate.RulesPoll <= 0 {
 		return errors.New("consolidate.rules_poll: must be positive")
 	}
+	if c.Retention.RawTurns != 0 && c.Retention.RawTurns < time.Second {
+		return fmt.Errorf("retention.raw_turns: %s is below 1s: want 0 (keep forever) or an age such as 720h (ENGRAM_RETENTION_RAW_TURNS)",
+			c.Retention.RawTurns)
+	}
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")
+	}
+	if c.Partitions < 1 || c.Partitions > 64 {
+		return fmt.Errorf("partitions: %d is outside 1..64", c.Partitions)
 	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("shutdown_timeout: must be positive")

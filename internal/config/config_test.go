@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -43,6 +44,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{env: map[string]string{"ENGRAM_LLM_BASE_URL": "http://x/v1"}, want: "llm.model"},
 		{env: map[string]string{"ENGRAM_EXTRACT_SWEEP_AT": "3am"}, want: "extract.sweep_at"},
 		{env: map[string]string{"ENGRAM_HTTP_TOKENS": "short=acme"}, want: "shorter than 16"},
+		{env: map[string]string{"ENGRAM_RETENTION_RAW_TURNS": "30d"}, want: "ENGRAM_RETENTION_RAW_TURNS"},
+		{env: map[string]string{"ENGRAM_RETENTION_RAW_TURNS": "-1h"}, want: "retention.raw_turns"},
+		{file: "retention:\n  raw_turns: 500ms\n", want: "retention.raw_turns"},
 		{file: "data_dir: x\nunknown_key: 1\n", want: "unknown_key"},
 		{file: "data_dir: [\n", want: "line"},
 	} {
@@ -55,5 +59,24 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v %q: error %v, want it to mention %q", tc.env, tc.file, err, tc.want)
 		}
+	}
+}
+
+// Retention is off unless set; the file and the variable set it.
+func TestRetention(t *testing.T) {
+	if got := Default().Retention.RawTurns; got != 0 {
+		t.Fatalf("default retention.raw_turns=%s, want 0 (off)", got)
+	}
+	path := filepath.Join(t.TempDir(), "engram.yaml")
+	if err := os.WriteFile(path, []byte("retention:\n  raw_turns: 720h\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(Default(), path, env(nil))
+	if err != nil || cfg.Retention.RawTurns != 720*time.Hour {
+		t.Fatalf("file: %s, %v; want 720h", cfg.Retention.RawTurns, err)
+	}
+	cfg, err = Load(Default(), path, env(map[string]string{"ENGRAM_RETENTION_RAW_TURNS": "0"}))
+	if err != nil || cfg.Retention.RawTurns != 0 {
+		t.Fatalf("ENGRAM_RETENTION_RAW_TURNS=0: %s, %v; want 0", cfg.Retention.RawTurns, err)
 	}
 }

@@ -57,6 +57,8 @@ type Batcher struct {
 	// requested remembers turns already requested, so a redelivered turn
 	// or a compression snapshot does not ask twice.
 	requested map[sessionKey]map[int]bool
+	// recovered is set by Recover: Run then does not recover again.
+	recovered bool
 }
 
 // NewBatcher returns a Batcher that publishes requests with emit.
@@ -241,10 +243,11 @@ func RequestID(scope memory.Scope, session string, turns []events.ExtractionTurn
 // ctx is done. source, when not nil, is read at start for turns that were
 // waiting when the process stopped, and by the sweep.
 func (b *Batcher) Run(ctx context.Context, source memory.TurnSource) error {
-	if source != nil {
-		if err := b.recover(ctx, source, time.Now()); err != nil {
-			b.log.Warn("recover unextracted turns", zap.Error(err))
-		}
+	b.mu.Lock()
+	recovered := b.recovered
+	b.mu.Unlock()
+	if source != nil && !recovered {
+		b.Recover(ctx, source)
 	}
 	tick := time.NewTicker(b.cfg.Tick)
 	defer tick.Stop()
@@ -320,6 +323,18 @@ func (b *Batcher) flushAll(ctx context.Context, reason string) {
 			b.log.Warn("flush", zap.String("reason", reason), zap.Error(err))
 		}
 	}
+}
+
+// Recover takes the turns source still has as unextracted, as Run does
+// at its start: called before the first Handle, a session's end handled
+// next finds its turns waiting.
+func (b *Batcher) Recover(ctx context.Context, source memory.TurnSource) {
+	if err := b.recover(ctx, source, time.Now()); err != nil {
+		b.log.Warn("recover unextracted turns", zap.Error(err))
+	}
+	b.mu.Lock()
+	b.recovered = true
+	b.mu.Unlock()
 }
 
 // recover loads turns the read model still has as unextracted, as if they

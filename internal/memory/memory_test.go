@@ -1,6 +1,9 @@
 package memory
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSimilarity(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,5 +27,27 @@ func TestRoute(t *testing.T) {
 		if got := Route(c); got != want {
 			t.Errorf("Route(%v) = %s, want %s", c, got, want)
 		}
+	}
+}
+
+// A turn is scored by the text it was indexed by: its attachments' names
+// and descriptions, never the JSON they are kept as (whose keys and mime
+// types made every turn with a file longer and matched "image").
+func TestTurnHitText(t *testing.T) {
+	h := TurnHit{Speaker: "Mel", Content: "look at this",
+		Attachments: `[{"name":"lake.jpg","mime":"image/jpeg","url":"https://x.test/a.jpg","description":"a painting of a sunset over a lake"}]`}
+	got := h.Text()
+	for _, want := range []string{"Mel: look at this", "lake.jpg", "a painting of a sunset over a lake"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Text() = %q, want it to hold %q", got, want)
+		}
+	}
+	for _, not := range []string{"mime", "image/jpeg", "description", "x.test", "{"} {
+		if strings.Contains(got, not) {
+			t.Errorf("Text() = %q, holds %q", got, not)
+		}
+	}
+	if got := (TurnHit{Content: "plain"}).Text(); got != "plain" {
+		t.Errorf("Text() = %q, want %q", got, "plain")
 	}
 }

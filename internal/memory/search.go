@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -88,4 +90,36 @@ type MemoryHit struct {
 	// Semantic is the cosine of the query's and the memory's embeddings,
 	// when vectors found it (0 otherwise).
 	Semantic float64
+}
+
+// Text is the text a turn is found by, as far as a hit carries it: who
+// said it, what was said, and its attachments' names, descriptions and
+// transcriptions (the JSON the agent sent is not text: its keys and mime
+// types would be words of every turn with a file).
+func (h TurnHit) Text() string {
+	if h.Speaker == "" && h.Attachments == "" {
+		return h.Content
+	}
+	var b strings.Builder
+	if h.Speaker != "" {
+		b.WriteString(h.Speaker)
+		b.WriteString(": ")
+	}
+	b.WriteString(h.Content)
+	if h.Attachments == "" {
+		return b.String()
+	}
+	var atts []struct{ Name, Description, Transcription string }
+	if json.Unmarshal([]byte(h.Attachments), &atts) != nil {
+		return b.String()
+	}
+	for _, a := range atts {
+		for _, s := range []string{a.Name, a.Description, a.Transcription} {
+			if s != "" {
+				b.WriteString("\n")
+				b.WriteString(s)
+			}
+		}
+	}
+	return b.String()
 }

@@ -2,7 +2,10 @@
 // prompt: it decides whether to retrieve at all, recalls candidates along
 // several paths (memories, raw turns with their neighbours, recent turns,
 // attachments, the core profile and scratchpad), reranks them with
-// relevance, recency, importance, access frequency and category decay,
+// relevance, recency, importance, access frequency and category decay
+// (raw turns by the shape of a conversation too: the turn after a
+// question is its answer, a turn that asks tells little, a named day or
+// a "when" points at what was said then or says when; turns.go),
 // fits them to a token budget, and renders them quoted with provenance so
 // stored text can never pose as an instruction.
 //

@@ -339,12 +339,7 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		if err != nil {
 			fall(err)
 		}
-		if tw != nil {
-			for i := range turns {
-				turns[i].Score *= timeFactor(tw, turns[i].Time)
-			}
-			sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
-		}
+		turns = byTime(turns, tw)
 		wantFiles := asksForAttachment(query)
 		for i, t := range turns {
 			if i >= limit && !wantFiles {
@@ -527,8 +522,12 @@ func timeFactor(tw *timeWindow, t time.Time) float64 {
 	switch {
 	case tw == nil:
 		return 1
+	case tw.holds(t) && tw.sharp:
+		return sharpIn
 	case tw.holds(t):
 		return timeIn
+	case tw.sharp:
+		return sharpOut
 	default:
 		return timeOut
 	}

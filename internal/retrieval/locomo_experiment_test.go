@@ -97,7 +97,10 @@ func TestLoCoMoExperiment(t *testing.T) {
 	}
 	for _, opt := range variants {
 		rep, err := locomo.Evaluate(t.Context(), ds, func(ctx context.Context, conv *locomo.Conversation, q locomo.QA) ([]string, error) {
+			// As /v1/context ranks them: a question naming a time prefers
+			// what was said then.
 			turns, err := RankTurns(ctx, st, memory.Scope{Namespace: "locomo", User: conv.ID}, textseg.Understand(q.Question), opt)
+			turns = byTime(turns, parseTimeWindow(q.Question, time.Now()))
 			return diaIDs(conv, turns), err
 		}, locomo.DefaultKs)
 		if err != nil {

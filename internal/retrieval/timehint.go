@@ -10,7 +10,13 @@ import (
 // timeWindow is the span of time a question points at: "三月初", "late
 // May", "上周", "yesterday" (seed 001 §5.2 lists time references among the
 // cues). What was said or written then is what such a question is about.
-type timeWindow struct{ from, to time.Time }
+type timeWindow struct {
+	from, to time.Time
+	// sharp: the question named a day ("on October 13") or a month with
+	// its year ("in July 2023"), a surer cue than "in June" or "last
+	// week", so it weighs more (sharpIn, sharpOut).
+	sharp bool
+}
 
 func (w *timeWindow) holds(t time.Time) bool {
 	return w != nil && !t.Before(w.from) && t.Before(w.to)
@@ -22,14 +28,24 @@ func (w *timeWindow) holds(t time.Time) bool {
 const (
 	timeIn   = 1.2
 	timeOut  = 0.85
+	sharpIn  = 1.5
+	sharpOut = 0.7
 	timeBase = 0.25
 	// timeSlack widens a window: people round ("early March" for the 12th).
 	timeSlack = 3 * 24 * time.Hour
+	// daySlack widens a named day.
+	daySlack = 24 * time.Hour
 )
 
 var (
-	zhMonth = regexp.MustCompile(`(十[一二]|[一二三四五六七八九十]|1[0-2]|0?[1-9])\s*月份?\s*(初|上旬|中旬|中|下旬|底|末)?`)
-	enMonth = regexp.MustCompile(`(?i)\b(?:(early|mid|late|end of|beginning of|start of)[\s-]+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b\.?(\s+\d{4})?`)
+	// A day: "October 13, 2023", "13 October 2023", "the 3rd of June",
+	// "2023-10-13", "3月5日", "2023年3月5号".
+	enMonthDay = regexp.MustCompile(`(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?`)
+	enDayMonth = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b\.?(?:,?\s+(\d{4}))?`)
+	isoDay     = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
+	zhDay      = regexp.MustCompile(`(?:(\d{4})\s*年\s*)?(1[0-2]|0?[1-9])\s*月\s*([12][0-9]|3[01]|0?[1-9])\s*[日号]`)
+	zhMonth    = regexp.MustCompile(`(十[一二]|[一二三四五六七八九十]|1[0-2]|0?[1-9])\s*月份?\s*(初|上旬|中旬|中|下旬|底|末)?`)
+	enMonth    = regexp.MustCompile(`(?i)\b(?:(early|mid|late|end of|beginning of|start of)[\s-]+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b\.?(\s+\d{4})?`)
 )
 
 var zhDigits = map[string]int{"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "十一": 11, "十二": 12}
@@ -62,6 +78,9 @@ func parseTimeWindow(query string, now time.Time) *timeWindow {
 		y := now.Year() - 1
 		return &timeWindow{from: time.Date(y, 1, 1, 0, 0, 0, 0, now.Location()), to: time.Date(y+1, 1, 1, 0, 0, 0, 0, now.Location())}
 	}
+	if w := parseDay(query, now); w != nil {
+		return w
+	}
 	if m := zhMonth.FindStringSubmatch(query); m != nil {
 		n, ok := zhDigits[m[1]]
 		if !ok {
@@ -90,12 +109,53 @@ func parseTimeWindow(query string, now time.Time) *timeWindow {
 	return nil
 }
 
+// parseDay finds a date with its day in query ("on October 13, 2023",
+// "3月5日"): what was said that day, a day either side for the rounding of
+// time zones and late nights.
+func parseDay(query string, now time.Time) *timeWindow {
+	var year, day int
+	var month time.Month
+	if m := isoDay.FindStringSubmatch(query); m != nil {
+		year, _ = strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		month = time.Month(n)
+		day, _ = strconv.Atoi(m[3])
+	} else if m := zhDay.FindStringSubmatch(query); m != nil {
+		year, _ = strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		month = time.Month(n)
+		day, _ = strconv.Atoi(m[3])
+	} else if m := enMonthDay.FindStringSubmatch(query); m != nil {
+		month = enMonths[strings.ToLower(m[1])[:3]]
+		day, _ = strconv.Atoi(m[2])
+		year, _ = strconv.Atoi(m[3])
+	} else if m := enDayMonth.FindStringSubmatch(query); m != nil {
+		day, _ = strconv.Atoi(m[1])
+		month = enMonths[strings.ToLower(m[2])[:3]]
+		year, _ = strconv.Atoi(m[3])
+	} else {
+		return nil
+	}
+	if month < 1 || month > 12 || day < 1 || day > 31 {
+		return nil
+	}
+	if year == 0 {
+		year = now.Year()
+		if time.Date(year, month, day, 0, 0, 0, 0, now.Location()).After(now) {
+			year--
+		}
+	}
+	start := time.Date(year, month, day, 0, 0, 0, 0, now.Location())
+	return &timeWindow{from: start.Add(-daySlack), to: start.Add(24*time.Hour + daySlack), sharp: true}
+}
+
 // monthWindow is month (of year, or its latest occurrence not after now),
 // or its early, mid or late part, widened by timeSlack.
 func monthWindow(month time.Month, part string, year int, now time.Time) *timeWindow {
 	if month < 1 || month > 12 {
 		return nil
 	}
+	explicit := year != 0
 	if year == 0 {
 		year = now.Year()
 		if month > now.Month() {
@@ -112,5 +172,5 @@ func monthWindow(month time.Month, part string, year int, now time.Time) *timeWi
 	case "late":
 		start = start.AddDate(0, 0, 20)
 	}
-	return &timeWindow{from: start.Add(-timeSlack), to: end.Add(timeSlack)}
+	return &timeWindow{from: start.Add(-timeSlack), to: end.Add(timeSlack), sharp: explicit}
 }

@@ -31,20 +31,26 @@ func TestParseTimeWindow(t *testing.T) {
 			t.Errorf("%q: no time window", tc.query)
 			continue
 		}
-		for _, at := range tc.in {
-			if !w.holds(at) {
-				t.Errorf("%q: window %v–%v does not hold %v", tc.query, w.from, w.to, at)
-			}
-		}
-		for _, at := range tc.out {
-			if w.holds(at) {
-				t.Errorf("%q: window %v–%v holds %v", tc.query, w.from, w.to, at)
-			}
-		}
+		checkHolds(t, tc.query, w, tc.in, tc.out)
 	}
 	for _, q := range []string{"may I ask what my cat's name is", "我每个月都去", "what is the plan"} {
 		if w := parseTimeWindow(q, now); w != nil {
 			t.Errorf("%q: window %v–%v, want none", q, w.from, w.to)
+		}
+	}
+}
+
+// checkHolds fails t unless w holds every time of in and none of out.
+func checkHolds(t *testing.T, query string, w *timeWindow, in, out []time.Time) {
+	t.Helper()
+	for _, at := range in {
+		if !w.holds(at) {
+			t.Errorf("%q: window %v–%v does not hold %v", query, w.from, w.to, at)
+		}
+	}
+	for _, at := range out {
+		if w.holds(at) {
+			t.Errorf("%q: window %v–%v holds %v", query, w.from, w.to, at)
 		}
 	}
 }
@@ -90,5 +96,77 @@ func TestDailySummariesRecalled(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res, func(r memory.SearchResult) bool { return r.Kind == memory.ResultDaily }) {
 		t.Fatalf("search = %+v, want the daily log", res)
+	}
+}
+
+// A question that names a day ("on October 13, 2023", "3月5日") points at
+// that day, not its month (issue 9: LoCoMo's questions name the day of
+// the talk they ask about).
+func TestParseTimeWindowDay(t *testing.T) {
+	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+	at := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 15, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		query   string
+		in, out []time.Time
+	}{
+		{"What painting did Melanie show to Caroline on October 13, 2023?", []time.Time{at(2023, 10, 13)}, []time.Time{at(2023, 10, 20), at(2025, 10, 13)}},
+		{"What did Gina find for her clothing store on 1 February, 2023?", []time.Time{at(2023, 2, 1)}, []time.Time{at(2023, 2, 10)}},
+		{"what did I tell you on the 3rd of June", []time.Time{at(2026, 6, 3)}, []time.Time{at(2026, 6, 12)}},
+		{"the notes from 2025-12-30", []time.Time{at(2025, 12, 30)}, []time.Time{at(2025, 12, 20)}},
+		{"3月5日那天我们聊了什么", []time.Time{at(2026, 3, 5)}, []time.Time{at(2026, 3, 15)}},
+		{"2024年11月2号的会", []time.Time{at(2024, 11, 2)}, []time.Time{at(2025, 11, 2)}},
+		// Not yet this year: the latest one before now.
+		{"what happened on December 24?", []time.Time{at(2025, 12, 24)}, []time.Time{at(2026, 12, 24)}},
+	} {
+		w := parseTimeWindow(tc.query, now)
+		if w == nil || !w.sharp {
+			t.Errorf("%q: window %+v, want a sharp one", tc.query, w)
+			continue
+		}
+		checkHolds(t, tc.query, w, tc.in, tc.out)
+	}
+	if w := parseTimeWindow("in June 2023", now); w == nil || !w.sharp {
+		t.Errorf("a month with its year: %+v, want a sharp window", w)
+	}
+	if w := parseTimeWindow("early June", now); w == nil || w.sharp {
+		t.Errorf("a month alone: %+v, want a window that is not sharp", w)
+	}
+}
+
+// The turn said on the day a question names comes before a better
+// worded one from another day of the same month.
+func TestNamedDayRanksItsTurns(t *testing.T) {
+	f := newFixture(t)
+	f.now = time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+	f.turns(user, "s1", f.now.Sub(time.Date(2026, 6, 13, 10, 0, 0, 0, time.UTC)), "Here is the painting I wanted to show you.")
+	f.turns(user, "s2", f.now.Sub(time.Date(2026, 6, 24, 10, 0, 0, 0, time.UTC)), "The painting I showed you is finished: a big painting.")
+	resp := f.ask(Request{Query: "What painting did I show you on June 13?"})
+	score := map[string]float64{}
+	for _, it := range resp.Blocks.Turns {
+		score[it.SessionID] = it.Score
+	}
+	if score["s1"] <= score["s2"] {
+		t.Fatalf("scores %v: want the turn of June 13 (s1) above the one of June 24", score)
+	}
+}
+
+// A question that asks when prefers the turn that says when over one that
+// only shares its words (issue 9: question-type cues).
+func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "s1", 30*24*time.Hour, "Camping with the kids is the best, camping is our thing.")
+	f.turns(user, "s2", 20*24*time.Hour, "We went camping with the kids two weekends ago.")
+	score := func(query string) map[string]float64 {
+		out := map[string]float64{}
+		for _, it := range f.ask(Request{Query: query}).Blocks.Turns {
+			out[it.SessionID] = it.Score
+		}
+		return out
+	}
+	if s := score("When did we go camping with the kids?"); s["s2"] <= s["s1"] {
+		t.Fatalf("when: scores %v, want the turn that says when (s2) first", s)
+	}
+	if s := score("Did we go camping with the kids?"); s["s2"] >= s["s1"] {
+		t.Fatalf("not when: scores %v, want the better match (s1) first", s)
 	}
 }

@@ -24,6 +24,11 @@ type TurnOptions struct {
 	// Next and Prev weigh what a turn passes to the turn after and before
 	// it: an answer follows its question.
 	Next, Prev float64
+	// Answer is what a turn that asks something passes to the turn after
+	// it on top of Next: that turn is its answer, which seldom repeats
+	// the question's words ("What was it about?" — "It was a transgender
+	// poetry reading…").
+	Answer float64
 	// Session weighs a boost for turns in the sessions where the query
 	// matched best: a question is usually about one conversation.
 	Session float64
@@ -33,13 +38,20 @@ type TurnOptions struct {
 	// Speaker is what a turn gains, as a share of its score, when the
 	// query names who said it ("what did Caroline research?").
 	Speaker float64
+	// When is what a turn that says when ("last week", "in 2019") gains,
+	// as a share of its score, for a question that asks when.
+	When float64
+	// Asking is what a turn that ends with a question loses, as a share
+	// of its score: it hands the floor, and what it holds is mostly asked,
+	// not told; the turn after it (Answer) tells.
+	Asking float64
 }
 
 // DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.5, Prev: 0.3, Session: 0.3, Window: 1.6, Speaker: 0.3}
+	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -90,10 +102,15 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		}
 		for _, k := range keys {
 			src := byKey[k]
+			asks := strings.ContainsAny(src.Content, "?？")
 			for d := 1; d <= opt.Radius; d++ {
 				decay := 1 / float64(d)
 				if n, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
-					n.Neighbor = max(n.Neighbor, opt.Next*decay*src.Text)
+					next := opt.Next
+					if d == 1 && asks {
+						next += opt.Answer
+					}
+					n.Neighbor = max(n.Neighbor, next*decay*src.Text)
 				}
 				if p, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex - d}]; ok {
 					p.Neighbor = max(p.Neighbor, opt.Prev*decay*src.Text)
@@ -136,6 +153,12 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		if opt.Speaker > 0 && s.Speaker != "" && named[strings.ToLower(s.Speaker)] {
 			s.Score *= 1 + opt.Speaker
 		}
+		if opt.Asking > 0 && endsAsking(s.Content) {
+			s.Score *= 1 - opt.Asking
+		}
+		if q.AsksWhen && opt.When > 0 && textseg.MentionsTime(s.Content) {
+			s.Score *= 1 + opt.When
+		}
 		out = append(out, *s)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -145,6 +168,25 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// endsAsking reports whether a turn ends with a question.
+func endsAsking(content string) bool {
+	c := strings.TrimSpace(content)
+	return strings.HasSuffix(c, "?") || strings.HasSuffix(c, "？")
+}
+
+// byTime reorders recalled turns for a question about a time: what was
+// said then counts more (timeFactor).
+func byTime(turns []ScoredTurn, tw *timeWindow) []ScoredTurn {
+	if tw == nil {
+		return turns
+	}
+	for i := range turns {
+		turns[i].Score *= timeFactor(tw, turns[i].Time)
+	}
+	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
+	return turns
 }
 
 // maxCoverTerms bounds the terms the window coverage counts.
@@ -166,7 +208,7 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 	c := &coverer{terms: terms, weight: make([]float64, len(terms)), has: make(map[memory.TurnKey][]bool, len(turns))}
 	df := make([]int, len(terms))
 	for k, t := range turns {
-		toks := textseg.Tokens(t.Speaker + " " + t.Content + " " + t.Attachments)
+		toks := textseg.Tokens(t.TurnHit.Text())
 		set := make(map[string]bool, len(toks))
 		for _, tok := range toks {
 			set[tok] = true

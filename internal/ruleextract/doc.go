@@ -28,9 +28,16 @@
 // ("规则：以后回答都用中文", "Decision: use Postgres").
 //
 // What it must never do: call out to anything (network, disk, clock, model);
-// invent facts from questions, hypotheticals ("如果…", "if we used …") or
-// negations ("我不叫…", "we don't use …"); take identity or preferences from
-// anything but the user's own words; return a candidate with an invalid kind
+// invent facts from questions, hypotheticals ("如果…", "if we used …",
+// "assuming …", "we'd use …"), negations ("我不叫…", "we don't use …"),
+// hedges ("…but I'm not sure", "看起来…"), sarcasm ("Oh sure, I just love
+// …"), past states ("the old service used MySQL 5.7"), work under way or
+// decided but not done ("we're migrating to React", "we decided to use
+// Postgres" is the decision alone), one-off requests ("don't run the
+// migration yet", "use Python 3.12 for this script"); take identity or
+// preferences from anything but the user's own words (not quotations, text
+// to translate, reported speech, or what "my students", "Sarah on the data
+// team" or "many teams" do); return a candidate with an invalid kind
 // or category, an empty subject, predicate or content, invalid UTF-8, or a
 // confidence outside [0, 1]; panic on any input. It does not mask secrets:
 // callers run text through internal/secrets first.

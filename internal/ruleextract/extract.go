@@ -93,10 +93,15 @@ func (x *extractor) content(text string) {
 	for _, s := range splitSentences(text) {
 		body, correcting := stripCorrection(s.text)
 		x.correcting = correcting
+		body = cutQuotedTask(body)
+		if notMeant(body) {
+			continue
+		}
 		clauses := splitClauses(body)
 		cond := ""
 		speaker := false // the previous clause was the user speaking of themselves
 		rule := -1       // the candidate index of a rule the previous clause stated
+		prefBefore := false
 		for i, raw := range clauses {
 			if len(x.out) >= maxCandidates {
 				return
@@ -123,8 +128,21 @@ func (x *extractor) content(text string) {
 			if speaker && elidesSpeaker(c.text) {
 				c = newClause("我" + c.text)
 			}
-			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们")
+			// "我女儿今年六岁，喜欢画画": the daughter likes drawing.
+			speaker = strings.HasPrefix(c.text, "我") && !strings.HasPrefix(c.text, "我们") && !aboutSomeoneElse(c)
+			// "Can you remember that I'm on Windows?" asks to remember.
+			if m := reEnAskRemember.FindStringIndex(c.low); m != nil && !c.zh {
+				c = newClause("remember " + c.text[m[1]:])
+				x.clause(c)
+				continue
+			}
 			if (s.question && i == len(clauses)-1) || looksLikeQuestion(c.text, c.low) {
+				cond = ""
+				continue
+			}
+			// "Assuming we used Kafka, would ordering hold?": a condition
+			// in a question is part of what is asked.
+			if s.question && (isCondition(c) || isSupposition(c)) {
 				cond = ""
 				continue
 			}
@@ -134,12 +152,24 @@ func (x *extractor) content(text string) {
 			}
 			before := len(x.out)
 			x.clause(c)
+			// "我喜欢简洁的回答，不要太啰嗦": a bare "don't" after a preference
+			// says the preference again; it is not a rule of its own.
+			if n := len(x.out); n == before+1 && x.out[before].Predicate == PredRule &&
+				x.out[before].Confidence < confStrong && prefBefore {
+				x.out = x.out[:before]
+			}
+			prefBefore = false
+			for _, cand := range x.out[before:] {
+				prefBefore = prefBefore || cand.Kind == memory.KindPreference
+			}
 			if n := len(x.out); n == before+1 && x.out[before].Predicate == PredRule {
 				rule = before
 			}
 		}
 	}
 }
+
+var reEnAskRemember = regexp.MustCompile(`^(?:can|could|would|will) you (?:please )?(?:remember|keep in mind|note)\b\s*`)
 
 // zhSpeakerAdverbs may open a clause whose 我 was left out: "我住在北京，
 // 平时喜欢喝咖啡".
@@ -170,7 +200,14 @@ func elidesSpeaker(text string) bool {
 // pull request instead".
 func continuesRule(c *clause) bool {
 	if c.zh {
-		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是"})
+		return hasPrefixAny(c.text, []string{"要先", "先", "而是", "应该", "改为", "改用", "请", "然后", "再", "最好", "必须", "要", "不要", "别", "不用", "而不是", "不是",
+			"都要", "都得", "都必须", "都需要", "就要", "就得"})
+	}
+	if hasPrefixAny(c.low, []string{"not ", "no "}) {
+		return true // "always use f-strings, not % formatting"
+	}
+	if rest, ok := strings.CutPrefix(c.low, "never "); ok && len(strings.Fields(rest)) <= 3 {
+		return true // "always use f-strings, never % formatting"
 	}
 	return hasPrefixAny(c.low, []string{"open ", "use ", "instead", "then ", "and ", "run ", "create ", "ask ", "make ", "send ", "put ", "go through ", "rather "})
 }
@@ -178,12 +215,29 @@ func continuesRule(c *clause) bool {
 // Corrections: "Correction: my name is Anna, not Ana.", "纠正一下，我叫张伟".
 // What follows is stated as replacing what was said before.
 var (
-	enCorrections = []string{"correction", "to correct myself", "sorry, i misspoke", "i misspoke", "scratch that", "oops", "i meant", "my mistake", "my bad"}
+	enCorrections = []string{"correction", "small correction", "quick correction", "one correction", "minor correction", "to correct myself", "sorry, i misspoke", "i misspoke", "scratch that", "oops", "i meant", "my mistake", "my bad"}
 	zhCorrections = []string{"不好意思说错了", "不好意思，说错了", "之前说错了", "刚才说错了", "我说错了", "说错了", "纠正一下", "更正一下", "纠正", "更正", "不对"}
 )
 
 func stripCorrection(s string) (string, bool) {
+	// "Oops, I meant …": markers may come in a row.
+	t, ok := stripCorrectionOnce(s)
+	for ok {
+		next, more := stripCorrectionOnce(t)
+		if !more || next == t {
+			break
+		}
+		t = next
+	}
+	return t, ok
+}
+
+func stripCorrectionOnce(s string) (string, bool) {
 	t := strings.TrimSpace(s)
+	// "Wait, I meant …": a filler may come first.
+	if lead := stripLead(t); lead != t && !strings.HasPrefix(lowerASCII(t), "sorry") {
+		t = lead
+	}
 	low := lowerASCII(t)
 	for _, w := range enCorrections {
 		if hasWordPrefix(low, w) {
@@ -220,23 +274,52 @@ func (x *extractor) clause(c *clause) {
 			return // "always use pnpm" is the rule, not a tool fact as well
 		}
 	}
-	// A decision to use a tool is also the tool in use ("we decided to use
-	// SQLite" → sqlite/uses), so the tool pass still runs.
-	x.decision(c)
-	if !isHypothetical(c) {
+	// A decision to use a tool is not yet the tool in use: "we decided to
+	// move logging to Loki next quarter" is taken before the move, so the
+	// decision is the one memory and the tool pass does not run.
+	if x.decision(c) {
+		return
+	}
+	// "If we had more budget, we'd use Datadog": what follows a condition
+	// holds only if it does.
+	if !isHypothetical(c) && !isImperative(c) && c.cond == "" {
 		x.tools(c)
 		x.paths(c)
 	}
 }
 
+// Imperatives ask for something to be done ("Use Python 3.12 for this
+// script", "run it on Node 20"); they state nothing about the setup, and a
+// standing one was read as a rule before this.
+var enImperatives = setOf("use", "run", "try", "install", "switch", "add", "upgrade", "downgrade", "set",
+	"put", "move", "change", "replace", "pin", "bump", "update", "deploy", "build", "test", "make", "create",
+	"write", "open", "check", "rewrite", "port", "migrate", "compile", "call", "import", "remove", "delete")
+
+func isImperative(c *clause) bool {
+	if c.zh {
+		return false
+	}
+	low := strings.TrimPrefix(strings.TrimPrefix(c.low, "please "), "pls ")
+	first, _, _ := strings.Cut(low, " ")
+	return enImperatives[first]
+}
+
 // Third parties: a clause about someone else is not about the user.
 var (
 	reZhOther = regexp.MustCompile(`^我(?:的)?(?:同事|朋友|老婆|妻子|老公|丈夫|妈妈|妈|爸爸|爸|母亲|父亲|老板|领导|女儿|儿子|哥哥|姐姐|弟弟|妹妹|家人|同学|室友|女朋友|男朋友|孩子|上司|客户)`)
-	reEnOther = regexp.MustCompile(`^my (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client)\b`)
+	reEnOther = regexp.MustCompile(`^(?:my|our) (?:wife|husband|colleague|colleagues|friend|friends|boss|brother|sister|mom|mother|dad|father|son|daughter|partner|girlfriend|boyfriend|coworker|coworkers|co-worker|cofounder|co-founder|teammate|teammates|manager|kid|kids|roommate|parents|cousin|neighbor|neighbour|client|clients|customer|customers|cto|ceo|lead|tech lead|pm|intern|interns|mentor|teacher|professor|landlord|students|pupils|users|readers|family|relatives|reports|direct reports)\b|^(?:he|she|they|his|her|their|someone|somebody|everyone|everybody|nobody|people)\b|^(?:many|most|some|a lot of|lots of|plenty of|other|few|a few|all) (?:people|teams|companies|developers|devs|engineers|users|folks|orgs|organizations|shops|startups)\b`)
+	// A person named as the subject: "Sarah on the data team uses DuckDB",
+	// "Ravi said he prefers tabs".
+	reEnNamedOther = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:(?:on|from|in|at) (?:the|our|my) |(?:said|says|told|tells|thinks|thought|mentioned|mentions|asked|wants|wanted|reckons|claims)\b)`)
 )
 
+var reEnWithMe = regexp.MustCompile(`^my [a-z]+ and (?:i|me)\b`)
+
 func aboutSomeoneElse(c *clause) bool {
-	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low)
+	if reEnOthersCallMe.MatchString(c.low) || reEnWithMe.MatchString(c.low) {
+		return false // "everyone calls me DJ", "my wife and I moved": the user too
+	}
+	return reZhOther.MatchString(c.text) || reEnOther.MatchString(c.low) || reEnNamedOther.MatchString(c.text)
 }
 
 // zhElidedVerbs open a clause whose subject 我 was left out because the
@@ -250,13 +333,14 @@ var zhElidedVerbs = []string{
 // checking them first spares most clauses a dozen regular expressions.
 var personalOpeners = []string{
 	"我", "你", "叫", "大家", "您", "称呼", "咱们", "i ", "i'", "my ", "call ", "please call", "pls call",
-	"you can call", "just call", "feel free", "we ", "our team ", "the team ",
+	"you can call", "just call", "feel free", "we ", "our team ", "the team ", "everyone ", "everybody ",
+	"people ", "friends ", "most people ", "me and ",
 }
 
 // personal runs the user-only families that describe the speaker.
 func (x *extractor) personal(c *clause) bool {
 	if !hasPrefixAny(c.low, personalOpeners) {
-		return false
+		return !c.zh && x.nameHere(c)
 	}
 	return x.identity(c) || x.location(c) || x.work(c) || x.age(c) || x.preference(c)
 }
@@ -317,7 +401,7 @@ func (x *extractor) add(f fact) {
 // kept for the rule after it; a hypothetical clause yields no tool or path
 // facts ("如果我们用 Python 3.12", "we could switch to Redis").
 var (
-	enConditionStarts = []string{"if", "when", "whenever", "unless", "before", "after", "once", "while"}
+	enConditionStarts = []string{"if", "when", "whenever", "every time", "each time", "any time", "anytime", "unless", "before", "after", "once", "while"}
 	zhConditionStarts = []string{"如果", "假如", "要是", "假设", "万一", "当", "每当", "除非", "在"}
 
 	enHypothetical = []string{
@@ -353,6 +437,9 @@ func isCondition(c *clause) bool {
 }
 
 func isHypothetical(c *clause) bool {
+	if containsAny(c.low, "'d ", "'ll ") {
+		return true // "we'd use Datadog", "I'll use pnpm": would, will
+	}
 	for _, w := range zhHypothetical {
 		if strings.Contains(c.text, w) {
 			return true
@@ -414,4 +501,68 @@ func (x *extractor) decisionSubject() string {
 		return x.project
 	}
 	return "project"
+}
+
+// Sentences that state nothing the speaker stands behind: hedged ("I
+// think we're on Node 18, but I'm not sure") or sarcastic ("Oh sure, I
+// just love debugging YAML at 2am").
+var (
+	enHedges = []string{"not sure", "not certain", "not 100% sure", "i guess", "i'm guessing", "iirc",
+		"if i recall", "if i remember", "probably", "i doubt", "don't quote me", "looks like", "seems like", "it seems",
+		"seems to", "appears to", "apparently", "i assume", "i suspect", "presumably"}
+	zhHedges    = []string{"不确定", "不太确定", "记不清", "不记得", "说不准", "拿不准", "看起来", "看样子", "似乎", "貌似", "好像"}
+	enSarcasm   = []string{"oh sure", "oh great", "oh yeah", "yeah right", "oh joy", "oh wonderful", "oh perfect", "sure, because"}
+	zhSarcasm   = []string{"呵呵", "真是太好了呢", "可真行"}
+	enSuppose   = []string{"assuming", "assume", "supposing", "suppose", "say", "let's say", "imagine", "hypothetically", "in theory", "theoretically", "in a world where"}
+	zhSuppose   = []string{"假设", "假定", "设想", "理论上"}
+	enTextTasks = []string{"translate", "rephrase", "rewrite", "reword", "paraphrase", "summarize", "summarise", "proofread", "draft", "write", "example", "examples", "sample", "template", "e.g", "for instance", "test message", "prompt", "input", "output", "fixture", "bio", "caption", "tweet", "email", "reply",
+		// Reported speech: what follows is the other person's words.
+		"says", "said", "say", "wrote", "writes", "replied", "replies", "asked", "asks", "forwarding", "forwarded", "quote", "quoting"}
+	zhTextTasks = []string{"翻译", "改写", "润色", "总结", "例如", "比如", "示例", "例子", "样例", "模板", "帮我写", "写一段", "写一封", "回复",
+		"写道", "转发", "原话"}
+	enNotTaskTop = []string{"rule", "remember", "note", "correction", "decision", "final decision", "update"}
+)
+
+// notMeant reports whether a sentence is hedged or sarcastic, so that no
+// clause of it is a fact.
+func notMeant(s string) bool {
+	low := lowerASCII(strings.TrimSpace(s))
+	if containsAny(low, enHedges...) && containsWord(low, enHedges...) || containsAny(s, zhHedges...) {
+		return true
+	}
+	return hasPrefixAny(low, enSarcasm) || strings.HasSuffix(low, " /s") || hasPrefixAny(s, zhSarcasm)
+}
+
+// isSupposition reports whether a clause sets up a case rather than states
+// one: "assuming we used Kafka", "say I'm a new hire", "假设我们用 Kafka".
+func isSupposition(c *clause) bool {
+	for _, w := range enSuppose {
+		if hasWordPrefix(c.low, w) {
+			return true
+		}
+	}
+	return hasPrefixAny(c.text, zhSuppose)
+}
+
+// cutQuotedTask keeps only the request of "Translate to German: I like
+// cheese" or "Example message: my name is Bob": what follows the colon is
+// text to work on, someone else's words, not the speaker's.
+func cutQuotedTask(s string) string {
+	i := strings.IndexAny(s, ":：")
+	if i <= 0 {
+		return s
+	}
+	head := s[:i]
+	low := lowerASCII(head)
+	if runeLen(head) > 60 || hasPrefixAny(strings.TrimSpace(low), enNotTaskTop) {
+		return s
+	}
+	if containsWord(low, enTextTasks...) || containsAny(head, zhTextTasks...) {
+		return head
+	}
+	// "客户说：我们用 Oracle": someone else's words, unless the speaker's.
+	if t := strings.TrimSpace(head); strings.HasSuffix(t, "说") && !hasPrefixAny(t, []string{"我说", "我想说", "我要说", "我再说"}) {
+		return head
+	}
+	return s
 }

@@ -165,8 +165,8 @@ func TestPositive(t *testing.T) {
 		{"I think the config file is at ~/.config/engram/config.toml", []want{{PredPath, "config", "~/.config/engram/config.toml"}}},
 		{"The logs are stored in /var/log/engram", []want{{PredPath, "logs", "The logs are at /var/log/engram"}}},
 		// Decisions (and the tool they name).
-		{"我们决定用 Postgres 作为主库", []want{{PredDecision, "project", "决定：用 Postgres 作为主库"}, {PredUses, "postgres", "使用 Postgres"}}},
-		{"We decided to use SQLite for the read model.", []want{{PredDecision, "project", "Decision: use SQLite for the read model"}, {PredUses, "sqlite", "uses SQLite"}}},
+		{"我们决定用 Postgres 作为主库", []want{{PredDecision, "project", "决定：用 Postgres 作为主库"}}},
+		{"We decided to use SQLite for the read model.", []want{{PredDecision, "project", "Decision: use SQLite for the read model"}}},
 		{"Let's go with option B.", []want{{PredDecision, "project", "go with option B"}}},
 		{"那就用方案二吧", []want{{PredDecision, "project", "用方案二"}}},
 		// Several facts in one message.
@@ -193,7 +193,7 @@ func TestNegative(t *testing.T) {
 		"我不叫李雷",
 		"如果我叫李雷",
 		"我们不用 Redis",
-		"We don't use Redis anymore",
+		"We don't use Redis",
 		"我们可以用 Redis 做缓存",
 		"We might switch to Bun",
 		"If we used Python 3.12 we could drop the shim",
@@ -250,7 +250,7 @@ func TestNegative(t *testing.T) {
 func TestVersionSupersede(t *testing.T) {
 	pairs := []struct{ before, after string }{
 		{"我们用的是 Python 3.10", "我们升级到 Python 3.12 了"},
-		{"We used Python 3.10.", "We upgraded to Python 3.12."},
+		{"We use Python 3.10.", "We upgraded to Python 3.12."},
 		{"We're on Go 1.25", "我们升级到了 Go 1.26"},
 		{"We run Node v18", "We switched to Node 20"},
 	}
@@ -351,7 +351,6 @@ func TestProjectScope(t *testing.T) {
 		{PredName, "user", "李雷"},
 		{PredVersion, "go", "Project engram uses Go 1.26"},
 		{PredDecision, "engram", "决定：用 NATS 做消息总线"},
-		{PredUses, "nats", "项目 engram 使用 NATS"},
 		{PredPath, "config", "Project engram's config is at ./engram.yaml"},
 	})
 	for _, c := range got {
@@ -378,7 +377,7 @@ func TestConfidenceRouting(t *testing.T) {
 		{"We use Go 1.26", false},
 		{"I'm Ana", true},
 		{"我是张伟", true},
-		{"不要删除这个文件", true},
+		{"不要用 var 声明变量", true},
 		{"Don't use semicolons", true},
 		{"Let's go with option B", true},
 		{"我在北京工作", true},
@@ -516,6 +515,7 @@ func worstCaseInputs() []string {
 		strings.Repeat("用", maxInputBytes/3), strings.Repeat("on ", maxInputBytes/3), strings.Repeat("I'm ", maxInputBytes/4),
 		strings.Repeat("a.", maxInputBytes/2), strings.Repeat("，我", maxInputBytes/6), strings.Repeat(" and I", maxInputBytes/6),
 		strings.Repeat("upgraded ", maxInputBytes/9), strings.Repeat("以后", maxInputBytes/6), strings.Repeat(`C:\`, maxInputBytes/3),
+		strings.Repeat("“a", maxInputBytes/4), strings.Repeat(`"a b c" `, maxInputBytes/8),
 	}
 }
 

@@ -16,7 +16,7 @@ var (
 		`|~/[A-Za-z0-9._~@+/\-]*` +
 		`|\.{1,2}/[A-Za-z0-9._~@+/\-]+` +
 		`|/[A-Za-z0-9._~@+\-]+(?:/[A-Za-z0-9._~@+\-]*)*` +
-		`|(?:[A-Za-z0-9_\-]+/)+[A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}` +
+		`|\.?(?:[A-Za-z0-9_\-]+/)+[A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}` +
 		`|\.?[A-Za-z0-9_\-]*\.(?:ya?ml|json|toml|ini|env|conf|cfg|properties|xml)\b|\.(?:env|bashrc|zshrc|profile|npmrc|gitconfig)\b`)
 
 	reZhPathTrigger = regexp.MustCompile(`(?:的(?:路径|目录|位置|地址)|路径|地址)?\s*(在|位于|放在|存在|存放在|保存在|放到了?|移到了?|搬到了?|挪到了?|改到了?|是|为|：|:)\s*$`)
@@ -90,6 +90,11 @@ func (x *extractor) zhPath(c *clause, head, verb, path string) bool {
 }
 
 func (x *extractor) enPath(c *clause, head, verb, path string) bool {
+	// "the CI uses GitHub Actions, config is in …": the thing placed is
+	// named after the last comma.
+	if i := strings.LastIndexAny(head, ",;"); i >= 0 {
+		head = head[i+1:]
+	}
 	words := strings.Fields(head)
 	if len(words) > 3 {
 		words = words[len(words)-3:]

@@ -28,16 +28,21 @@ var (
 	reZhAge     = regexp.MustCompile(`^我(?:今年|现在|已经)*([0-9]{1,3}|[一二三四五六七八九十两百]{1,4})(?:周)?岁(?:了|啦)?$`)
 
 	reEnNameIs = regexp.MustCompile(`^my (?:full |first |real |given )?name(?:'s| is)\s+(.+)$`)
-	reEnCallMe = regexp.MustCompile(`^(?:(?:please|pls|you can|just|feel free to) )*call me\s+(.+)$`)
-	reEnIAm    = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
-	reEnLive   = regexp.MustCompile(`^i (?:(?:currently|now|still|also) )*(?:live|reside) in\s+(.+)$`)
-	reEnBased  = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located|staying) (?:in|at|out of)\s+(.+)$`)
-	reEnMoved  = regexp.MustCompile(`^i (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
-	reEnFrom   = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$`)
-	reEnWorkAt = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
-	reEnWorkAs = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
-	reEnEmploy = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
-	reEnAge    = regexp.MustCompile(`^(\d{1,3})(?: years? old| yo| y/o)?$`)
+	reEnCallMe = regexp.MustCompile(`^(?:(?:please|pls|you can|just|feel free to) )*call me\s+(.+)$|^(?:everyone|everybody|people|my friends|friends|most people) (?:calls?|knows?) me(?: as)?\s+(.+)$`)
+	// reEnOthersCallMe is how other people name the user: not about them.
+	reEnOthersCallMe = regexp.MustCompile(`^(?:everyone|everybody|people|my friends|friends|most people) (?:calls?|knows?) me\b`)
+	reEnBeenA        = regexp.MustCompile(`^i(?:'ve| have) been (?:an? )(.+?)(?: for .+| since .+)?$`)
+	reEnIAm          = regexp.MustCompile(`^i(?:'m| am)\s+(.+)$`)
+	reEnLive         = regexp.MustCompile(`^i(?: (?:currently|now|still|also))*(?: live| reside|'ve lived|'ve been living| have lived| have been living) in\s+(.+)$`)
+	reEnBased        = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now|still|also) )*(?:living|based|located) (?:in|at|out of)\s+(.+)$`)
+	reEnMoved        = regexp.MustCompile(`^(?:i|me and my [a-z]+|my [a-z]+ and i) (?:(?:just|recently|finally|have|'ve) )*(?:moved|relocated) to\s+(.+)$`)
+	// "Marcus here, SRE at Datadog": a chat introduction.
+	reEnNameHere = regexp.MustCompile(`^([A-Z][\p{L}'-]+(?: [A-Z][\p{L}'-]+)?) here(?:[,!.:;]|\s*$)`)
+	reEnFrom     = regexp.MustCompile(`^i(?: come|'m originally| am originally| originally come) from\s+(.+)$|^i (?:grew up|was born and raised|was raised) in\s+(.+)$`)
+	reEnWorkAt   = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work (?:at|for)\s+(.+?)(?: as (?:an? )?(.+))?$`)
+	reEnWorkAs   = regexp.MustCompile(`^i (?:(?:currently|now|still) )*work as (?:an? )?(.+?)(?: (?:at|for) (.+))?$`)
+	reEnEmploy   = regexp.MustCompile(`^i(?:'m| am) (?:(?:currently|now) )*(?:employed|working) (?:at|for|by)\s+(.+?)(?: as (?:an? )?(.+))?$`)
+	reEnAge      = regexp.MustCompile(`^(\d{1,3})(?: years? old| yo| y/o)?(?: and [a-z-]+)?$`)
 )
 
 func (x *extractor) identity(c *clause) bool {
@@ -80,6 +85,9 @@ func (x *extractor) identity(c *clause) bool {
 		}
 	}
 	if m := reEnCallMe.FindStringSubmatchIndex(c.low); m != nil {
+		if m[2] < 0 {
+			m[2], m[3] = m[4], m[5]
+		}
 		if name, ok := enName(c.text[m[2]:m[3]], false); ok {
 			x.add(fact{pred: PredNickname, subject: "user", content: "User wants to be called " + name, conf: confClear})
 			return true
@@ -88,7 +96,26 @@ func (x *extractor) identity(c *clause) bool {
 	if m := reEnIAm.FindStringSubmatchIndex(c.low); m != nil {
 		return x.enIAm(c, c.text[m[2]:m[3]], c.low[m[2]:m[3]])
 	}
+	// "I've been a nurse for twelve years": still one.
+	if m := reEnBeenA.FindStringSubmatchIndex(c.low); m != nil {
+		return x.enOccupation(c.text[m[2]:m[3]], confClear)
+	}
 	return false
+}
+
+// nameHere reads a chat introduction: "Marcus here, SRE at Datadog".
+func (x *extractor) nameHere(c *clause) bool {
+	m := reEnNameHere.FindStringSubmatchIndex(c.text)
+	if m == nil {
+		return false
+	}
+	name, ok := enName(c.text[m[2]:m[3]], true)
+	if !ok {
+		return false
+	}
+	x.name(c, name, confWeak)
+	x.appositive(c.text[m[1]:])
+	return true
 }
 
 func (x *extractor) name(c *clause, name string, conf float64) {
@@ -155,17 +182,22 @@ func (x *extractor) enIAm(c *clause, rest, low string) bool {
 // Bangalore", "in Madrid".
 var reEnPlaceIn = regexp.MustCompile(`\b(?:based in|living in|located in|in|from)\s+([A-Z][\p{L}]+(?:[ -][A-Z][\p{L}]+)*)`)
 
+var reEnBasedIn = regexp.MustCompile(`^(?:based|living|located) in\s+([A-Z][\p{L}]+(?:[ -][A-Z][\p{L}]+)*)`)
+
 // appositive reads what follows a name after a comma: ", a product
 // designer based in Bangalore".
 func (x *extractor) appositive(after string) {
 	after = strings.TrimLeft(after, ", ")
 	low := lowerASCII(after)
+	job := after
 	for _, art := range []string{"a ", "an ", "the "} {
 		if strings.HasPrefix(low, art) {
-			x.enOccupation(after[len(art):], confClear)
+			job = after[len(art):]
 			break
 		}
 	}
+	// "I'm Lena, backend dev at Zalando": the article is often left out.
+	x.enOccupation(job, confClear)
 	if m := reEnPlaceIn.FindStringSubmatch(after); m != nil {
 		pred, prefix := PredLocation, "User is based in "
 		if strings.Contains(m[0], "from ") {
@@ -187,6 +219,10 @@ func (x *extractor) enOccupation(phrase string, conf float64) bool {
 	x.add(fact{pred: PredOccupation, subject: "user", content: "User is " + article(job) + " " + job, conf: conf})
 	rest := strings.TrimPrefix(phrase[len(cut):], " ")
 	lowRest := lowerASCII(rest)
+	// "a freelance translator based in Montreal".
+	if m := reEnBasedIn.FindStringSubmatch(rest); m != nil {
+		x.add(fact{pred: PredLocation, subject: "user", content: "User is based in " + m[1], conf: conf})
+	}
 	for _, p := range []string{"at ", "for "} {
 		if after, ok := strings.CutPrefix(lowRest, p); ok {
 			if org := placeText(rest[len(rest)-len(after):]); org != "" && !hasPrefixAny(lowerASCII(org), []string{"a ", "an ", "the "}) {
@@ -197,7 +233,17 @@ func (x *extractor) enOccupation(phrase string, conf float64) bool {
 	return true
 }
 
+// A stay, not a home: "I'm in Berlin this week for a conference", "我这周
+// 在上海出差".
+var (
+	reEnStay = regexp.MustCompile(`\b(?:this (?:week|weekend|month)|for (?:a|the) (?:few|couple|week|weekend|conference|trip|visit|holiday|vacation|meetup)|on (?:a )?(?:vacation|holiday|trip|business)|until|temporarily|today|tonight|for now|visiting|staying)\b`)
+	zhStay   = []string{"出差", "旅游", "旅行", "度假", "这周", "这几天", "暂时", "临时", "今天", "开会"}
+)
+
 func (x *extractor) location(c *clause) bool {
+	if reEnStay.MatchString(c.low) || c.zh && containsAny(c.text, zhStay...) {
+		return false
+	}
 	if strings.HasPrefix(c.text, "我") {
 		if m := reZhMoved.FindStringSubmatch(c.text); m != nil {
 			if place := zhPlace(m[1]); place != "" {
@@ -246,6 +292,9 @@ func (x *extractor) location(c *clause) bool {
 		return true
 	}
 	if m := reEnFrom.FindStringSubmatchIndex(c.low); m != nil {
+		if m[2] < 0 {
+			return x.enPlace(c.text[m[4]:m[5]], PredHometown, "User grew up in ", false)
+		}
 		return x.enPlace(c.text[m[2]:m[3]], PredHometown, "User is from ", false)
 	}
 	return false
@@ -337,7 +386,8 @@ func (x *extractor) work(c *clause) bool {
 		}
 		x.add(fact{pred: PredOccupation, subject: "user", content: "User works as " + article(job) + " " + job, conf: confStrong})
 		if m[4] >= 0 {
-			if org := placeText(c.text[m[4]:m[5]]); org != "" {
+			// "at a bank in Dubai" names no employer.
+			if org := placeText(c.text[m[4]:m[5]]); org != "" && !hasPrefixAny(lowerASCII(org), []string{"a ", "an ", "the "}) {
 				x.add(fact{pred: PredEmployer, subject: "user", content: "User works at " + org, conf: confStrong})
 			}
 		}
@@ -472,6 +522,12 @@ func enName(raw string, requireCap bool) (string, bool) {
 		}
 		if len(name) == 0 && (enNotNames[lw] || knownTool(lw)) {
 			return "", false
+		}
+		// "Korean-American", "English-speaking": a demonym, not a name.
+		for _, part := range strings.Split(lw, "-") {
+			if part != lw && enNotNames[part] {
+				return "", false
+			}
 		}
 		name = append(name, clean)
 		if clean != w {

@@ -2,6 +2,7 @@ package ruleextract
 
 import (
 	"regexp"
+	"strings"
 )
 
 // Plans: "星河商城下周要升级到 Next.js 15", "we're migrating to Kubernetes
@@ -21,7 +22,8 @@ var (
 
 	reEnPlanIntent  = regexp.MustCompile(`\b(?:plan(?:s|ning)? to|going to|gonna|will|'ll|about to|scheduled to|set to)\s+([a-z]+)`)
 	reEnPlanOngoing = regexp.MustCompile(`^(?:we|i)(?:'re|'m| are| am) ([a-z]+ing)\b`)
-	reEnPlanWhen    = regexp.MustCompile(`\b(?:next (?:week|month|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday)|tomorrow|this (?:weekend|friday)|later this (?:week|month|year)|on (?:monday|tuesday|wednesday|thursday|friday)|by (?:monday|tuesday|wednesday|thursday|friday|the end of))\b`)
+	reEnPlanDeictic = regexp.MustCompile(`^\s*(?:it|this|that|them|these|those)\b`)
+	reEnPlanWhen    = regexp.MustCompile(`\b(?:next (?:week|month|quarter|year|sprint|release|monday|tuesday|wednesday|thursday|friday)|tomorrow|this (?:weekend|friday|sprint|quarter|month|year|summer|winter|spring|fall|autumn)|next (?:summer|winter|spring|fall|autumn)|later this (?:week|month|year)|on (?:monday|tuesday|wednesday|thursday|friday)|by (?:monday|tuesday|wednesday|thursday|friday|the end of))\b`)
 	enPlanUnsure    = []string{"maybe", "might", "could", "should", "would", "if", "hope", "wish", "want", "wants", "perhaps", "thinking", "consider", "considering", "probably", "not", "never", "don't", "won't"}
 	enNotPlanVerbs  = setOf("the", "a", "an", "my", "our", "your", "be", "have", "need", "try", "see", "think", "let", "get", "go", "do", "check", "look", "take", "make", "keep")
 	enProjectPlans  = []string{"upgrad", "migrat", "launch", "releas", "deploy", "switch", "move", "moving", "ship", "roll", "replac", "rewrit", "refactor", "adopt", "merg", "retire", "sunset"}
@@ -44,15 +46,23 @@ func (x *extractor) plan(c *clause) bool {
 			return false
 		}
 		verb := ""
-		if m := reEnPlanIntent.FindStringSubmatch(c.low); m != nil && !enNotPlanVerbs[m[1]] {
+		// "I'm going to lunch", "I'll review it tomorrow": an errand or a
+		// step in this conversation; a plan says when, or what changes.
+		if m := reEnPlanIntent.FindStringSubmatch(c.low); m != nil && !enNotPlanVerbs[m[1]] &&
+			(strings.Contains(m[0], "plan") || reEnPlanWhen.MatchString(c.low) || hasPrefixAny(m[1], enProjectPlans)) &&
+			!reEnPlanDeictic.MatchString(c.low[strings.Index(c.low, m[0])+len(m[0]):]) {
 			verb = m[1]
-		} else if m := reEnPlanOngoing.FindStringSubmatch(c.low); m != nil && m[1] != "going" && reEnPlanWhen.MatchString(c.low) {
+		} else if m := reEnPlanOngoing.FindStringSubmatch(c.low); m != nil && m[1] != "going" &&
+			(reEnPlanWhen.MatchString(c.low) || strings.HasPrefix(c.low, "we") && containsAny(m[1], enProjectPlans...)) {
+			// "We're migrating the frontend to React": under way, not done.
 			verb = m[1]
 		}
 		if verb == "" {
 			return false
 		}
-		project = containsAny(c.low, enProjectPlans...)
+		// "Next week we'll drop support for Python 3.8": what a team
+		// plans is the project's, whatever the verb.
+		project = containsAny(c.low, enProjectPlans...) || containsWord(c.low, "we", "we'll", "we're", "our", "us")
 	}
 	subject := "user"
 	if project {

@@ -254,6 +254,9 @@ func enObject(raw string) string {
 			return ""
 		}
 	}
+	if reEnPickedObject.MatchString(low) || reEnForNow.MatchString(low) {
+		return "" // "I like the second option better": a pick in this conversation
+	}
 	words := strings.Fields(o)
 	for i, w := range words {
 		switch strings.ToLower(w) {
@@ -277,6 +280,14 @@ var enObjectEnds = []string{
 	", it", ", that", ", they", ", which", ", so ", ", and it", ", and they", ", but", ", especially",
 	" - ", " – ", " — ", "; ",
 }
+
+// reEnForNow ends an object scoped to the matter at hand: "I'd rather not
+// use Java for this".
+var reEnForNow = regexp.MustCompile(`\b(?:for (?:this|that|now|today|this one|that one|this project|the moment)|here|this time|in this case|right now)$`)
+
+// reEnPickedObject is one of the things on the table in a conversation,
+// named with a definite article: an option, an approach, a draft.
+var reEnPickedObject = regexp.MustCompile(`^the (?:(?:first|second|third|fourth|last|other|latter|former|new|old|previous|original|current|updated|revised|shorter|longer|simpler|latest) )*(?:one|ones|option|options|approach|idea|suggestion|version|answer|solution|proposal|design|draft|snippet|fix|change|changes|wording|layout|example|variant|alternative|plan)\b`)
 
 var enBadObjects = []string{
 	"it", "that", "this", "these", "those", "you", "your", "him", "her", "them", "how", "what", "when",

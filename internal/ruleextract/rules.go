@@ -54,6 +54,9 @@ func (x *extractor) remember(c *clause) bool {
 	if rest == "" || looksLikeQuestion(rest, restLow) {
 		return false
 	}
+	if toDo && oneOff(c) {
+		return true // "don't forget to close the connection in that function": for now
+	}
 	inner := newClause(rest)
 	before := len(x.out)
 	if !toDo && x.personal(inner) {
@@ -61,6 +64,11 @@ func (x *extractor) remember(c *clause) bool {
 			x.out[i].Confidence = min(x.out[i].Confidence+confBoost, confMax)
 		}
 		return true
+	}
+	// "Remember the bug from yesterday?" calls something up; only "remember
+	// that …" or "remember: …" asks to keep a note.
+	if !toDo && !c.zh && conf == confGuess && !startsStatement(restLow) {
+		return false
 	}
 	pred, label := PredNote, "用户要求记住："
 	if !c.zh {
@@ -87,6 +95,16 @@ var zhRuleOpeners = []string{"要", "不要", "别", "每次", "总是", "以后
 // marker ("以后", "from now on") or a standing modal ("总是", "never") it is a
 // rule.
 func (x *extractor) rule(c *clause) bool {
+	// "Whenever you touch SQL, add a migration": an instruction for every
+	// time something happens is standing.
+	if c.cond != "" && habitual(c.cond) && isImperative(c) {
+		sep, label := ", ", "Rule: "
+		if c.zh {
+			sep, label = "，", "规则："
+		}
+		x.add(fact{pred: PredRule, subject: "user", content: label + c.cond + sep + c.text, conf: confClear})
+		return true
+	}
 	if !(c.zh && containsAny(c.text, zhRuleKeywords...)) && !containsAny(c.low, enRuleKeywords...) &&
 		!containsAny(c.low, "rule", "规则", "规定") && !strings.HasPrefix(c.text, "请") {
 		return false
@@ -118,7 +136,7 @@ func (x *extractor) rule(c *clause) bool {
 	} else if m := reEnRule.FindStringSubmatch(low); m != nil {
 		conf = enRuleConfidence(m[1] != "", m[2], m[3])
 	}
-	if conf == 0 {
+	if conf == 0 || conf < confStrong && oneOff(c) {
 		return false
 	}
 	if c.cond != "" {
@@ -134,6 +152,21 @@ func (x *extractor) rule(c *clause) bool {
 	}
 	x.add(fact{pred: PredRule, subject: "user", content: label + text, conf: conf})
 	return true
+}
+
+// One-off instructions: a bare "don't" or "别" about this very thing or this
+// very moment is a request for now, not a standing rule ("Don't run the
+// migration yet", "close the DB connection in that function", "别删这个文件").
+var (
+	reEnOneOff = regexp.MustCompile(`\b(?:(?:this|that|these|those) (?:one|file|files|function|line|lines|test|tests|step|change|changes|command|commit|pr|branch|table|query|script|bug|error|part|bit|method|class|folder|page)\b|it\b|else\b|(?:this|that|these|those)$|yet\b|for now\b|right now\b|this time\b|today\b|tonight\b|just now\b|at the moment\b|for the moment\b|until\b|again\b)`)
+	zhOneOff   = []string{"这个", "那个", "这些", "那些", "这次", "这回", "这里", "那里", "先别", "先不要", "暂时", "今天", "现在", "马上", "还要用", "了吧"}
+)
+
+func oneOff(c *clause) bool {
+	if c.zh {
+		return containsAny(c.text, zhOneOff...)
+	}
+	return reEnOneOff.MatchString(c.low)
 }
 
 // zhStandingModals make a clause a rule wherever they sit in it.
@@ -357,4 +390,21 @@ func hasPrefixAny(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// startsStatement reports whether English text opens with a subject and a
+// verb rather than a noun phrase: "the staging server is …", "our fiscal
+// year starts …", not "the bug from yesterday".
+func startsStatement(low string) bool {
+	return reEnStatement.MatchString(low)
+}
+
+var reEnStatement = regexp.MustCompile(`^(?:(?:the|our|my|this|that|we|i|you) )?(?:[a-z0-9.\-_/']+ ){0,3}(?:is|are|was|were|has|have|must|should|will|can|runs|starts|ends|lives|uses|needs|takes|use|need|run)\b`)
+
+// habitual reports whether a condition recurs: "whenever …", "every time
+// …", "when I say …", "每次…", "每当…".
+func habitual(cond string) bool {
+	low := lowerASCII(cond)
+	return hasPrefixAny(low, []string{"whenever", "every time", "each time", "any time", "anytime", "when i say", "if i say"}) ||
+		hasPrefixAny(cond, []string{"每次", "每当", "只要"})
 }

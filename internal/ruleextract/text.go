@@ -1,6 +1,7 @@
 package ruleextract
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -39,9 +40,41 @@ func prepare(s string) string {
 			b.WriteByte('\n')
 			continue
 		}
-		for _, r := range line {
-			b.WriteRune(fold(r))
+		b.WriteString(blankQuotes(line))
+	}
+	return b.String()
+}
+
+// quotePairs open and close a quotation inside a line.
+var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』'}
+
+// blankQuotes folds a line and blanks what it quotes: "The customer says:
+// \"We use Oracle 19c\"" is the customer's words, not the speaker's. A
+// quotation of one or two words ("call it \"prod\"") is a name and stays.
+func blankQuotes(line string) string {
+	var b strings.Builder
+	rs := []rune(line)
+	unclosed := map[rune]bool{} // closers not found again: keeps this linear
+	for i := 0; i < len(rs); i++ {
+		closer, ok := quotePairs[rs[i]]
+		if !ok || unclosed[closer] {
+			b.WriteRune(fold(rs[i]))
+			continue
 		}
+		j := i + 1
+		for j < len(rs) && rs[j] != closer {
+			j++
+		}
+		if j == len(rs) {
+			unclosed[closer] = true
+		}
+		inner := string(rs[i+1 : min(j, len(rs))])
+		if j == len(rs) || len(strings.Fields(inner)) < 3 && runeLen(inner) < 6 {
+			b.WriteRune(fold(rs[i]))
+			continue
+		}
+		b.WriteByte(' ')
+		i = j
 	}
 	return b.String()
 }
@@ -202,8 +235,14 @@ func splitClauses(s string) []string {
 			ahead := s[i+1 : min(len(s), i+1+64)]
 			prev, _ := utf8.DecodeLastRuneInString(s[:i])
 			next, _ := utf8.DecodeRuneInString(strings.TrimLeft(ahead, " "))
-			cut = isHan(prev) || isHan(next) || startsClause(ahead)
+			// "Whenever you touch SQL, add a migration": a condition
+			// ends at its comma.
+			cut = isHan(prev) || isHan(next) || startsClause(ahead) || opensCondition(s[start:min(i, start+32)])
 		case ' ':
+			// "Me and my wife moved …", "My wife and I moved …": one subject.
+			if head := lowerASCII(strings.TrimSpace(s[start:i])); head == "me" || reEnPossessed.MatchString(head) {
+				break
+			}
 			for _, conj := range enConjunctions {
 				if hasPrefixFold(s[i:], conj) && startsPronoun(s[i+len(conj):min(len(s), i+len(conj)+32)]) {
 					cut, skip = true, len(conj)
@@ -252,6 +291,8 @@ func splitClauses(s string) []string {
 	return out
 }
 
+var reEnPossessed = regexp.MustCompile(`^my [a-z]+$`)
+
 var (
 	enConjunctions = []string{" and ", " but ", " so ", " then ", " plus "}
 	zhConjunctions = []string{"而且", "并且", "但是", "不过", "然后", "所以", "同时", "另外"}
@@ -264,8 +305,9 @@ var (
 		"please", "always", "never", "don't", "do not", "let's", "remember", "from now on", "going forward",
 		"call me", "what", "what's", "who", "where", "when", "why", "how", "which", "do", "does", "did",
 		"is", "are", "can", "could", "should", "would", "will", "if", "the project", "the config", "not",
+		"he", "she", "they", "his", "her", "their",
 	}
-	enPronouns = []string{"i", "i'm", "i've", "i'd", "my", "we", "we're", "we've", "our", "you", "please", "call me", "let's"}
+	enPronouns = []string{"i", "i'm", "i've", "i'd", "my", "we", "we're", "we've", "our", "you", "please", "call me", "let's", "he", "she", "they", "his", "her", "their"}
 	zhStarters = []string{
 		"我", "你", "您", "他", "她", "咱", "请", "以后", "今后", "从现在", "不要", "别", "千万", "记住", "记得",
 		"总是", "永远", "每次", "务必", "一定", "必须", "决定", "就用", "那就", "什么", "为什么", "怎么",
@@ -348,16 +390,20 @@ func isLeadIn(p string) bool {
 var (
 	enFillers = []string{
 		"just so you know", "for the record", "for context", "by the way", "oh and", "and also",
+		"quick background", "some background", "background", "quick context", "some context", "context",
 		"hi there", "hello there", "hey there", "also", "btw", "fyi", "actually", "anyway", "anyways",
 		"honestly", "basically", "alright", "okay", "ok", "oh", "well", "and", "but", "so", "then",
 		"hi", "hello", "hey", "ps", "p.s.", "yes", "yeah", "yep", "no", "nope", "sure", "right",
-		"thanks", "thank you", "great", "cool", "nice", "perfect", "got it", "understood", "sorry",
+		"thanks", "thank you", "great", "cool", "nice", "perfect", "got it", "understood", "sorry", "wait",
+		"hmm", "um", "uh", "lol", "haha",
 	}
 	// enFillersNeedPunct are fillers only when punctuation follows: "no,"
 	// is a filler, "no longer use" is not.
 	enFillersNeedPunct = map[string]bool{
 		"no": true, "yes": true, "sure": true, "right": true, "great": true, "cool": true, "nice": true,
-		"perfect": true, "thanks": true, "thank you": true, "sorry": true, "then": true,
+		"perfect": true, "thanks": true, "thank you": true, "sorry": true, "then": true, "wait": true,
+		"quick background": true, "some background": true, "background": true, "quick context": true,
+		"some context": true, "context": true,
 	}
 	zhFillers = []string{
 		"顺便说一下", "顺便提一下", "顺便说下", "顺便一提", "补充一下", "说句实话", "老实说", "说实话", "说真的",
@@ -559,4 +605,17 @@ func cutAtAny(s string, low string, seps []string) string {
 		}
 	}
 	return s[:end]
+}
+
+// opensCondition reports whether English text opens with a condition word.
+// Callers pass a short prefix: this runs at every comma.
+func opensCondition(s string) bool {
+	t := stripLead(s)
+	low := lowerASCII(t[:min(len(t), 12)])
+	for _, w := range enConditionStarts {
+		if hasWordPrefix(low, w) {
+			return true
+		}
+	}
+	return false
 }

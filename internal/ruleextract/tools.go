@@ -44,11 +44,30 @@ func (x *extractor) tools(c *clause) {
 	if !mayNameTool(c) || x.migration(c) {
 		return
 	}
+	// A mention is read once, by the trigger nearest before it: in "数据库
+	// 已经升级到 PostgreSQL 16" the upgrade, not the role noun, says what
+	// happened.
+	type said struct {
+		hit   toolHit
+		class int
+	}
+	var mentions []said
+	at := map[int]int{} // mention end → index in mentions
 	for _, t := range findTriggers(c) {
-		if negated(c, t.start) {
-			continue
-		}
 		class := t.class
+		if class == useTool && pastState(c.low[:t.start]) {
+			continue // "our old monolith was written in PHP 5"
+		}
+		if class != useTool && class != stopTool && underWay(c.low, t.start) {
+			continue // "the team is moving to Rust": not there yet
+		}
+		if negated(c, t.start) {
+			// "I don't use Vim anymore": a tool stopped, not a denial.
+			if class != useTool || !containsWord(c.low, "anymore", "any more", "no more") {
+				continue
+			}
+			class = stopTool
+		}
 		hits := x.scanTools(c, t.end, class == useTool && !t.knownOnly)
 		if t.knownOnly {
 			hits = slices.DeleteFunc(hits, func(h toolHit) bool { return !h.known })
@@ -63,8 +82,25 @@ func (x *extractor) tools(c *clause) {
 			}
 		}
 		for _, h := range hits {
-			x.toolFact(c, h, class)
+			if i, ok := at[h.end]; ok {
+				mentions[i] = said{h, class}
+				continue
+			}
+			at[h.end] = len(mentions)
+			mentions = append(mentions, said{h, class})
 		}
+	}
+	// "I meant Python 3.11, not 3.10": a correction may name the value
+	// alone.
+	if len(mentions) == 0 && x.correcting {
+		for _, h := range scanFrom(c, 0, false, 0) {
+			if h.version != "" && h.known {
+				mentions = append(mentions, said{h, useTool})
+			}
+		}
+	}
+	for _, m := range mentions {
+		x.toolFact(c, m.hit, m.class)
 	}
 }
 
@@ -123,6 +159,11 @@ func (x *extractor) migration(c *clause) bool {
 	a, b := 2, 4
 	if m[2] < 0 {
 		a, b = 6, 8
+	}
+	// "We're migrating from Angular to React": under way, so neither tool
+	// has changed yet.
+	if verb, _, _ := strings.Cut(c.low[m[0]:], " "); strings.HasSuffix(verb, "ing") && hasSuffixAny(strings.TrimRight(c.low[:m[0]], " "), []string{"'re", "'m", "'s", " are", " am", " is", " be", "still"}) {
+		return true
 	}
 	if m[a] < 0 || m[b] < 0 || negated(c, m[0]) {
 		return false
@@ -225,6 +266,12 @@ func scanFrom(c *clause, from int, bareOK bool, gap int) []toolHit {
 			break
 		}
 		hits = append(hits, h)
+		// "GitHub for code, Linear for issues and Notion for docs": each
+		// tool's role sits between it and the next.
+		if n := roleTail(c.low[h.end:]); n > 0 {
+			h.end += n
+			hits[len(hits)-1].end = h.end
+		}
 		j := reJoin.FindStringIndex(c.low[h.end:])
 		if j == nil {
 			break
@@ -232,6 +279,34 @@ func scanFrom(c *clause, from int, bareOK bool, gap int) []toolHit {
 		pos, gap = h.end+j[1], 4
 	}
 	return hits
+}
+
+// roleTail returns the length of " for issues" when a join follows it
+// (", " or " and "), else 0.
+func roleTail(low string) int {
+	rest, ok := strings.CutPrefix(low, " for ")
+	if !ok {
+		return 0
+	}
+	n := len(low) - len(rest)
+	for words := 0; words < 3; words++ {
+		w := rest
+		if i := strings.IndexAny(rest, " ,;"); i >= 0 {
+			w = rest[:i]
+		}
+		if w == "" || w == "and" {
+			break
+		}
+		rest, n = rest[len(w):], n+len(w)
+		if reJoin.MatchString(rest) && (strings.HasPrefix(rest, ",") || strings.HasPrefix(rest, " and ")) {
+			return n
+		}
+		if !strings.HasPrefix(rest, " ") {
+			break
+		}
+		rest, n = rest[1:], n+1
+	}
+	return 0
 }
 
 // readTool decides whether the identifier at [start, end) is a tool.
@@ -335,6 +410,36 @@ func negated(c *clause, i int) bool {
 		if strings.HasSuffix(before, n) {
 			return true
 		}
+	}
+	return false
+}
+
+// underWay reports whether the trigger at start is a progressive after a
+// form of "be": "is moving to", "we're upgrading to".
+func underWay(low string, start int) bool {
+	verb, _, _ := strings.Cut(low[start:], " ")
+	if !strings.HasSuffix(verb, "ing") {
+		return false
+	}
+	before := strings.TrimRight(low[:start], " ")
+	for _, adv := range []string{" slowly", " gradually", " currently", " still", " now", " already"} {
+		before = strings.TrimSuffix(before, adv)
+	}
+	return hasSuffixAny(before, []string{"'re", "'m", "'s", " are", " am", " is", " be"}) || before == "are" || before == "is"
+}
+
+// pastState reports whether the words before a use trigger put it in the
+// past: "was written in", "were using", "had been running".
+func pastState(before string) bool {
+	words := strings.Fields(before)
+	for i := len(words) - 1; i >= 0 && i >= len(words)-2; i-- {
+		switch words[i] {
+		case "was", "were", "had", "wasn't", "weren't":
+			return true
+		case "originally", "initially", "first", "all", "once", "still", "been", "mostly":
+			continue
+		}
+		return false
 	}
 	return false
 }
@@ -449,7 +554,7 @@ var (
 		"uvicorn", "pm2", "systemd", "tokio", "actix", "axum", "echo", "fiber", "htmx", "astro", "remix",
 		"hugo", "jekyll", "openresty", "oracle", "mssql", "cockroachdb", "tidb", "neo4j", "influxdb",
 		"timescaledb", "qdrant", "milvus", "pinecone", "weaviate", "chroma", "pgvector", "llama.cpp",
-		"sveltekit", "solid", "qwik", "gatsby", "ember", "backbone", "bootstrap", "sass", "less", "rxjs",
+		"chrome", "firefox", "safari", "chromium", "sveltekit", "solid", "qwik", "gatsby", "ember", "backbone", "bootstrap", "sass", "less", "rxjs",
 		"redux", "mobx", "zustand", "typeorm", "sequelize", "mongoose", "gorm", "sqlc", "ent", "hibernate",
 		"mybatis", "dubbo", "nacos", "seata", "sentinel", "rocketmq", "zeromq", "mqtt", "emqx", "openshift",
 		"rancher", "argocd", "flux", "skaffold", "tilt", "bazel", "buck", "pants", "nx", "turborepo",

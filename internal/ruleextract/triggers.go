@@ -16,13 +16,19 @@ type toolTrigger struct {
 	class  int
 	to     bool // the phrase takes "to" within two words: "upgraded the backend to"
 	onlyOn bool // "on" counts only after a form of "be": "we're on Go 1.22"
+	// perfect: "used" counts only as a present perfect ("we've used Go for
+	// years"); the simple past ("the old service used MySQL 5.7") is a
+	// past state.
+	perfect bool
 }
 
 var toolTriggers = []toolTrigger{
 	{phrase: "no longer use", class: stopTool}, {phrase: "no longer using", class: stopTool},
 	{phrase: "no longer uses", class: stopTool}, {phrase: "stopped using", class: stopTool},
 	{phrase: "不再使用", class: stopTool}, {phrase: "不再用", class: stopTool}, {phrase: "弃用了", class: stopTool},
-	{phrase: "停用了", class: stopTool},
+	{phrase: "停用了", class: stopTool}, {phrase: "switched off", class: stopTool}, {phrase: "moved off", class: stopTool},
+	{phrase: "migrated off", class: stopTool}, {phrase: "moved away from", class: stopTool}, {phrase: "got rid of", class: stopTool},
+	{phrase: "ditched", class: stopTool},
 
 	{phrase: "upgraded", class: upgradeTool, to: true}, {phrase: "upgrading", class: upgradeTool, to: true},
 	{phrase: "updated", class: upgradeTool, to: true}, {phrase: "bumped", class: upgradeTool, to: true},
@@ -35,13 +41,14 @@ var toolTriggers = []toolTrigger{
 	{phrase: "switched", class: switchTool, to: true}, {phrase: "switching", class: switchTool, to: true},
 	{phrase: "moved", class: switchTool, to: true}, {phrase: "migrated", class: switchTool, to: true},
 	{phrase: "migrating", class: switchTool, to: true}, {phrase: "moving", class: switchTool, to: true},
-	{phrase: "changed to", class: switchTool}, {phrase: "改用", class: switchTool}, {phrase: "换用", class: switchTool},
+	{phrase: "changed to", class: switchTool}, {phrase: "went back to", class: switchTool}, {phrase: "改用", class: switchTool}, {phrase: "换用", class: switchTool},
 	{phrase: "换成", class: switchTool}, {phrase: "换到", class: switchTool}, {phrase: "切换到", class: switchTool},
 	{phrase: "切到", class: switchTool}, {phrase: "迁移到", class: switchTool}, {phrase: "迁到", class: switchTool},
 
 	{phrase: "use", class: useTool}, {phrase: "uses", class: useTool}, {phrase: "using", class: useTool},
-	{phrase: "used", class: useTool}, {phrase: "run", class: useTool}, {phrase: "runs", class: useTool},
-	{phrase: "running", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "adopted", class: useTool},
+	{phrase: "used", class: useTool, perfect: true}, {phrase: "run", class: useTool}, {phrase: "runs", class: useTool},
+	{phrase: "running", class: useTool}, {phrase: "runs on", class: useTool},
+	{phrase: "run on", class: useTool}, {phrase: "running on", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "pins", class: useTool}, {phrase: "pinned to", class: useTool}, {phrase: "adopted", class: useTool},
 	{phrase: "installed", class: useTool}, {phrase: "built with", class: useTool}, {phrase: "built on", class: useTool},
 	{phrase: "written in", class: useTool}, {phrase: "based on", class: useTool}, {phrase: "powered by", class: useTool},
 	{phrase: "depend on", class: useTool}, {phrase: "depends on", class: useTool}, {phrase: "on", class: useTool, onlyOn: true},
@@ -81,6 +88,9 @@ func findTriggers(c *clause) []triggerMatch {
 			end := start + len(t.phrase)
 			i = end
 			if isASCIIAlnum(t.phrase[0]) && !wordAt(c.low, start, end) {
+				continue
+			}
+			if t.perfect && !presentPerfect(c.low[:start]) {
 				continue
 			}
 			if t.onlyOn && !hasSuffixAny(c.low[:start], beForOn) && !hasSuffixAny(strings.TrimRight(c.low[:start], " "), beForOn) {
@@ -218,4 +228,21 @@ func isProjectName(s string) bool {
 		}
 	}
 	return true
+}
+
+// presentPerfect reports whether the words before a participle make it a
+// present perfect: "we've used", "I have always used".
+func presentPerfect(before string) bool {
+	words := strings.Fields(before)
+	for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
+		w := words[i]
+		switch {
+		case w == "have" || w == "has" || strings.HasSuffix(w, "'ve"):
+			return true
+		case w == "always" || w == "long" || w == "mostly" || w == "only" || w == "also" || w == "just":
+			continue
+		}
+		return false
+	}
+	return false
 }

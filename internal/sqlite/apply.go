@@ -34,13 +34,15 @@ var writeSQL = map[string]string{
 		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index = ?`,
 	"turnInsert": `INSERT INTO turns
 		(namespace, user_id, agent, session_id, turn_index, role, speaker, content, tool_calls, tool_results,
-		 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq, first_seq, carried_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?19, ?19, ?19)`,
 	"turnUpdate": `UPDATE turns SET agent = ?, role = ?, speaker = ?, content = ?, tool_calls = ?,
 		tool_results = ?, attachments = ?, has_tool_calls = ?, channel = ?, project = ?, time = ?,
-		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ? WHERE id = ?`,
-	"ftsDelete": `DELETE FROM turns_fts WHERE rowid = ?`,
-	"ftsInsert": `INSERT INTO turns_fts (rowid, body) VALUES (?, ?)`,
+		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ?15, carried_seq = max(carried_seq, ?15) WHERE id = ?16`,
+	// A snapshot that leaves a recorded turn alone still carries it.
+	"turnCarried": `UPDATE turns SET carried_seq = max(carried_seq, ?) WHERE id = ?`,
+	"ftsDelete":   `DELETE FROM turns_fts WHERE rowid = ?`,
+	"ftsInsert":   `INSERT INTO turns_fts (rowid, body) VALUES (?, ?)`,
 	"sessionTouch": `INSERT INTO sessions (namespace, user_id, session_id, started, last_turn, turns)
 		VALUES (?, ?, ?, ?, ?, 1)
 		ON CONFLICT (namespace, user_id, session_id) DO UPDATE SET
@@ -74,9 +76,9 @@ func (w *wtx) queryRow(name string, args ...any) *sql.Row {
 // time). Only when an event fails is the batch rolled back and applied
 // again with a savepoint around each event.
 func (s *Store) Apply(ctx context.Context, batch []memory.Applied) []error {
-	errs, ok := s.applyBatch(ctx, batch, false)
+	errs, ok := s.applyBatch(ctx, batch, false, 0)
 	if !ok {
-		errs, _ = s.applyBatch(ctx, batch, true)
+		errs, _ = s.applyBatch(ctx, batch, true, 0)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -86,9 +88,45 @@ func (s *Store) Apply(ctx context.Context, batch []memory.Applied) []error {
 	return nil
 }
 
+// ApplyNext applies batch, whose sequences follow one another, only when
+// it starts right after the stored position and every event of it
+// applies: all or nothing, in one transaction. It reports false with no
+// error when the position is elsewhere, and an error when an event does
+// not apply (nothing is applied then either).
+// It lets events known before the stream delivers them (those this
+// process has just stored) be applied early without ever being applied
+// out of order: what it declines, the stream delivers in its turn to
+// Apply, which decides each event's fate.
+func (s *Store) ApplyNext(ctx context.Context, batch []memory.Applied) (bool, error) {
+	for i := 1; i < len(batch); i++ {
+		if batch[i].Seq != batch[i-1].Seq+1 {
+			return false, fmt.Errorf("apply next: seq %d follows %d", batch[i].Seq, batch[i-1].Seq)
+		}
+	}
+	if len(batch) == 0 || batch[0].Seq == 0 {
+		return false, nil
+	}
+	errs, ok := s.applyBatch(ctx, batch, false, batch[0].Seq)
+	if err := firstError(errs); err != nil {
+		return false, err
+	}
+	return ok, nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // applyBatch runs one apply transaction. Without isolate, the first event
-// error rolls everything back and ok is false.
-func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate bool) (errs []error, ok bool) {
+// error rolls everything back, ok is false and that event's error is set.
+// With next > 0, the batch is applied only if the stored position is
+// next-1 (otherwise ok is false and no error set).
+func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate bool, next uint64) (errs []error, ok bool) {
 	errs = make([]error, len(batch))
 	fail := func(err error) ([]error, bool) {
 		err = fmt.Errorf("%w: %w", memory.Errorf(memory.EUNAVAILABLE, "read model unavailable"), err)
@@ -107,6 +145,9 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 	if err != nil {
 		return fail(err)
 	}
+	if next > 0 && last+1 != next {
+		return make([]error, len(batch)), false
+	}
 	top := last
 	for i, a := range batch {
 		if a.Seq != 0 && a.Seq <= last {
@@ -119,7 +160,8 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		}
 		if err := applyOne(w, a); err != nil {
 			if !isolate {
-				return nil, false
+				errs[i] = fmt.Errorf("apply %s %s: %w", a.Type, a.ID, err)
+				return errs, false
 			}
 			if _, rerr := w.exec("rollback"); rerr != nil {
 				return fail(fmt.Errorf("rollback event %s: %w", a.ID, rerr))
@@ -265,7 +307,8 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 	case err != nil:
 		return err
 	case !replace:
-		return nil
+		_, err := w.exec("turnCarried", env.Seq, id)
+		return err
 	default:
 		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Speaker, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
 			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {

@@ -37,6 +37,8 @@ func applyConsolidation(w *wtx, a memory.Applied) (handled bool, err error) {
 		return true, applyArchived(w, a.Envelope, d)
 	case *events.UserForgotten:
 		return true, forgetUser(w, a.Envelope)
+	case *events.TurnsExpired:
+		return true, expireTurns(w, a.Envelope, d)
 	case *events.RetrievalDegraded:
 		return true, nil // an announcement for operators; nothing to keep
 	}

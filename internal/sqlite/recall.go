@@ -80,7 +80,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	}
 	texts := make([]string, len(hits))
 	for i, h := range hits {
-		texts[i] = hitText(h)
+		texts[i] = h.Text()
 	}
 	scores := scoreAll(q, st, texts)
 	for i := range hits {
@@ -169,14 +169,6 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
 		out[i], _ = sc.Score(t)
 	}
 	return out
-}
-
-// hitText is the text a turn was indexed by, as far as a hit carries it.
-func hitText(h memory.TurnHit) string {
-	if h.Speaker == "" && h.Attachments == "" {
-		return h.Content
-	}
-	return h.Speaker + ": " + h.Content + "\n" + h.Attachments
 }
 
 // TurnsAround returns the turns within radius of each key (the keys'

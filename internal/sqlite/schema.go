@@ -350,6 +350,16 @@ CREATE TABLE forgotten (
 	PRIMARY KEY (namespace, user_id)
 ) WITHOUT ROWID;
 `},
+	// 10: the span of stream sequences of the events that carried each
+	// turn (its first record, re-records, compression snapshots), so that
+	// retention never drops some of a turn's events and keeps others
+	// (PlanRetention). Rows from before know only their last event.
+	{sql: `
+ALTER TABLE turns ADD COLUMN first_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN carried_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE turns SET first_seq = seq, carried_seq = seq;
+CREATE INDEX turns_carried ON turns (namespace, user_id, carried_seq);
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -128,6 +129,40 @@ func scanTurns(rows *sql.Rows) ([]memory.Turn, error) {
 		}
 		t.Time = time.Unix(0, at).UTC()
 		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RequestedTurns is, per user and session, the turns of extraction
+// requests that have no answer yet: they are on their way to an
+// extractor, and a batcher that recovers waiting turns must not ask for
+// them a second time.
+func (s *Store) RequestedTurns(ctx context.Context) (map[memory.Scope]map[string]map[int]bool, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT namespace, user_id, session_id, turns FROM extractions WHERE status = 'requested'`)
+	if err != nil {
+		return nil, fmt.Errorf("requested turns: %w", err)
+	}
+	defer rows.Close()
+	out := map[memory.Scope]map[string]map[int]bool{}
+	for rows.Next() {
+		var scope memory.Scope
+		var session, list string
+		if err := rows.Scan(&scope.Namespace, &scope.User, &session, &list); err != nil {
+			return nil, fmt.Errorf("requested turns: %w", err)
+		}
+		var turns []int
+		if err := json.Unmarshal([]byte(list), &turns); err != nil {
+			return nil, fmt.Errorf("requested turns of session %q: %w", session, err)
+		}
+		if out[scope] == nil {
+			out[scope] = map[string]map[int]bool{}
+		}
+		if out[scope][session] == nil {
+			out[scope][session] = map[int]bool{}
+		}
+		for _, i := range turns {
+			out[scope][session][i] = true
+		}
 	}
 	return out, rows.Err()
 }

@@ -165,3 +165,45 @@ func TestStopwordSearchNewestFirst(t *testing.T) {
 		t.Fatalf("stopword memory query = %+v, want m-new first", mems)
 	}
 }
+
+// ApplyNext applies a run only right after the position and only whole:
+// a run that does not follow, or one with a failing event in the middle,
+// leaves the read model as it was, for Apply to take the events in turn.
+func TestApplyNextIsAllOrNothingInOrder(t *testing.T) {
+	s := openTest(t)
+	scope := memory.Scope{Namespace: "ns", User: "u"}
+	check := func(wantTurns int, wantSeq uint64) {
+		t.Helper()
+		if n, _ := s.CountTurns(t.Context(), scope); n != wantTurns {
+			t.Fatalf("turns = %d, want %d", n, wantTurns)
+		}
+		if seq, _ := s.LastSeq(t.Context()); seq != wantSeq {
+			t.Fatalf("position %d, want %d", seq, wantSeq)
+		}
+	}
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(2, "u", "s", 1, "b"), turn(3, "u", "s", 2, "c")}); ok || err != nil {
+		t.Fatalf("a run past a gap: ok %v, err %v; want declined", ok, err)
+	}
+	check(0, 0)
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b")}); !ok || err != nil {
+		t.Fatalf("the next run: ok %v, err %v", ok, err)
+	}
+	check(2, 2)
+	bad := turn(4, "u", "s", 3, "x")
+	bad.Data = "not an event"
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(3, "u", "s", 2, "c"), bad, turn(5, "u", "s", 4, "e")}); ok || err == nil {
+		t.Fatalf("a run with a failing event: ok %v, err %v; want an error", ok, err)
+	}
+	check(2, 2)
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b")}); ok || err != nil {
+		t.Fatalf("a run already applied: ok %v, err %v; want declined", ok, err)
+	}
+	if _, err := s.ApplyNext(t.Context(), []memory.Applied{turn(3, "u", "s", 2, "c"), turn(5, "u", "s", 4, "e")}); err == nil {
+		t.Fatal("a run with a hole in it was taken")
+	}
+	errs := s.Apply(t.Context(), []memory.Applied{turn(3, "u", "s", 2, "c"), bad, turn(5, "u", "s", 4, "e")})
+	if errs == nil || errs[1] == nil {
+		t.Fatalf("Apply after the declined run: errs %v, want the bad event's", errs)
+	}
+	check(4, 5)
+}

@@ -193,7 +193,7 @@ func permissions(name string) *server.Permissions {
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: []string{SubjectPrefix + ".>", DLQSubjectPrefix + ".>", "$JS.API.>", "$JS.ACK.>", "$JS.FC.>",
-					"_INBOX.>", "$SRV.>", ServicePrefix + ".>", "$KV.engram-schedule.>", "$KV.engram-confirm.>"},
+					"_INBOX.>", "$SRV.>", ServicePrefix + ".>", "$KV.engram-schedule.>", "$KV.engram-confirm.>", "$KV." + PartitionBucket + ".>"},
 				Deny: []string{"$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>"},
 			},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "$SRV.>", ServicePrefix + ".>"}},

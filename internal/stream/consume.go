@@ -86,6 +86,11 @@ type ConsumerConfig struct {
 	// redriven for another alone, so a redrive reaches only the worker
 	// that failed.
 	TakeEveryRedrive bool
+	// Done, when set, tells whether the event at a stream sequence is
+	// already applied by other means (a read model fed by its own
+	// process's ingest): such a message is acknowledged as it arrives,
+	// without being decoded or handed to the handler.
+	Done func(seq uint64) bool
 }
 
 // DefaultBackoff doubles from 1 s up to 5 min.
@@ -173,6 +178,14 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 	}
 	inbox := make(chan arrival, c.cfg.Batch)
 	cc, err := c.cons.Consume(func(m jetstream.Msg) {
+		if c.cfg.Done != nil {
+			if md, err := m.Metadata(); err == nil && c.cfg.Done(md.Sequence.Stream) {
+				if err := m.Ack(); err != nil {
+					c.log.Warn("ack", zap.Uint64(FieldSeq, md.Sequence.Stream), zap.Error(err))
+				}
+				return
+			}
+		}
 		msg, err := decodeMsg(m, c.cfg.MaxEventBytes)
 		select {
 		case inbox <- arrival{msg, err}:

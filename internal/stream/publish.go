@@ -35,6 +35,16 @@ type Publisher struct {
 	js jetstream.JetStream
 	// Via, when set, is sent in the HeaderVia header of every event.
 	Via string
+	// Stored, when set, is told of the events JetStream stored for the
+	// first time (not duplicates), after their acknowledgements are in.
+	// It must not block: the caller is waiting for its answer.
+	Stored func([]Stored)
+}
+
+// Stored is an event as JetStream stored it: its sequence and the message.
+type Stored struct {
+	Seq uint64
+	Msg *nats.Msg
 }
 
 func (p *Publisher) encode(e event.Event) (*nats.Msg, error) {
@@ -69,6 +79,9 @@ func (p *Publisher) Publish(ctx context.Context, e event.Event) (Ack, error) {
 	if err != nil {
 		return Ack{}, fmt.Errorf("publish %s: %w", e.ID(), err)
 	}
+	if p.Stored != nil && !pa.Duplicate {
+		p.Stored([]Stored{{Seq: pa.Sequence, Msg: m}})
+	}
 	return Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}, nil
 }
 
@@ -78,19 +91,34 @@ type Result struct {
 	Err error
 }
 
+// storedRun is how many stored events PublishBatch gathers before it
+// tells Stored.
+const storedRun = 64
+
 // PublishBatch publishes events asynchronously and waits for every
 // acknowledgement, so the whole batch costs about one round trip.
 func (p *Publisher) PublishBatch(ctx context.Context, evs []event.Event) []Result {
 	out := make([]Result, len(evs))
 	futures := make([]jetstream.PubAckFuture, len(evs))
+	msgs := make([]*nats.Msg, len(evs))
 	for i, e := range evs {
 		m, err := p.encode(e)
 		if err != nil {
 			out[i].Err = err
 			continue
 		}
+		msgs[i] = m
 		if futures[i], err = p.js.PublishMsgAsync(m); err != nil {
 			out[i].Err = fmt.Errorf("publish %s: %w", e.ID(), err)
+		}
+	}
+	// The stored are told in runs as their acks come in, not at the end,
+	// so that their consumer works beside the rest of the batch.
+	var stored []Stored
+	tell := func() {
+		if len(stored) > 0 {
+			p.Stored(stored)
+			stored = nil
 		}
 	}
 	for i, f := range futures {
@@ -100,11 +128,19 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []event.Event) []Resul
 		select {
 		case pa := <-f.Ok():
 			out[i].Ack = Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}
+			if p.Stored != nil && !pa.Duplicate {
+				if stored = append(stored, Stored{Seq: pa.Sequence, Msg: msgs[i]}); len(stored) == storedRun {
+					tell()
+				}
+			}
 		case err := <-f.Err():
 			out[i].Err = fmt.Errorf("publish %s: %w", evs[i].ID(), err)
 		case <-ctx.Done():
 			out[i].Err = fmt.Errorf("publish %s: %w", evs[i].ID(), ctx.Err())
 		}
+	}
+	if p.Stored != nil {
+		tell()
 	}
 	return out
 }

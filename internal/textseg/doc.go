@@ -24,7 +24,9 @@
 //     every recall path searches with: CJK bigrams each a term, phrases a
 //     bonus, one-character nouns as prefix terms, stemmed words, a
 //     bilingual concept lexicon (lexicon.go) at a lower weight, and no
-//     cap that drops the end. MatchTerms turns its terms into a MATCH
+//     cap that drops the end; it also marks a question that asks when
+//     (AsksWhen), whose answer is likelier a turn that says when
+//     (MentionsTime). MatchTerms turns its terms into a MATCH
 //     that finds candidates; Tokens reads a document as the index holds
 //     it, and Scorer ranks candidates by BM25 in Go with statistics the
 //     caller takes from one user's own data (Select keeps the most

@@ -36,6 +36,9 @@ type Query struct {
 	// which are the terms; they match nearly everything, so a store lists
 	// their matches newest first instead of ranking them.
 	Uninformative bool
+	// AsksWhen: the last utterance asks when something happened or how
+	// long it took (AsksWhen); what says when is likelier the answer.
+	AsksWhen bool
 }
 
 // Empty reports whether q has nothing to search for.
@@ -104,7 +107,9 @@ func Understand(last string, context ...string) Query {
 		return q
 	}
 	b.expand()
-	return b.query()
+	q := b.query()
+	q.AsksWhen = AsksWhen(last)
+	return q
 }
 
 type queryBuilder struct {

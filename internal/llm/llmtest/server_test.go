@@ -327,6 +327,24 @@ func TestStallThenAnswers(t *testing.T) {
 	}
 }
 
+// Latency as the Always step answers every request normally, none before
+// its latency.
+func TestLatencyAlways(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Reply(func(llmtest.ChatRequest) string { return "slow" }) // before Always: Reply clears it
+	srv.Always(llmtest.Latency(30 * time.Millisecond))
+	for range 2 {
+		start := time.Now()
+		_, data := post(t, srv, "/chat/completions", chatBody)
+		if took := time.Since(start); took < 30*time.Millisecond {
+			t.Fatalf("answered in %s, before the latency", took)
+		}
+		if got, want := decode(t, data).Choices[0].Message.Content, "slow"; got != want {
+			t.Fatalf("content=%q, want %q", got, want)
+		}
+	}
+}
+
 func TestConcurrentRequests(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Enqueue(llmtest.Status(500, ""), llmtest.Status(500, ""))

@@ -128,6 +128,17 @@ func Stall(d time.Duration) Step {
 	}
 }
 
+// Latency answers as the server would with nothing queued, after d: an
+// endpoint of fixed latency, for benchmarks of throughput. Like Stall it
+// lets go when the client gives up. It may be the Always step.
+func Latency(d time.Duration) Step {
+	return func(w http.ResponseWriter, c *Call) {
+		if c.wait(d) {
+			answer(w, c)
+		}
+	}
+}
+
 // StallMidBody sends the headers and the first half of a normal response,
 // then holds the rest back for d: the stall a client's timeout must cover
 // while it reads the body.

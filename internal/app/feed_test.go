@@ -1,0 +1,150 @@
+package app
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
+)
+
+// turnCounts is how many rows the read model holds per turn content.
+func turnCounts(t *testing.T, path string) map[string]int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(t.Context(), `SELECT content, count(*) FROM turns GROUP BY content`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var c string
+		var n int
+		if err := rows.Scan(&c, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[c] = n
+	}
+	return out
+}
+
+// An event that fails in the read model in the middle of a batch the
+// ingest feed applies early loses and duplicates nothing: the feed's run
+// is rolled back whole, the projector's consumer applies the others in
+// their turn and dead-letters the failing one, once.
+func TestFeedFailureMidBatch(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	a := startApp(t, cfg, RoleAll)
+	if a.feed == nil {
+		t.Fatal("the single binary has no ingest feed")
+	}
+	// A fault inside the database for one row only (a corrupt page under
+	// one insert, say).
+	db, err := sql.Open("sqlite", cfg.ReadModelPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TRIGGER fault BEFORE INSERT ON turns WHEN NEW.content = 'boom'
+		BEGIN SELECT RAISE(ABORT, 'injected fault'); END`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	contents := []string{"one", "two", "boom", "four", "five"}
+	var evs []any
+	for i, c := range contents {
+		evs = append(evs, turnEvent(fmt.Sprintf("f-%d", i), "fay", "s1", i, "user", c))
+	}
+	mustAccept(t, postBatch(t, a, evs...))
+	r := postBatch(t, a, turnEvent("f-5", "fay", "s1", 5, "user", "six"), turnEvent("f-6", "fay", "s1", 6, "user", "seven"))
+	mustAccept(t, r)
+	waitProjected(t, a, lastSeqOf(r))
+	waitSettled(t, a)
+
+	got := turnCounts(t, cfg.ReadModelPath())
+	for _, c := range []string{"one", "two", "four", "five", "six", "seven"} {
+		if got[c] != 1 {
+			t.Errorf("turn %q applied %d times, want once", c, got[c])
+		}
+	}
+	if got["boom"] != 0 || len(got) != 6 {
+		t.Errorf("turns = %v, want the six others once each", got)
+	}
+	dlq, err := a.JetStream().Stream(t.Context(), stream.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := dlq.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("%d dead letters, want the failing event's one", info.State.Msgs)
+	}
+	m, err := dlq.GetLastMsgForSubject(t.Context(), "dlq.projector-local."+stream.Subject("default", "fay", "turn.recorded"))
+	if err != nil {
+		t.Fatalf("the failing event is not dead-lettered by the projector: %v", err)
+	}
+	if reason := m.Header.Get(stream.HeaderDLQReason); !strings.Contains(reason, "injected fault") {
+		t.Fatalf("dead letter reason %q does not name the fault", reason)
+	}
+}
+
+// A SIGKILL while the feed is applying a stream of acknowledged batches
+// loses and duplicates nothing: after a restart each event is in the read
+// model once.
+func TestFeedKillMidBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	cmd, addr := startChild(t, dir, "all")
+	const batches, per = 4, 250
+	for b := range batches {
+		var sb strings.Builder
+		sb.WriteString("[")
+		for i := range per {
+			if i > 0 {
+				sb.WriteString(",")
+			}
+			n := b*per + i
+			fmt.Fprintf(&sb, `{"specversion":"1.0","id":"k-%d","source":"test","type":"turn.recorded","user":"kim",
+				"data":{"session_id":"s%d","turn_index":%d,"role":"user","content":"turn number %d"}}`, n, n/20, n%20, n)
+		}
+		sb.WriteString("]")
+		resp, err := http.Post("http://"+addr+"/v1/events", "application/cloudevents-batch+json", strings.NewReader(sb.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("batch %d: status %d", b, resp.StatusCode)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	cfg := testConfig(t, dir)
+	a := startApp(t, cfg, RoleAll)
+	waitProjected(t, a, batches*per)
+	if n := countTurns(t, a, memory.Scope{Namespace: "default", User: "kim"}); n != batches*per {
+		t.Fatalf("%d turns after SIGKILL and restart, want %d", n, batches*per)
+	}
+	got := turnCounts(t, cfg.ReadModelPath())
+	for n := range batches * per {
+		if c := got[fmt.Sprintf("turn number %d", n)]; c != 1 {
+			t.Fatalf("turn %d applied %d times, want once", n, c)
+		}
+	}
+}

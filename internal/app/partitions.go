@@ -1,0 +1,183 @@
+package app
+
+import (
+	"context"
+	"regexp"
+	"time"
+
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
+	"github.com/engramhq/engram/internal/stream"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// Work that keeps state per user (the batcher's waiting sessions, the
+// consolidator's episodes and scratchpad, which must see one user's
+// events in order) is split into Config.Partitions partitions by user.
+// Each instance holds a fair share of them through expiring leases in a
+// key-value bucket (stream.Leases), and runs, for each partition it holds,
+// a durable consumer of its own (stream.PartitionDurable) that handles
+// that partition's users and passes over the others. When an instance
+// dies its leases expire and another takes the partitions: it waits for
+// its read model to have the stream, recovers what was waiting from it,
+// and its consumer starts again after what the dead one acknowledged.
+//
+// The extraction requests need no partition: a request carries all it
+// needs, and the one shared durable consumer already gives each to one
+// instance and gives it again when that one dies before its ack.
+
+// runPartitions holds this instance's share of group's partitions until
+// ctx ends, running work for each one held.
+func (a *App) runPartitions(ctx, runCtx context.Context, group string, log *zap.Logger,
+	work func(ctx context.Context, p, n int)) error {
+	n := a.Config.Partitions
+	leases, err := stream.OpenLeases(ctx, a.js, stream.LeaseConfig{Group: group, Instance: a.Config.Instance, N: n,
+		TTL: a.leaseTTL, Replicas: a.Config.NATS.Replicas}, log)
+	if err != nil {
+		return err
+	}
+	a.wg.Go(func() {
+		leases.Run(runCtx, func(pctx context.Context, p int) { work(pctx, p, n) })
+	})
+	return nil
+}
+
+// partitionConsumer creates partition p's durable consumer of cfg.Durable,
+// trying again until ctx ends (a partition held must not sit idle). A
+// durable made for the first time starts where the group's other
+// durables have all handled to, so changing the number of partitions
+// neither loses nor replays the stream: its first partition starts after
+// what the old consumers acknowledged.
+func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, p, n int, log *zap.Logger) *stream.Consumer {
+	base := cfg.Durable
+	cfg.Durable = stream.PartitionDurable(base, p, n)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		c, err := a.createPartitionConsumer(ctx, cfg, base)
+		if err == nil {
+			return c
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		log.Warn("partition consumer; trying again", zap.String("durable", cfg.Durable), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (a *App) createPartitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, base string) (*stream.Consumer, error) {
+	c, err := a.js.Consumer(ctx, stream.MemoryStream, cfg.Durable)
+	if err != nil {
+		start, err := groupStart(ctx, a.js, base)
+		if err != nil {
+			return nil, err
+		}
+		cfg.StartSeq = start
+	} else if info, err := c.Info(ctx); err == nil && info.NumAckPending > 0 {
+		// What the instance before had taken and not acknowledged would
+		// come back only after the ack wait (minutes, for the
+		// consolidator); it has stopped, so the consumer starts again
+		// after what was acknowledged, at once.
+		if err := stream.ReplayFrom(ctx, a.js, cfg.Durable, info.AckFloor.Stream+1, time.Time{}); err != nil {
+			return nil, err
+		}
+	}
+	return stream.NewConsumer(ctx, a.js, cfg, a.Log.Named("partition"))
+}
+
+// groupStart is the first stream sequence some durable of base (any
+// partition, any number of partitions) has not acknowledged; 0, the start
+// of the stream, when there is none.
+func groupStart(ctx context.Context, js jetstream.JetStream, base string) (uint64, error) {
+	s, err := js.Stream(ctx, stream.MemoryStream)
+	if err != nil {
+		return 0, err
+	}
+	name := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `(-[0-9]+of[0-9]+)?$`)
+	var start uint64
+	lister := s.ListConsumers(ctx)
+	for info := range lister.Info() {
+		if !name.MatchString(info.Name) {
+			continue
+		}
+		if next := info.AckFloor.Stream + 1; start == 0 || next < start {
+			start = next
+		}
+	}
+	return start, lister.Err()
+}
+
+// onlyPartition hands h the messages of partition p's users; the others
+// are another partition's, and pass (acknowledged) here.
+func onlyPartition(p, n int, h func(context.Context, []*stream.Message) []error) func(context.Context, []*stream.Message) []error {
+	if n <= 1 {
+		return h
+	}
+	return func(ctx context.Context, msgs []*stream.Message) []error {
+		errs := make([]error, len(msgs))
+		var mine []*stream.Message
+		var at []int
+		for i, m := range msgs {
+			sc := m.Envelope().Scope
+			if stream.PartitionOf(sc.Namespace, sc.User, n) == p {
+				mine, at = append(mine, m), append(at, i)
+			}
+		}
+		if len(mine) == 0 {
+			return errs
+		}
+		for j, err := range h(ctx, mine) {
+			errs[at[j]] = err
+		}
+		return errs
+	}
+}
+
+// partitionTurns is what the batcher of partition p recovers from the
+// read model: its users' unextracted turns, less those of requests still
+// on their way to an extractor (which the instance before asked for).
+type partitionTurns struct {
+	store *sqlite.Store
+	p, n  int
+}
+
+func (s partitionTurns) Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error) {
+	turns, err := s.store.Unextracted(ctx, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	requested, err := s.store.RequestedTurns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := turns[:0]
+	for _, t := range turns {
+		if stream.PartitionOf(t.Scope.Namespace, t.Scope.User, s.n) == s.p && !requested[t.Scope][t.SessionID][t.TurnIndex] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// PartitionsHeld counts, per instance, the partitions of group
+// ("extractor", "consolidator") that it holds now.
+func PartitionsHeld(ctx context.Context, a *App, group string) (map[string]int, error) {
+	held, err := stream.Held(ctx, a.js, group)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, instance := range held {
+		out[instance]++
+	}
+	return out, nil
+}
+
+// SetLeaseTTL sets how long a dead instance's partitions wait for another
+// (stream.DefaultLeaseTTL unless set), for tests and harnesses that kill
+// instances. Call it before Open; every instance of a group needs the same.
+func (a *App) SetLeaseTTL(d time.Duration) { a.leaseTTL = d }

@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+)
+
+func extracted(seq uint64, user, session string, turns ...int) memory.Applied {
+	return derived(seq, user, events.TypeMemoryExtracted, &events.MemoryExtracted{RequestID: fmt.Sprintf("r%d", seq),
+		SessionID: session, Extractor: events.ExtractorRules, Turns: turns})
+}
+
+func compressing(seq uint64, user, session string, turns map[int]string) memory.Applied {
+	d := &events.ContextCompressing{SessionID: session}
+	for _, i := range slices.Sorted(func(yield func(int) bool) {
+		for i := range turns {
+			if !yield(i) {
+				return
+			}
+		}
+	}) {
+		d.Turns = append(d.Turns, events.TurnRecorded{SessionID: session, TurnIndex: i, Role: "user", Content: turns[i]})
+	}
+	a := turn(seq, user, session, 0, "")
+	a.Type, a.Data = events.TypeContextCompressing, d
+	return a
+}
+
+func ended(seq uint64, user, session string) memory.Applied {
+	a := turn(seq, user, session, 0, "")
+	a.Type, a.Data = events.TypeSessionEnded, &events.SessionEnded{SessionID: session, MessageCount: 3}
+	return a
+}
+
+// retain plays retention over evs at cutoff: the live read model applies
+// every event, then the receipts PlanRetention asks for; the rebuilt one
+// applies what the stream keeps (each expired user's raw turn events
+// below their bound are gone), then the same receipts. It returns both.
+func retain(t *testing.T, evs []memory.Applied, cutoff uint64) (live, built *Store, plan RetentionPlan) {
+	t.Helper()
+	live, built = openTest(t), openTest(t)
+	mustApply(t, live, evs...)
+	plan, err := live.PlanRetention(t.Context(), cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := evs[len(evs)-1].Seq
+	var receipts []memory.Applied
+	bound := map[memory.Scope]uint64{}
+	for _, x := range plan.Expire {
+		seq++
+		bound[x.Scope] = x.Before
+		r := derived(seq, x.Scope.User, events.TypeTurnsExpired, &events.TurnsExpired{BeforeSeq: x.Before, StoredBefore: time.Unix(1, 0)})
+		r.Scope = x.Scope
+		receipts = append(receipts, r)
+	}
+	mustApply(t, live, receipts...)
+	var kept []memory.Applied
+	for _, e := range evs {
+		raw := e.Type == events.TypeTurnRecorded || e.Type == events.TypeContextCompressing
+		if b, ok := bound[e.Scope]; ok && raw && e.Seq < b {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	mustApply(t, built, kept...)
+	mustApply(t, built, receipts...)
+	return live, built, plan
+}
+
+func sameSums(t *testing.T, live, built *Store) {
+	t.Helper()
+	a, _, err := live.Checksum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := built.Checksum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for table := range a {
+		if a[table] != b[table] {
+			t.Errorf("table %s: live %s, rebuilt %s", table, a[table], b[table])
+		}
+	}
+}
+
+func expiredTurns(plan RetentionPlan) int {
+	n := 0
+	for _, x := range plan.Expire {
+		n += x.Turns
+	}
+	return n
+}
+
+// Whatever falls below the cutoff, the live read model after the receipts
+// equals one rebuilt from what the stream keeps.
+func TestRetentionRebuildEqualsLive(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		evs    []memory.Applied
+		cutoff uint64
+		want   int // turns expired
+	}{{
+		name:   "a session split by the cutoff",
+		evs:    []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(3, "u", "s", 2, "c"), extracted(4, "u", "s", 0, 1, 2)},
+		cutoff: 3, want: 2,
+	}, {
+		name: "a session ended, then resumed",
+		evs: []memory.Applied{turn(1, "u", "s", 0, "a"), ended(2, "u", "s"), turn(3, "u", "s", 1, "b"),
+			extracted(4, "u", "s", 0, 1)},
+		cutoff: 3, want: 1,
+	}, {
+		name:   "a whole ended session",
+		evs:    []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), ended(3, "u", "s"), extracted(4, "u", "s", 0, 1)},
+		cutoff: 4, want: 2,
+	}, {
+		name: "a turn re-recorded after the cutoff",
+		evs: []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(4, "u", "s", 0, "a, edited"),
+			extracted(5, "u", "s", 0, 1)},
+		cutoff: 3, want: 0,
+	}, {
+		name: "a compression snapshot after the cutoff carries an old turn",
+		evs: []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"),
+			compressing(4, "u", "s", map[int]string{1: "b", 2: "new"}), extracted(5, "u", "s", 0, 1, 2)},
+		cutoff: 3, want: 1,
+	}, {
+		name: "a snapshot's turn recorded after the cutoff",
+		evs: []memory.Applied{compressing(1, "u", "s", map[int]string{0: "a", 1: "b"}), turn(3, "u", "s", 1, "b"),
+			extracted(4, "u", "s", 0, 1)},
+		cutoff: 2, want: 0,
+	}, {
+		name: "a re-recorded turn in one session, another session expiring",
+		evs: []memory.Applied{turn(1, "u", "s1", 0, "x"), turn(2, "u", "s2", 0, "a"), turn(3, "u", "s2", 1, "b"),
+			turn(5, "u", "s1", 0, "x, edited"), extracted(6, "u", "s1", 0), extracted(7, "u", "s2", 0, 1)},
+		cutoff: 4, want: 0,
+	}, {
+		name:   "an unextracted turn holds its user's later ones",
+		evs:    []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(3, "v", "s", 0, "c"), extracted(4, "u", "s", 0), extracted(5, "v", "s", 0)},
+		cutoff: 4, want: 2,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			live, built, plan := retain(t, c.evs, c.cutoff)
+			if got := expiredTurns(plan); got != c.want {
+				t.Errorf("turns expired=%d, want %d (plan %+v)", got, c.want, plan.Expire)
+			}
+			sameSums(t, live, built)
+		})
+	}
+}

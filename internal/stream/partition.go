@@ -1,0 +1,277 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// PartitionOf is the partition, of n, that holds a user's work: every
+// event of one user is handled by the one instance that holds it.
+func PartitionOf(namespace, user string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(namespace))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(user))
+	return int(h.Sum32() % uint32(n))
+}
+
+// PartitionDurable is the durable consumer of partition p of n of a
+// group's base consumer: the base name itself when there is one
+// partition, so a single instance keeps the consumer it always had.
+func PartitionDurable(base string, p, n int) string {
+	if n <= 1 {
+		return base
+	}
+	return fmt.Sprintf("%s-%dof%d", base, p+1, n)
+}
+
+// PartitionBucket is the key-value bucket of partition leases. Its keys,
+// per group (extractor, consolidator): <group>.p.<i>, the instance that
+// holds partition i; <group>.m.<instance>, each live instance; <group>.n,
+// the number of partitions the group's instances agree on. Every key
+// lives for the bucket's TTL after its last write, so a dead instance's
+// partitions and membership expire by themselves.
+const PartitionBucket = "engram-partitions"
+
+// DefaultLeaseTTL is how long a dead instance's partitions wait before
+// another instance takes them.
+const DefaultLeaseTTL = 10 * time.Second
+
+// LeaseConfig configures an instance's share of a group's partitions.
+type LeaseConfig struct {
+	Group    string
+	Instance string // unique per instance (the config's instance name)
+	N        int    // partitions; the same on every instance of the group
+	TTL      time.Duration
+	Replicas int
+}
+
+// Leases holds this instance's fair share of a group's partitions: the
+// partitions divided by the live instances, rounded up. An instance that
+// joins takes the partitions the others let go of; an instance that dies
+// stops renewing, and its partitions are taken after the TTL.
+type Leases struct {
+	kv  jetstream.KeyValue
+	cfg LeaseConfig
+	log *zap.Logger
+}
+
+// OpenLeases opens (or creates) the lease bucket and checks that the
+// group's live instances agree on the number of partitions.
+func OpenLeases(ctx context.Context, js jetstream.JetStream, cfg LeaseConfig, log *zap.Logger) (*Leases, error) {
+	if cfg.N < 1 {
+		return nil, fmt.Errorf("partitions of %s: %d, want at least 1", cfg.Group, cfg.N)
+	}
+	if cfg.Instance == "" {
+		return nil, fmt.Errorf("partitions of %s: the instance has no name", cfg.Group)
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultLeaseTTL
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      PartitionBucket,
+		Description: "engram: which worker instance holds which partition of the users (expiring leases)",
+		History:     1,
+		TTL:         cfg.TTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(cfg.Replicas, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	l := &Leases{kv: kv, cfg: cfg, log: log.With(zap.String("group", cfg.Group), zap.String("instance", cfg.Instance))}
+	n := []byte(strconv.Itoa(cfg.N))
+	if _, err := kv.Create(ctx, l.key("n"), n); errors.Is(err, jetstream.ErrKeyExists) {
+		e, gerr := kv.Get(ctx, l.key("n"))
+		if gerr == nil && string(e.Value()) != string(n) {
+			return nil, fmt.Errorf("partitions: this %s instance has %d, the running ones %s: "+
+				"every instance of a group needs the same number (change it only with all of them stopped)",
+				cfg.Group, cfg.N, e.Value())
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	return l, nil
+}
+
+func (l *Leases) key(parts ...string) string {
+	k := l.cfg.Group
+	for _, p := range parts {
+		k += "." + p
+	}
+	return k
+}
+
+func (l *Leases) partKey(p int) string { return l.key("p", strconv.Itoa(p)) }
+
+// held is a partition this instance holds.
+type held struct {
+	rev     uint64
+	renewed time.Time
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Run holds a fair share of the partitions until ctx ends, running own
+// for each partition while it is held, in its own goroutine: own's
+// context ends when the partition is lost or given up, and the lease is
+// released only after own has returned, so two instances never work on
+// one partition at once. At the end every lease is released, so the
+// other instances take the partitions at once.
+func (l *Leases) Run(ctx context.Context, own func(ctx context.Context, p int)) {
+	owned := map[int]*held{}
+	var wg sync.WaitGroup
+	stop := func(p int, release bool) {
+		h := owned[p]
+		delete(owned, p)
+		h.cancel()
+		<-h.done
+		if release {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := l.kv.Delete(rctx, l.partKey(p), jetstream.LastRevision(h.rev)); err != nil {
+				l.log.Warn("release partition", zap.Int("partition", p), zap.Error(err))
+			}
+		}
+		l.log.Info("partition given up", zap.Int("partition", p), zap.Bool("released", release))
+	}
+	start := func(p int, rev uint64) {
+		pctx, cancel := context.WithCancel(ctx)
+		h := &held{rev: rev, renewed: time.Now(), cancel: cancel, done: make(chan struct{})}
+		owned[p] = h
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(h.done)
+			own(pctx, p)
+		}()
+		l.log.Info("partition taken", zap.Int("partition", p))
+	}
+	tick := time.NewTicker(l.cfg.TTL / 4)
+	defer tick.Stop()
+	for {
+		l.round(ctx, owned, start, stop)
+		select {
+		case <-ctx.Done():
+			for p := range owned {
+				stop(p, true)
+			}
+			wg.Wait()
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_ = l.kv.Delete(rctx, l.key("m", EncodeToken(l.cfg.Instance)))
+			cancel()
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// round renews what is held, then gives up or takes partitions to hold
+// the fair share.
+func (l *Leases) round(ctx context.Context, owned map[int]*held, start func(int, uint64), stop func(int, bool)) {
+	me := []byte(l.cfg.Instance)
+	if _, err := l.kv.Put(ctx, l.key("m", EncodeToken(l.cfg.Instance)), me); err != nil && ctx.Err() == nil {
+		l.log.Warn("partition membership", zap.Error(err))
+	}
+	if _, err := l.kv.Put(ctx, l.key("n"), []byte(strconv.Itoa(l.cfg.N))); err != nil && ctx.Err() == nil {
+		l.log.Warn("partition count", zap.Error(err))
+	}
+	for p, h := range owned {
+		rev, err := l.kv.Update(ctx, l.partKey(p), me, h.rev)
+		switch {
+		case err == nil:
+			h.rev, h.renewed = rev, time.Now()
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
+			// Taken by another, or expired: someone else may work on it now.
+			l.log.Warn("partition lost", zap.Int("partition", p), zap.Error(err))
+			stop(p, false)
+		case time.Since(h.renewed) > l.cfg.TTL/2:
+			// Not renewed for half the TTL: it may expire before the next
+			// try, and then another instance takes it.
+			l.log.Warn("partition not renewed; giving it up", zap.Int("partition", p), zap.Error(err))
+			stop(p, false)
+		}
+	}
+	fair := l.fairShare(ctx)
+	for p := l.cfg.N - 1; p >= 0 && len(owned) > fair; p-- {
+		if owned[p] != nil {
+			stop(p, true)
+		}
+	}
+	// Each instance looks first where its name points, so instances that
+	// start together do not all race for partition 0.
+	first := PartitionOf("", l.cfg.Instance, l.cfg.N)
+	for i := 0; i < l.cfg.N && len(owned) < fair && ctx.Err() == nil; i++ {
+		p := (first + i) % l.cfg.N
+		if owned[p] != nil {
+			continue
+		}
+		rev, err := l.kv.Create(ctx, l.partKey(p), me)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			// Still ours from before a restart: taken back at once.
+			if e, gerr := l.kv.Get(ctx, l.partKey(p)); gerr == nil && string(e.Value()) == l.cfg.Instance {
+				rev, err = l.kv.Update(ctx, l.partKey(p), me, e.Revision())
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, jetstream.ErrKeyExists) && ctx.Err() == nil {
+				l.log.Warn("take partition", zap.Int("partition", p), zap.Error(err))
+			}
+			continue
+		}
+		start(p, rev)
+	}
+}
+
+// fairShare is the partitions divided by the live instances, rounded up.
+func (l *Leases) fairShare(ctx context.Context) int {
+	members := 1
+	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
+	if err == nil {
+		members = 0
+		for range lister.Keys() {
+			members++
+		}
+		members = max(members, 1)
+	}
+	return (l.cfg.N + members - 1) / members
+}
+
+// Held is, per partition of group, the instance that holds it now.
+func Held(ctx context.Context, js jetstream.JetStream, group string) (map[int]string, error) {
+	kv, err := js.KeyValue(ctx, PartitionBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return map[int]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	lister, err := kv.ListKeysFiltered(ctx, group+".p.*")
+	if err != nil {
+		return nil, fmt.Errorf("partitions of %s: %w", group, err)
+	}
+	out := map[int]string{}
+	for k := range lister.Keys() {
+		p, err := strconv.Atoi(k[len(group)+3:])
+		if err != nil {
+			continue
+		}
+		if e, err := kv.Get(ctx, k); err == nil {
+			out[p] = string(e.Value())
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,95 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/engramhq/engram/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RawTurnTypes are the event types that carry an agent's raw turns, which
+// retention ages out: recorded turns, and the snapshots of turns leaving
+// an agent's window.
+var RawTurnTypes = []string{events.TypeTurnRecorded, events.TypeContextCompressing}
+
+// SeqStoredAt is the sequence of the first MEMORY message the stream
+// stored at or after t, or the next sequence when there is none: every
+// message below it was stored before t. The stream's own clock decides,
+// not an event's time, which a client sets.
+func SeqStoredAt(ctx context.Context, js jetstream.JetStream, t time.Time) (uint64, error) {
+	mem, err := js.Stream(ctx, MemoryStream)
+	if err != nil {
+		return 0, fmt.Errorf("retention: %w", err)
+	}
+	// A consumer starting at t is placed by the server on the first
+	// message stored at or after it; it is deleted at once, and by the
+	// server if this process dies first.
+	c, err := mem.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		Description:       "engram retention: where the cutoff falls",
+		DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
+		OptStartTime:      &t,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("retention: find the cutoff: %w", err)
+	}
+	info := c.CachedInfo()
+	if err := mem.DeleteConsumer(context.WithoutCancel(ctx), info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, fmt.Errorf("retention: %w", err)
+	}
+	return info.Delivered.Stream + 1, nil
+}
+
+// ExpireTurns removes one user's raw turn events (RawTurnTypes) below
+// the MEMORY sequence before, erasing their bytes (as Erase does), and
+// reports how many went. A stream created with deny_delete only allows a
+// purge, which a worker may not do: the error then says so, and nothing
+// of the user has gone.
+func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user string, before uint64) (int, error) {
+	mem, err := js.Stream(ctx, MemoryStream)
+	if err != nil {
+		return 0, fmt.Errorf("expire turns: %w", err)
+	}
+	purgeOnly := mem.CachedInfo().Config.DenyDelete
+	n := 0
+	for _, typ := range RawTurnTypes {
+		k, err := eraseSubject(ctx, mem, Subject(namespace, user, typ), before, purgeOnly)
+		n += k
+		if err != nil {
+			if purgeOnly {
+				err = fmt.Errorf("%w (stream %s was created with deny_delete, which JetStream cannot undo, so aged-out turns "+
+					"can only be purged, which engram's worker NATS user may not do: give the process the operator's "+
+					"credentials, or move to a new stream: engram export, then engram import into a fresh data dir)", err, MemoryStream)
+			}
+			return n, fmt.Errorf("expire turns: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// OldestRawTurn is when the stream stored the oldest raw turn event it
+// holds; ok is false when it holds none.
+func OldestRawTurn(ctx context.Context, js jetstream.JetStream) (at time.Time, ok bool, err error) {
+	mem, err := js.Stream(ctx, MemoryStream)
+	if err != nil {
+		return at, false, fmt.Errorf("oldest raw turn: %w", err)
+	}
+	for _, typ := range RawTurnTypes {
+		m, err := mem.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(SubjectPrefix+".*.*."+typ))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return at, false, fmt.Errorf("oldest raw turn: %w", err)
+		}
+		if !ok || m.Time.Before(at) {
+			at, ok = m.Time, true
+		}
+	}
+	return at, ok, nil
+}

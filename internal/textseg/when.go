@@ -1,0 +1,68 @@
+package textseg
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// asksWhen finds a question about when something happened or how long it
+// took: "When did …", "How long has …", "what year …", "什么时候", "哪天",
+// "多久". Its answer is usually in a turn that says when ("yesterday",
+// "last week", "two years ago", "上周"), not in the one that shares the
+// most words with it.
+var asksWhen = regexp.MustCompile(`(?i)(?:^|[.?!]\s+)when\b|\bwhen (?:did|do|does|was|were|is|are|will|has|have|had|would|could)\b|\bhow long\b|\bwhat (?:year|month|day|date|time)\b|\bhow many (?:days|weeks|months|years)\b|什么时候|哪天|哪一天|几号|几月|哪年|哪一年|多久|多长时间|何时`)
+
+// AsksWhen reports whether an utterance asks when something happened or
+// how long it took.
+func AsksWhen(utterance string) bool { return asksWhen.MatchString(utterance) }
+
+// timeWords are English words that place what a turn says in time.
+// Words that are mostly something else (may, fall, spring, day in "a great
+// day") are left out.
+var timeWords = wordSet(`
+	yesterday today tonight tomorrow ago recently lately earlier
+	week weeks weekend weekends month months year years
+	morning afternoon evening night
+	monday tuesday wednesday thursday friday saturday sunday
+	january february march april june july august september october november december
+	summer winter autumn`)
+
+// cjkTimeWords are their Chinese counterparts, found inside a run.
+var cjkTimeWords = []string{"昨天", "今天", "明天", "前天", "后天", "昨晚", "今晚", "上周", "下周", "本周", "这周",
+	"上个月", "下个月", "这个月", "去年", "今年", "明年", "前年", "周末", "星期", "礼拜", "刚才", "最近", "年前", "月前", "天前",
+	"月份", "早上", "上午", "下午", "晚上"}
+
+// MentionsTime reports whether text says when: a time word, a weekday or
+// month, or a year (four digits from 1900 to 2099).
+func MentionsTime(text string) bool {
+	for _, w := range cjkTimeWords {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	start := -1
+	for i, r := range text + " " {
+		if unicode.IsLetter(r) && r < unicode.MaxASCII || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			w := text[start:i]
+			if timeWords[strings.ToLower(w)] || isYear(w) {
+				return true
+			}
+			start = -1
+		}
+	}
+	return false
+}
+
+func isYear(w string) bool {
+	if len(w) != 4 || (w[:2] != "19" && w[:2] != "20") {
+		return false
+	}
+	return w[2] >= '0' && w[2] <= '9' && w[3] >= '0' && w[3] <= '9'
+}

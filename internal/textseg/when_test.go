@@ -1,0 +1,43 @@
+package textseg
+
+import "testing"
+
+func TestAsksWhen(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want bool
+	}{
+		{"When did Melanie go camping?", true},
+		{"How long has Nate had his turtles?", true},
+		{"what year did you move here", true},
+		{"I was thinking. When is the dentist?", true},
+		{"我上次什么时候去的医院", true},
+		{"那个会是哪天开的", true},
+		{"What did Melanie feel when she saw the meteor shower?", false},
+		{"What activities does Melanie do?", false},
+		{"我喜欢喝什么咖啡", false},
+	} {
+		if got := Understand(tc.q).AsksWhen; got != tc.want {
+			t.Errorf("Understand(%q).AsksWhen = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestMentionsTime(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"We went camping two weekends ago!", true},
+		{"I've had them since 2019.", true},
+		{"Yesterday I went to a fair.", true},
+		{"上周我们去爬山了", true},
+		{"It was a great day at the beach.", false},
+		{"You may like this painting, it's 20x30.", false},
+		{"我们去爬山了", false},
+	} {
+		if got := MentionsTime(tc.text); got != tc.want {
+			t.Errorf("MentionsTime(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
