@@ -289,35 +289,15 @@ func checkTurnsKept(t *testing.T, dir string, l *load) {
 	}
 }
 
-// extractorRecovers says whether a restarted extractor takes the turns
-// its read model has waiting before it handles its first event, and
-// leaves out those already requested. On main when this test was written
-// it did neither (extract.go starts the batcher's consumer beside
-// Batcher.Run, which recovers only once its read model has caught up;
-// Store.Unextracted returns requested turns too). What the test then
-// finds: a session whose first turns were acknowledged before the
-// extractor was killed and whose end came after its restart has its last
-// turns extracted at the end and the first ones only after the quiet gap
-// (3 minutes) — left behind when the test settles; and a turn already
-// requested can be asked for again. Branch partition fixes both
-// (Batcher.Recover before the consumer starts, Store.RequestedTurns left
-// out): set this true when it is merged. Until then the exactly-once
-// check reports what it finds in the log instead of failing.
-const extractorRecovers = false
-
 // checkSessionsExtractedOnce: every turn of every ended session is in
 // exactly one extraction, which ended extracted.
 func checkSessionsExtractedOnce(t *testing.T, dir string, l *load) {
 	t.Helper()
-	report := t.Errorf
-	if !extractorRecovers {
-		report = func(format string, args ...any) { t.Logf("known defect (extractorRecovers): "+format, args...) }
-	}
-	in := turnsExtracted(t, dir, report)
+	in := turnsExtracted(t, dir, t.Errorf)
 	for session, turns := range l.sessions {
 		for i := range turns {
 			if n := in[fmt.Sprintf("%s/%d", session, i)]; n != 1 {
-				report("%s: turn %d of %s is in %d extractions, want 1", filepath.Base(dir), i, session, n)
+				t.Errorf("%s: turn %d of %s is in %d extractions, want 1", filepath.Base(dir), i, session, n)
 			}
 		}
 	}

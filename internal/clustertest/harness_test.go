@@ -26,16 +26,22 @@ import (
 )
 
 // Instances of each worker the cluster runs. Ingests and retrievers
-// multiply freely. Extractors and consolidators stay at one until work is
-// partitioned by user (branch partition): two would share one durable
-// consumer and could split a session's turns. Raise them to 2 then; every
-// check below (each turn in one extraction, each job firing run once, the
-// read models equal) is written to hold for any count.
+// multiply freely. Extractors and consolidators share work by partitions
+// of users (ENGRAM_PARTITIONS); every check below (each turn in one
+// extraction, each job firing run once, the read models equal) is written
+// to hold for any count. They stay at one each because with two (and
+// partitions = 4) the equivalence fails on main as merged: the events of
+// a user whose partition moves between instances while they start (the
+// first instance takes every partition, then gives half to the second)
+// are handled by neither — a session_end and a compression episode
+// missing, an extraction missing — and under failover sessions are left
+// unextracted. Raise all three when that handover is fixed.
 const (
 	ingests       = 2
 	retrievers    = 2
 	extractors    = 1
 	consolidators = 1
+	partitions    = 1
 )
 
 // childEnv puts the test binary in a child mode: "nats" for a cluster
@@ -415,6 +421,7 @@ func startCluster(t *testing.T, env ...string) *deployment {
 				"ENGRAM_DATA_DIR=" + filepath.Join(dir, name),
 				"ENGRAM_INSTANCE=" + name,
 				"ENGRAM_SHUTDOWN_TIMEOUT=20s",
+				"ENGRAM_PARTITIONS=" + strconv.Itoa(partitions),
 			}}
 			p.env = append(p.env, env...)
 			if role == "ingest" || role == "retriever" {
@@ -535,6 +542,42 @@ func settle(t *testing.T, js jetstream.JetStream, calm time.Duration) uint64 {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitPulling waits until the consumers of the extractors and the
+// consolidators (one per partition, made once a worker holds it) exist
+// and every consumer of MEMORY has a pull request waiting: each worker
+// has done what it does before it takes events.
+func waitPulling(t *testing.T, js jetstream.JetStream, parts int) {
+	t.Helper()
+	var want []string
+	for _, base := range []string{"batcher", "extractor", "consolidator"} {
+		for p := range parts {
+			want = append(want, stream.PartitionDurable(base, p, parts))
+		}
+	}
+	waitFor(t, time.Minute, fmt.Sprintf("every consumer to pull (%v among them)", want), func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, stream.MemoryStream)
+		if err != nil {
+			return false
+		}
+		lister := s.ListConsumers(ctx)
+		pulling := map[string]bool{}
+		for ci := range lister.Info() {
+			if ci.NumWaiting == 0 {
+				return false
+			}
+			pulling[ci.Name] = true
+		}
+		for _, name := range want {
+			if !pulling[name] {
+				return false
+			}
+		}
+		return lister.Err() == nil
+	})
 }
 
 // waitFor polls cond until it holds or limit passes.
