@@ -146,11 +146,15 @@ type partitionTurns struct {
 }
 
 func (s partitionTurns) Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error) {
-	turns, err := s.store.Unextracted(ctx, before, limit)
+	// Requests first: one answered between the two reads has marked its
+	// turns extracted by the second, while turns read first and a request
+	// answered after would look waiting and unrequested, and be asked for
+	// twice.
+	requested, err := s.store.RequestedTurns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	requested, err := s.store.RequestedTurns(ctx)
+	turns, err := s.store.Unextracted(ctx, before, limit)
 	if err != nil {
 		return nil, err
 	}
