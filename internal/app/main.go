@@ -2,14 +2,18 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/engramhq/engram/internal/config"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -130,12 +134,16 @@ func serve(name string, roles Roles, args []string, base config.Config, stderr i
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	a := New(cfg, roles, log)
-	if err := a.Open(context.Background()); err != nil {
+	a, sig, err := openWhenBusReady(cfg, roles, log, sigs)
+	if err != nil {
 		log.Error("start failed", zap.Error(err))
 		return 1
 	}
-	sig := <-sigs
+	if a == nil {
+		log.Info("stopped while starting", zap.String("signal", sig.String()))
+		return 0
+	}
+	sig = <-sigs
 	log.Info("shutting down", zap.String("signal", sig.String()), zap.Duration("deadline", cfg.ShutdownTimeout))
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
@@ -151,6 +159,45 @@ func serve(name string, roles Roles, args []string, base config.Config, stderr i
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// busPatience is how long a process keeps trying to start while the bus
+// does not answer: a cluster whose node has just restarted answers
+// JetStream requests late, or not at all, while it elects leaders.
+const busPatience = time.Minute
+
+// openWhenBusReady opens an App, again while the error is the bus not
+// answering in time (up to busPatience), as a worker restarted beside a
+// restarting NATS node must. Any other error ends it. A signal while it
+// waits stops it (nil App).
+func openWhenBusReady(cfg config.Config, roles Roles, log *zap.Logger, sigs <-chan os.Signal) (*App, os.Signal, error) {
+	deadline := time.Now().Add(busPatience)
+	for {
+		a := New(cfg, roles, log)
+		err := a.Open(context.Background())
+		if err == nil {
+			return a, nil, nil
+		}
+		if !busNotReady(err) || time.Now().After(deadline) {
+			return nil, nil, err
+		}
+		log.Warn("start failed: the bus did not answer in time; trying again", zap.Error(err))
+		select {
+		case sig := <-sigs:
+			return nil, sig, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// busNotReady says whether a start failed because NATS or JetStream did
+// not answer (yet), rather than because of something a retry won't change.
+func busNotReady(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoServers) ||
+		errors.As(err, &apiErr) && apiErr.Code == 503
 }
 
 // WorkerDefaults adapts the defaults for a separate worker binary: it

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/engramhq/engram/events"
@@ -67,6 +68,13 @@ func episodeText(d *events.Episode) string {
 // session's own episode: the complete story wins over a part of it.
 func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
+	linked := d.LinkedMemories
+	if d.Source != events.SourceCompression {
+		var err error
+		if linked, err = sessionLinks(w, env.Scope, d.SessionID, linked); err != nil {
+			return err
+		}
+	}
 	var rid int64
 	err := w.tx.QueryRowContext(w.ctx, `INSERT INTO episodes (namespace, user_id, id, session_id, summary, goal, outcome,
 		started, ended, actions, entities, tools, linked_memories, importance, source, turns, built, event_id)
@@ -78,7 +86,7 @@ func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 			turns = excluded.turns, built = excluded.built, event_id = excluded.event_id
 		RETURNING rid`,
 		ns, user, d.ID, d.SessionID, d.Summary, d.Goal, d.Outcome, d.Started.UnixNano(), d.Ended.UnixNano(),
-		jsonList(d.Actions), jsonList(d.Entities), jsonList(d.Tools), jsonList(d.LinkedMemories), d.Importance,
+		jsonList(d.Actions), jsonList(d.Entities), jsonList(d.Tools), jsonList(linked), d.Importance,
 		d.Source, jsonList(d.Turns), env.Time.UnixNano(), env.ID).Scan(&rid)
 	if err != nil {
 		return err
@@ -98,6 +106,88 @@ func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 		WHERE namespace = ? AND user_id = ? AND session_id = ? AND turn_index IN (SELECT value FROM json_each(?))`+cond,
 		d.ID, ns, user, d.SessionID, jsonList(d.Turns))
 	return err
+}
+
+// sessionLinks is what an episode built from a session's stored turns
+// links: the memories its event names and those the read model holds from
+// the session (all but rejected candidates), once each, in id order, at
+// most events.MaxEpisodeActions. The consolidator links what its own read
+// model holds when it builds, and the session's extraction may not be
+// there yet (a consolidator run apart has its own read model; the
+// extraction of a session that just ended runs at the same time), so the
+// read model completes the list from both sides — here, and in
+// linkExtracted when the extraction comes after the episode. Either order
+// of the two events then ends in the same episode.
+func sessionLinks(w *wtx, scope memory.Scope, session string, named []string) ([]string, error) {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT id FROM memories WHERE namespace = ? AND user_id = ? AND session_id = ?
+		AND status != 'rejected'`, scope.Namespace, scope.User, session)
+	if err != nil {
+		return nil, fmt.Errorf("session memories: %w", err)
+	}
+	defer rows.Close()
+	set := map[string]bool{}
+	for _, id := range named {
+		set[id] = true
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("session memories: %w", err)
+		}
+		set[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("session memories: %w", err)
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	if len(out) > events.MaxEpisodeActions {
+		out = out[:events.MaxEpisodeActions]
+	}
+	return out, nil
+}
+
+// linkExtracted adds a session's newly extracted memories to the episodes
+// already built from its stored turns (see sessionLinks).
+func linkExtracted(w *wtx, scope memory.Scope, session string) error {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT rid, linked_memories FROM episodes
+		WHERE namespace = ? AND user_id = ? AND session_id = ? AND source != ?`,
+		scope.Namespace, scope.User, session, events.SourceCompression)
+	if err != nil {
+		return fmt.Errorf("session episodes: %w", err)
+	}
+	type ep struct {
+		rid    int64
+		linked []string
+	}
+	var eps []ep
+	for rows.Next() {
+		var e ep
+		var raw string
+		if err := rows.Scan(&e.rid, &raw); err != nil {
+			rows.Close()
+			return fmt.Errorf("session episodes: %w", err)
+		}
+		_ = json.Unmarshal([]byte(raw), &e.linked)
+		eps = append(eps, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("session episodes: %w", err)
+	}
+	for _, e := range eps {
+		linked, err := sessionLinks(w, scope, session, e.linked)
+		if err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE episodes SET linked_memories = ? WHERE rid = ?`, jsonList(linked), e.rid); err != nil {
+			return fmt.Errorf("link episode: %w", err)
+		}
+	}
+	return nil
 }
 
 func applyScratchpad(w *wtx, env memory.Envelope, d *events.Scratchpad) error {

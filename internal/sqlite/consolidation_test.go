@@ -174,3 +174,62 @@ func TestForgetUser(t *testing.T) {
 		t.Fatalf("bob has %d turns, want 1", n)
 	}
 }
+
+// A session's episode links the memories extracted from the session
+// whichever the stream holds first: the episode (built by a consolidator
+// whose read model had not yet applied the extraction, as one run apart
+// may) or the extraction. Both orders end in the same read model.
+func TestEpisodeLinksSessionMemoriesInEitherOrder(t *testing.T) {
+	turns := []memory.Applied{turn(1, "ana", "s1", 0, "我住在杭州"), turn(2, "ana", "s1", 1, "I prefer tea")}
+	extracted := func(seq uint64) memory.Applied {
+		a := derived(seq, "ana", events.TypeMemoryExtracted, &events.MemoryExtracted{RequestID: "r1", SessionID: "s1",
+			Extractor: "rules", Turns: []int{0, 1}, Candidates: []events.Candidate{
+				{Kind: "fact", Category: "identity", Subject: "user", Predicate: "location", Content: "住在杭州", Importance: 0.8, Confidence: 0.95},
+				{Kind: "preference", Category: "identity", Subject: "user", Predicate: "prefers", Content: "tea", Importance: 0.7, Confidence: 0.9},
+				{Kind: "preference", Category: "identity", Subject: "user", Predicate: "maybe", Content: "too unsure", Importance: 0.3, Confidence: 0.1},
+			}})
+		a.Source, a.ID = "engram/extractor", "x1" // the memory ids come from the event's source and id
+		return a
+	}
+	episode := func(seq uint64, linked []string) memory.Applied {
+		return derived(seq, "ana", events.TypeEpisodeBuilt, &events.Episode{ID: "ep_1", SessionID: "s1", Summary: "tea in Hangzhou",
+			Outcome: "completed", Started: time.Unix(1, 0), Ended: time.Unix(2, 0), Importance: 0.3, Source: events.SourceSessionEnd,
+			Turns: []int{0, 1}, LinkedMemories: linked})
+	}
+	comp := derived(4, "ana", events.TypeEpisodeBuilt, &events.Episode{ID: "ep_c", SessionID: "s1", Summary: "part",
+		Outcome: "ongoing", Started: time.Unix(1, 0), Ended: time.Unix(2, 0), Importance: 0.1, Source: events.SourceCompression, Turns: []int{0}})
+	linked := func(s *Store) map[string]string {
+		t.Helper()
+		eps, err := s.Episodes(t.Context(), memory.Scope{Namespace: "ns", User: "ana"}, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, e := range eps {
+			out[e.ID] = fmt.Sprint(e.LinkedMemories)
+		}
+		return out
+	}
+
+	extractedFirst := openTest(t)
+	mustApply(t, extractedFirst, turns...)
+	mustApply(t, extractedFirst, extracted(3), comp)
+	ids, err := extractedFirst.SessionMemoryIDs(t.Context(), memory.Scope{Namespace: "ns", User: "ana"}, "s1", 10)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("session memories %v, %v; want the two confident ones", ids, err)
+	}
+	mustApply(t, extractedFirst, episode(5, ids))
+
+	episodeFirst := openTest(t)
+	mustApply(t, episodeFirst, turns...)
+	mustApply(t, episodeFirst, episode(3, nil), comp)
+	mustApply(t, episodeFirst, extracted(5))
+
+	want := linked(extractedFirst)
+	if got := linked(episodeFirst); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("episode first: linked %v; extraction first: %v", got, want)
+	}
+	if want["ep_c"] != "[]" {
+		t.Fatalf("a compression episode links %s, want none (its turns came in the event)", want["ep_c"])
+	}
+}

@@ -380,7 +380,10 @@ func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted
 			return fmt.Errorf("candidates[%d]: %w", i, err)
 		}
 	}
-	return nil
+	if len(d.Candidates) == 0 {
+		return nil
+	}
+	return linkExtracted(w, env.Scope, d.SessionID)
 }
 
 // markExtracted flags a session's turns as extracted, in one statement

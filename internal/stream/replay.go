@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -32,7 +33,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 		return fmt.Errorf("replay: %w", err)
 	}
 	var last uint64
-	idle := 0
+	idle, tries := 0, 0
 	for last < to {
 		// Stored messages are there to be had: take what is available now
 		// instead of waiting for a full batch; only an empty answer earns
@@ -42,6 +43,9 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 			fetched, err = oc.FetchNoWait(size)
 		} else {
 			fetched, err = oc.Fetch(size, jetstream.FetchMaxWait(2*time.Second))
+		}
+		if err != nil && replayRetry(ctx, err, &tries) {
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("replay after seq %d: %w", last, err)
@@ -62,8 +66,12 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 			b.Messages = append(b.Messages, msg)
 		}
 		if err := fetched.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			if n == 0 && replayRetry(ctx, err, &tries) {
+				continue
+			}
 			return fmt.Errorf("replay after seq %d: %w", last, err)
 		}
+		tries = 0
 		if n == 0 {
 			if idle++; idle < 2 {
 				continue
@@ -79,4 +87,22 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 		}
 	}
 	return nil
+}
+
+// replayRetry says whether a fetch that failed is worth asking again, and
+// waits a moment first: on a cluster, a fetch can find no responder while
+// the stream's or the consumer's leader moves, and the ordered consumer
+// recreates itself on the next one. A few tries, then the error stands.
+func replayRetry(ctx context.Context, err error, tries *int) bool {
+	if *tries >= 10 || ctx.Err() != nil ||
+		!errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoHeartbeat) {
+		return false
+	}
+	*tries++
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Duration(*tries) * 200 * time.Millisecond):
+		return true
+	}
 }
