@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/stream"
 )
@@ -46,15 +47,20 @@ func TestConsumerDescriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for ci := range s.ListConsumers(t.Context()).Info() {
-		n++
+	// The batcher's and consolidator's durables are made once their
+	// partitions are taken, a moment after start.
+	var infos []*jetstream.ConsumerInfo
+	waitFor(t, "projector, batcher, extractor, embedder and consolidator consumers", func() bool {
+		infos = infos[:0]
+		for ci := range s.ListConsumers(t.Context()).Info() {
+			infos = append(infos, ci)
+		}
+		return len(infos) >= 5
+	})
+	for _, ci := range infos {
 		if ci.Config.Description == "" {
 			t.Errorf("consumer %s has no description", ci.Name)
 		}
-	}
-	if n < 5 {
-		t.Fatalf("%d consumers, want projector, batcher, extractor, embedder, consolidator", n)
 	}
 }
 
