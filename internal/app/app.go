@@ -161,7 +161,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 				a.Log.Warn("access log stopped", zap.Error(err))
 			}
 		})
-		svc, err := natsapi.Serve(a.nc, a.store, a.engine, Version, a.Log.Named("natsapi"))
+		svc, err := natsapi.Serve(a.nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)
 		}
@@ -374,7 +374,7 @@ func (a *App) apiServer() *httpapi.Server {
 		srv.Publisher = publisher{p}
 	}
 	if a.Roles&RoleRetriever != 0 {
-		srv.Searcher, srv.Memories, srv.Context = a.store, a.store, a.engine
+		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
 		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.WaitProjected
 	}

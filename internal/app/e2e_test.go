@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,13 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 		}
 	})
 	t.Run("nats request-reply is scoped too", func(t *testing.T) {
+		// Each tenant's turns; a search lists a hit's neighbours too (as
+		// /v1/context does), never another tenant's.
+		own := map[string][]string{
+			"default/alice": {"我住在北京市朝阳区，每天早上喝美式咖啡。", "I deployed the billing service to Kubernetes yesterday."},
+			"default/bob":   {"北京 Kubernetes 北京 Kubernetes"},
+			"acme/alice":    {"北京 Kubernetes in another namespace"},
+		}
 		for _, tc := range []struct {
 			ns, user string
 			want     int
@@ -85,13 +93,20 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 			if err := json.Unmarshal(msg.Data, &out); err != nil {
 				t.Fatal(err)
 			}
-			if len(out.Results) != tc.want {
-				t.Fatalf("%s/%s over NATS: %d results, want %d", tc.ns, tc.user, len(out.Results), tc.want)
-			}
+			found := 0
 			for _, h := range out.Results {
-				if tc.user == "alice" && tc.ns == "default" && !strings.Contains(h.Content, "北京市") {
-					t.Fatalf("alice over NATS got %q", h.Content)
+				if !slices.Contains(own[tc.ns+"/"+tc.user], h.Content) {
+					t.Fatalf("%s/%s over NATS got %q, not its own", tc.ns, tc.user, h.Content)
 				}
+				if strings.Contains(h.Content, "北京") {
+					found++
+				}
+			}
+			if found != tc.want {
+				t.Fatalf("%s/%s over NATS: %d results hold 北京, want %d", tc.ns, tc.user, found, tc.want)
+			}
+			if tc.want > 0 && !strings.Contains(out.Results[0].Content, "北京") {
+				t.Fatalf("%s/%s over NATS: first result %q, want the one that holds 北京", tc.ns, tc.user, out.Results[0].Content)
 			}
 		}
 	})
@@ -132,8 +147,8 @@ func TestDirectNATSPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitProjected(t, a, ack.Sequence)
-	if hits := searchHTTP(t, a, "default", "carol", "小橘"); len(hits) != 1 {
-		t.Fatalf("binary-mode turn not found: %+v", hits)
+	if hits := searchHTTP(t, a, "default", "carol", "小橘"); len(hits) == 0 || hits[0].Content != "我的猫叫小橘" {
+		t.Fatalf("binary-mode turn not found first: %+v", hits)
 	}
 	// "cat" also finds 猫 (the concept lexicon), below the turn that
 	// holds both words.

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/sqlite"
 	"go.uber.org/zap"
 )
@@ -40,7 +41,7 @@ func SearchScale(ctx context.Context, steps []int, other, users, queries int, pr
 	}
 	defer store.Close()
 	// Queries go through the real HTTP handler, as agents send them.
-	srv := httptest.NewServer((&httpapi.Server{Searcher: store, Log: zap.NewNop()}).Handler())
+	srv := httptest.NewServer((&httpapi.Server{Searcher: retrieval.NewEngine(store), Log: zap.NewNop()}).Handler())
 	defer srv.Close()
 	e := &Engram{base: srv.URL, hc: srv.Client()}
 	c := newCorpus(3)

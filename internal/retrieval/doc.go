@@ -7,7 +7,8 @@
 // question is its answer, a turn that asks tells little, a named day or
 // a "when" points at what was said then or says when; turns.go),
 // fits them to a token budget, and renders them quoted with provenance so
-// stored text can never pose as an instruction.
+// stored text can never pose as an instruction. Search (GET /v1/search)
+// reads a query and ranks turns the same way.
 //
 // It reads through a small Store interface (the local read model, or one
 // served over NATS), never writes: access reinforcement is handed to a

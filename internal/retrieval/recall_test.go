@@ -64,6 +64,13 @@ func (f *fixture) turns(scope memory.Scope, session string, age time.Duration, c
 	}
 }
 
+// search asks GET /v1/search's question of user's memory.
+func (f *fixture) search(q string) ([]memory.SearchResult, error) {
+	e := NewEngine(f.st)
+	e.Now = func() time.Time { return f.now }
+	return e.Search(f.t.Context(), memory.SearchQuery{Scope: user, Text: q, Limit: 10})
+}
+
 func (f *fixture) ask(req Request) *Response {
 	f.t.Helper()
 	e := NewEngine(f.st)

@@ -90,7 +90,7 @@ func TestDailySummariesRecalled(t *testing.T) {
 			t.Errorf("%q: episodes %+v, want the daily log", q, resp.Blocks.Episodes)
 		}
 	}
-	res, err := f.st.Search(t.Context(), memory.SearchQuery{Scope: user, Text: "gateway 重连", Limit: 10})
+	res, err := f.search("gateway 重连")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 // TurnStore is what turn recall needs from a read model.
 type TurnStore interface {
 	RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.TurnHit, error)
-	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius int) ([]memory.TurnHit, error)
+	// TurnsAround reads the turns within radius of each key, and one turn
+	// further for the first far keys.
+	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error)
 }
 
 // TurnOptions tunes raw-turn recall.
@@ -21,6 +23,10 @@ type TurnOptions struct {
 	Candidates int
 	// Radius is how far neighbour expansion reaches (0: none).
 	Radius int
+	// Far is how many of the best text hits reach one turn beyond Radius
+	// (at the weight the distance gives): the same read, a few more rows,
+	// where a larger Radius would widen every hit's.
+	Far int
 	// Next and Prev weigh what a turn passes to the turn after and before
 	// it: an answer follows its question.
 	Next, Prev float64
@@ -32,6 +38,9 @@ type TurnOptions struct {
 	// Session weighs a boost for turns in the sessions where the query
 	// matched best: a question is usually about one conversation.
 	Session float64
+	// SessionTop counts only the best this many text hits toward their
+	// sessions' evidence (0: every candidate).
+	SessionTop int
 	// Window weighs how many of the query's terms a turn's window (the turn
 	// and its neighbours) covers: an answer is often split across turns.
 	Window float64
@@ -51,7 +60,7 @@ type TurnOptions struct {
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2}
+	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -93,17 +102,22 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		keys = append(keys, memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex})
 	}
 	if opt.Radius > 0 {
-		around, err := st.TurnsAround(ctx, scope, keys, opt.Radius)
+		far := min(opt.Far, len(keys))
+		around, err := st.TurnsAround(ctx, scope, keys, opt.Radius, far)
 		if err != nil {
 			return nil, err
 		}
 		for _, h := range around {
 			add(h)
 		}
-		for _, k := range keys {
+		for i, k := range keys {
 			src := byKey[k]
 			asks := strings.ContainsAny(src.Content, "?？")
-			for d := 1; d <= opt.Radius; d++ {
+			reach := opt.Radius
+			if i < far {
+				reach++
+			}
+			for d := 1; d <= reach; d++ {
 				decay := 1 / float64(d)
 				if n, ok := byKey[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
 					next := opt.Next
@@ -118,18 +132,13 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 			}
 		}
 	}
-	sessions := map[string]float64{}
+	var sessions map[string]float64
 	if opt.Session > 0 {
-		for _, k := range keys {
-			sessions[k.SessionID] += byKey[k].Text
+		text := make([]float64, len(keys))
+		for i, k := range keys {
+			text[i] = byKey[k].Text
 		}
-		best := 0.0
-		for _, v := range sessions {
-			best = max(best, v)
-		}
-		for id, v := range sessions {
-			sessions[id] = v / best
-		}
+		sessions = sessionEvidence(keys, text, opt.SessionTop)
 	}
 	var cover *coverer
 	if opt.Window > 0 && len(q.Terms) > 0 {
@@ -168,6 +177,31 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// sessionEvidence is how strongly each session matched the query, scaled
+// so the strongest is 1: the sum of its turns' text scores among the best
+// top hits (keys, best first; 0: all of them). Counting only the best
+// keeps a session with many weak matches (a word it repeats) from
+// outweighing one with a few strong ones.
+func sessionEvidence(keys []memory.TurnKey, text []float64, top int) map[string]float64 {
+	sessions := map[string]float64{}
+	for i, k := range keys {
+		if top > 0 && i >= top {
+			break
+		}
+		sessions[k.SessionID] += text[i]
+	}
+	best := 0.0
+	for _, v := range sessions {
+		best = max(best, v)
+	}
+	if best > 0 {
+		for id, v := range sessions {
+			sessions[id] = v / best
+		}
+	}
+	return sessions
 }
 
 // endsAsking reports whether a turn ends with a question.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -43,4 +44,42 @@ func TestAskingTurnRanksBelowTelling(t *testing.T) {
 	if len(turns) < 2 || turns[0].SessionID != "tells" {
 		t.Fatalf("turns %+v: want the one that tells first", turns)
 	}
+}
+
+// A session's evidence counts only its best hits: one that repeats a
+// query word in many turns does not outweigh one with a few turns that
+// match well (issue 9: a question is usually about one conversation).
+func TestSessionEvidenceCountsBestHits(t *testing.T) {
+	keys := []memory.TurnKey{{SessionID: "trip", TurnIndex: 0}, {SessionID: "trip", TurnIndex: 5}, {SessionID: "trip", TurnIndex: 9}}
+	text := []float64{1, 0.9, 0.8}
+	for i := range 40 {
+		keys = append(keys, memory.TurnKey{SessionID: "gym", TurnIndex: i})
+		text = append(text, 0.15)
+	}
+	s := sessionEvidence(keys, text, DefaultTurnOptions().SessionTop)
+	if s["trip"] != 1 || s["gym"] >= s["trip"] {
+		t.Fatalf("session evidence %v: want the session of the three strong hits strongest", s)
+	}
+}
+
+// The best hits reach two turns away: an answer that comes after a
+// follow-up ("What was it about?" — "Which one?" — "The one in May…")
+// still inherits from the question, though it shares none of its words.
+func TestBestHitsReachTwoTurns(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "s", time.Hour, "Did you go to the poetry reading on Friday?", "Which one?", "The one downtown: it was about trans people telling their own stories.", "Sounds good.")
+	f.turns(user, "other", 2*time.Hour, "Lunch was fine.")
+	turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand("Did you go to the poetry reading?"), DefaultTurnOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range turns {
+		if tr.SessionID == "s" && tr.TurnIndex == 2 {
+			if tr.Neighbor <= 0 {
+				t.Fatalf("turn two after the question: neighbour score %v, want > 0", tr.Neighbor)
+			}
+			return
+		}
+	}
+	t.Fatalf("turns %+v: want the turn two after the question among them", turns)
 }

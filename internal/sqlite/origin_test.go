@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
 )
 
 // Reset leaves an empty read model that applies a stream from its start
@@ -40,7 +41,7 @@ func TestReset(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("full-text rows: %d, want 1", n)
 	}
-	res, err := s.Search(t.Context(), memory.SearchQuery{Scope: memory.Scope{Namespace: "ns", User: "u"}, Text: "alpha"})
+	res, err := s.RecallTurns(t.Context(), memory.Scope{Namespace: "ns", User: "u"}, textseg.Understand("alpha"), 10)
 	if err != nil || len(res) != 1 {
 		t.Fatalf("search alpha: %d hits (%v), want 1", len(res), err)
 	}

@@ -172,8 +172,9 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
 }
 
 // TurnsAround returns the turns within radius of each key (the keys'
-// own turns excluded), for neighbour expansion.
-func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius int) ([]memory.TurnHit, error) {
+// own turns excluded), for neighbour expansion; the first far keys (the
+// best hits) reach one turn further, in the same read.
+func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -182,7 +183,11 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	// go in as one JSON argument, so the SQL is fixed and prepared once.
 	ranges := make([][3]any, len(keys))
 	for i, k := range keys {
-		ranges[i] = [3]any{k.SessionID, k.TurnIndex - radius, k.TurnIndex + radius}
+		r := radius
+		if i < far {
+			r++
+		}
+		ranges[i] = [3]any{k.SessionID, k.TurnIndex - r, k.TurnIndex + r}
 	}
 	js, err := json.Marshal(ranges)
 	if err != nil {

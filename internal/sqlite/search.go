@@ -5,89 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
-	"github.com/engramhq/engram/internal/textseg"
 )
 
 // TurnID renders a turn's row id as the id search results carry.
 func TurnID(id int64) string { return fmt.Sprintf("t_%d", id) }
-
-// Search finds what q.Scope's memory holds about q.Text: active memories
-// and raw turns, each ranked by BM25, merged best first. User text reaches
-// FTS5 only through textseg.MatchIn, which quotes every term, and each
-// query is confined to the scope twice: by the scope's partition written
-// into every indexed token (speed, and BM25 statistics of its own) and by
-// the SQL filter (correctness).
-//
-// BM25 scores of two indexes are not on one scale, so each list is scaled
-// by its own best score before merging; a memory, being distilled, wins a
-// tie with a turn. A query of stopwords alone is merged newest first, as
-// each list comes (see RecallTurns).
-func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
-	if err := q.Normalize(); err != nil {
-		return nil, err
-	}
-	if len(textseg.Terms(q.Text)) == 0 {
-		return []memory.SearchResult{}, nil
-	}
-	query := textseg.Understand(q.Text)
-	mems, err := s.RecallMemories(ctx, q.Scope, query, q.Limit)
-	if err != nil {
-		return nil, err
-	}
-	turns, err := s.RecallTurns(ctx, q.Scope, query, q.Limit)
-	if err != nil {
-		return nil, err
-	}
-	days, err := s.RecallDailySummaries(ctx, q.Scope, query, "", "", q.Limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]memory.SearchResult, 0, len(mems)+len(turns)+len(days))
-	for _, m := range mems {
-		out = append(out, memory.SearchResult{ID: m.ID, Kind: memory.ResultMemory, Content: m.Content, Score: m.BM25,
-			SessionID: m.SessionID, TurnIndex: -1, Time: m.Updated})
-	}
-	for _, t := range turns {
-		out = append(out, memory.SearchResult{ID: t.Key, Kind: memory.ResultTurn, Content: t.Content, Score: t.BM25,
-			SessionID: t.SessionID, TurnIndex: t.TurnIndex, Role: t.Role, Time: t.Time})
-	}
-	for i, d := range days {
-		at, _ := time.Parse("2006-01-02", d.Date)
-		// A day's summary is broader than a turn: it ranks below the best
-		// memory and turn, in its own order.
-		out = append(out, memory.SearchResult{ID: "daily_" + d.Date + "_" + d.Channel, Kind: memory.ResultDaily,
-			Content: d.Summary, Score: 0.9 / float64(i+1), TurnIndex: -1, Time: at})
-	}
-	if len(mems) == 0 && len(days) == 0 {
-		return out, nil
-	}
-	normalize(out[:len(mems)], 1.0)
-	normalize(out[len(mems):len(mems)+len(turns)], 0.95)
-	if textseg.Informative(q.Text) {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	} else {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
-	}
-	return out[:min(len(out), q.Limit)], nil
-}
-
-// normalize scales a list so its best score is weight.
-func normalize(rs []memory.SearchResult, weight float64) {
-	top := 0.0
-	for _, r := range rs {
-		top = max(top, r.Score)
-	}
-	if top <= 0 {
-		return
-	}
-	for i := range rs {
-		rs[i].Score = weight * rs[i].Score / top
-	}
-}
 
 // CountTurns is how many turns a scope holds.
 func (s *Store) CountTurns(ctx context.Context, scope memory.Scope) (int, error) {

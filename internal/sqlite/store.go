@@ -64,7 +64,6 @@ func (s *Store) queryRead(ctx context.Context, q string, args ...any) (*sql.Rows
 }
 
 var _ memory.Applier = (*Store)(nil)
-var _ memory.Searcher = (*Store)(nil)
 
 // Open opens (creating if needed) the read model at path and brings its
 // schema up to date.

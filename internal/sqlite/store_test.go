@@ -116,18 +116,18 @@ func TestSearchScopeAndSafety(t *testing.T) {
 		turn(3, "a", "s", 1, `she said "quote" AND -minus content:x NEAR(y)`),
 	)
 	for _, q := range []string{"北京", "c++", `"quote`, "AND", "-minus", "content:x", "NEAR(y)", "*", ")", `""`} {
-		res, err := s.Search(t.Context(), memory.SearchQuery{Scope: memory.Scope{Namespace: "ns", User: "a"}, Text: q})
+		res, err := s.RecallTurns(t.Context(), memory.Scope{Namespace: "ns", User: "a"}, textseg.Understand(q), 10)
 		if err != nil {
 			t.Fatalf("search %q: %v", q, err)
 		}
 		for _, r := range res {
-			if !strings.HasPrefix(r.ID, "t_") || r.ID == "t_2" {
-				t.Fatalf("search %q as user a returned %s (user b's turn is t_2)", q, r.ID)
+			if !strings.HasPrefix(r.Key, "t_") || r.Key == "t_2" {
+				t.Fatalf("search %q as user a returned %s (user b's turn is t_2)", q, r.Key)
 			}
 		}
 	}
-	res, _ := s.Search(t.Context(), memory.SearchQuery{Scope: memory.Scope{Namespace: "ns", User: "a"}, Text: "北京"})
-	if len(res) != 1 || res[0].ID != "t_1" {
+	res, _ := s.RecallTurns(t.Context(), memory.Scope{Namespace: "ns", User: "a"}, textseg.Understand("北京"), 10)
+	if len(res) != 1 || res[0].Key != "t_1" {
 		t.Fatalf("北京 → %+v", res)
 	}
 }
