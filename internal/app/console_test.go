@@ -178,6 +178,9 @@ func TestConsole(t *testing.T) {
 	step("search in Chinese",
 		chromedp.SetValue("#search-q", "北京", chromedp.ByID),
 		chromedp.Click("#search-form button", chromedp.ByQuery),
+		// The list before it holds the same row: wait for the search's own table.
+		chromedp.Poll(`document.querySelector("#memories-out h2")?.textContent === "Search: 北京"`, nil,
+			chromedp.WithPollingTimeout(15*time.Second)),
 		chromedp.Poll(`[...document.querySelectorAll("#memories-out td.content")].some(td => td.textContent.includes("北京市朝阳区"))`, nil,
 			chromedp.WithPollingTimeout(15*time.Second)))
 

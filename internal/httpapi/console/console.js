@@ -82,10 +82,17 @@
 
   // ---- memories ----
 
+  // A search and a list share one panel: an answer that comes back after a
+  // newer request was made is dropped, so a slow search never replaces
+  // the list asked for after it.
+  let memoriesAsked = 0;
+
   async function search() {
     const q = $("search-q").value.trim();
     if (!q) throw new Error("search: type some words first");
+    const asked = ++memoriesAsked;
     const out = await api("GET", "/v1/search", { q, limit: "50" });
+    if (asked !== memoriesAsked) return;
     const rows = (out.results || []).map((r) => el("tr", { "data-id": r.id },
       el("td", {}, r.kind),
       el("td", { className: "content" }, r.content),
@@ -98,7 +105,9 @@
 
   async function listMemories() {
     const params = { status: $("list-status").value, kind: $("list-kind").value, as_of: $("list-asof").value.trim(), limit: "200" };
+    const asked = ++memoriesAsked;
     const out = await api("GET", "/v1/memories", params);
+    if (asked !== memoriesAsked) return;
     const rows = (out.memories || []).map((m) => el("tr", { "data-id": m.id },
       el("td", { className: "content" }, m.content),
       el("td", {}, m.kind), el("td", {}, m.category), el("td", {}, m.status),
