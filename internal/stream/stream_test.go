@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
@@ -215,5 +216,44 @@ func TestDeadLetterDropsNatsHeaders(t *testing.T) {
 			t.Fatal("the message was never dead-lettered")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A worker starting against streams already as wanted leaves them alone:
+// only a changed setting updates them (an update races the consumers the
+// running workers create).
+func TestEnsureStreamsUpdatesOnlyWhatChanged(t *testing.T) {
+	js := startJS(t)
+	updates := make(chan string, 16)
+	sub, err := js.Conn().Subscribe("$JS.EVENT.ADVISORY.STREAM.UPDATED.>", func(m *nats.Msg) { updates <- m.Subject })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := js.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureStreams(t.Context(), js, StreamsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureStreams(t.Context(), js, StreamsConfig{DuplicateWindow: 2 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case s := <-updates:
+			got = append(got, s)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("updates seen: %v, want MEMORY's and DEADLETTER's for the new duplicate window", got)
+		}
+	}
+	if err := js.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-updates:
+		t.Fatalf("updates seen: %v and %s; the unchanged call updated too", got, s)
+	default:
 	}
 }

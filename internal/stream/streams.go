@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -55,12 +56,30 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamsConfi
 		Duplicates:  cfg.DuplicateWindow,
 	}}
 	for _, sc := range streams {
-		if s, err := js.Stream(ctx, sc.Name); err == nil && s.CachedInfo().Config.DenyDelete {
-			sc.DenyDelete = true
+		if s, err := js.Stream(ctx, sc.Name); err == nil {
+			have := s.CachedInfo().Config
+			if have.DenyDelete {
+				sc.DenyDelete = true
+			}
+			// Every worker calls this at start: a stream already as wanted
+			// is left alone, since an update races consumers being created
+			// by the workers already running (a data race inside
+			// nats-server 2.15.2's file store, seen under -race).
+			if sameStream(have, sc) {
+				continue
+			}
 		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
 		}
 	}
 	return nil
+}
+
+// sameStream reports whether have already holds every setting of want
+// that EnsureStreams sets.
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+		have.Storage == want.Storage && have.Retention == want.Retention && have.Replicas == want.Replicas &&
+		have.Duplicates == want.Duplicates && have.DenyDelete == want.DenyDelete
 }
