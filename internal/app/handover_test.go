@@ -70,8 +70,8 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 
 // checkExtractedOnce reads the stream's record: each turn in exactly
 // one request, each request answered exactly once, every session
-// requested.
-func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer int) {
+// requested. It returns the number of requests.
+func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer int) int {
 	t.Helper()
 	requests, extracted := map[string]bool{}, map[string]int{}
 	covered := map[string]map[int]string{}
@@ -94,7 +94,7 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 		}
 	}
 	if got := len(covered); got != sessions {
-		t.Errorf("%d sessions requested, want %d", got, sessions)
+		t.Fatalf("%d sessions requested, want %d", got, sessions)
 	}
 	for key, turns := range covered {
 		if len(turns) != turnsPer {
@@ -106,6 +106,10 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 			t.Errorf("request %s answered %d times, want once", id, extracted[id])
 		}
 	}
+	if len(extracted) != len(requests) {
+		t.Errorf("%d requests answered, %d made", len(extracted), len(requests))
+	}
+	return len(requests)
 }
 
 // A graceful handover of the consolidator: one holds every partition, a
