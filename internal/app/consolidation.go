@@ -113,10 +113,11 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	// rewritten from the one before it.
 	err = a.runPartitions(ctx, runCtx, "consolidator", log, func(pctx context.Context, p, n int) {
 		plog := log.With(zap.Int("partition", p))
-		cons := a.partitionConsumer(pctx, ccfg, p, n, plog)
+		cons, _ := a.partitionConsumer(pctx, ccfg, p, n, plog)
 		if cons == nil {
 			return
 		}
+		defer a.settle(plog)
 		if a.store != nil {
 			// What the instance before wrote (a scratchpad) is read back.
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)

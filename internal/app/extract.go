@@ -114,17 +114,18 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	// that holds its user's partition (partitions.go).
 	err = a.runPartitions(ctx, runCtx, "extractor", log, func(pctx context.Context, p, n int) {
 		plog := log.With(zap.Int("partition", p))
-		cons := a.partitionConsumer(pctx, bccfg, p, n, plog)
+		cons, floor := a.partitionConsumer(pctx, bccfg, p, n, plog)
 		if cons == nil {
 			return
 		}
+		defer a.settle(plog)
 		// Turns left waiting by the instance that held the partition
 		// before (or by this one before a restart) are read from the
 		// read model, so it must first have them.
 		var source memory.TurnSource
 		if a.store != nil {
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)
-			source = partitionTurns{a.store, p, n}
+			source = partitionTurns{a.store, p, n, floor}
 		}
 		batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current

@@ -133,44 +133,9 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 
 	// The stream's record: each turn in exactly one request, each
 	// request answered exactly once.
-	requests, extracted := map[string][]int{}, map[string]int{}
-	covered := map[string]map[int]string{}
-	for _, m := range readStream(t, ingest.JetStream(), "mem.*.*."+events.TypeExtractionRequested, "mem.*.*."+events.TypeMemoryExtracted) {
-		switch d := m.Data.(type) {
-		case *events.ExtractionRequested:
-			key := events.User(m.Event) + "/" + d.SessionID
-			if covered[key] == nil {
-				covered[key] = map[int]string{}
-			}
-			for _, tr := range d.Turns {
-				if other, ok := covered[key][tr.TurnIndex]; ok && other != d.RequestID {
-					t.Errorf("%s turn %d in requests %s and %s", key, tr.TurnIndex, other, d.RequestID)
-				}
-				covered[key][tr.TurnIndex] = d.RequestID
-				requests[d.RequestID] = append(requests[d.RequestID], tr.TurnIndex)
-			}
-		case *events.MemoryExtracted:
-			extracted[d.RequestID]++
-		}
-	}
-	if got := len(covered); got != sessions {
-		t.Fatalf("%d sessions requested, want %d", got, sessions)
-	}
-	for key, turns := range covered {
-		if len(turns) != turnsPer {
-			t.Errorf("%s: %d turns requested, want %d", key, len(turns), turnsPer)
-		}
-	}
-	for id := range requests {
-		if extracted[id] != 1 {
-			t.Errorf("request %s answered %d times, want once", id, extracted[id])
-		}
-	}
-	if len(extracted) != len(requests) {
-		t.Errorf("%d requests answered, %d made", len(extracted), len(requests))
-	}
+	requests := checkExtractedOnce(t, ingest.JetStream(), sessions, turnsPer)
 	t.Logf("%d sessions, %d requests, %d model calls (a request the dead instance held is asked again)",
-		sessions, len(requests), srv.Calls())
+		sessions, requests, srv.Calls())
 }
 
 // Two consolidators share the users' partitions; one dies abruptly, the

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"time"
 
@@ -44,64 +45,102 @@ func (a *App) runPartitions(ctx, runCtx context.Context, group string, log *zap.
 }
 
 // partitionConsumer creates partition p's durable consumer of cfg.Durable,
-// trying again until ctx ends (a partition held must not sit idle). A
-// durable made for the first time starts where the group's other
-// durables have all handled to, so changing the number of partitions
-// neither loses nor replays the stream: its first partition starts after
-// what the old consumers acknowledged.
-func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, p, n int, log *zap.Logger) *stream.Consumer {
+// trying again until ctx ends (a partition held must not sit idle), and
+// returns it with its ack floor: every message of the stream up to floor
+// was handled by whoever held the partition before, and the consumer
+// delivers everything after it. A durable made for the first time starts
+// where the group's other durables have all handled to, so changing the
+// number of partitions neither loses nor replays the stream: its first
+// partition starts after what the old consumers acknowledged.
+func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, p, n int, log *zap.Logger) (*stream.Consumer, uint64) {
 	base := cfg.Durable
 	cfg.Durable = stream.PartitionDurable(base, p, n)
+	// known is the ack floor an attempt read before it deleted the
+	// consumer to make it again: an attempt after one that failed in
+	// between starts there, not where a new durable would.
+	var known *uint64
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		c, err := a.createPartitionConsumer(ctx, cfg, base)
+		c, floor, err := a.createPartitionConsumer(ctx, cfg, base, &known)
 		if err == nil {
-			return c
+			return c, floor
 		}
 		if ctx.Err() != nil {
-			return nil
+			return nil, 0
 		}
 		log.Warn("partition consumer; trying again", zap.String("durable", cfg.Durable), zap.Error(err))
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, 0
 		case <-time.After(wait):
 		}
 	}
 }
 
-func (a *App) createPartitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, base string) (*stream.Consumer, error) {
+func (a *App) createPartitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, base string, known **uint64) (*stream.Consumer, uint64, error) {
+	var floor uint64
 	c, err := a.js.Consumer(ctx, stream.MemoryStream, cfg.Durable)
-	if err != nil {
-		start, err := groupStart(ctx, a.js, base)
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound) && *known != nil:
+		floor = **known
+		cfg.StartSeq = floor + 1
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		start, err := groupStart(ctx, a.js, base, cfg.Durable)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		cfg.StartSeq = start
-	} else if info, err := c.Info(ctx); err == nil && info.NumAckPending > 0 {
-		// What the instance before had taken and not acknowledged would
-		// come back only after the ack wait (minutes, for the
-		// consolidator); it has stopped, so the consumer starts again
-		// after what was acknowledged, at once.
-		if err := stream.ReplayFrom(ctx, a.js, cfg.Durable, info.AckFloor.Stream+1, time.Time{}); err != nil {
-			return nil, err
+		floor = max(start, 1) - 1
+	case err != nil:
+		return nil, 0, err
+	default:
+		info, err := c.Info(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		// The consumer starts again after what was acknowledged, always:
+		// what the instance before had taken and not acknowledged would
+		// come back only after the ack wait (minutes, for the consolidator),
+		// after later messages; and a pull it left waiting at the server
+		// (on another node, say) would still take new messages into that
+		// wait. Made again, the consumer has neither.
+		floor = info.AckFloor.Stream
+		*known = &floor
+		if err := stream.ReplayFrom(ctx, a.js, cfg.Durable, floor+1, time.Time{}); err != nil {
+			return nil, 0, err
 		}
 	}
-	return stream.NewConsumer(ctx, a.js, cfg, a.Log.Named("partition"))
+	cons, err := stream.NewConsumer(ctx, a.js, cfg, a.Log.Named("partition"))
+	return cons, floor, err
 }
 
-// groupStart is the first stream sequence some durable of base (any
-// partition, any number of partitions) has not acknowledged; 0, the start
-// of the stream, when there is none.
-func groupStart(ctx context.Context, js jetstream.JetStream, base string) (uint64, error) {
+// settle sends what a partition's consumer acknowledged before the
+// partition is let go: the next holder starts after the ack floor it reads.
+func (a *App) settle(log *zap.Logger) {
+	if err := a.nc.FlushTimeout(5 * time.Second); err != nil {
+		log.Warn("partition: acknowledgements not confirmed before letting go", zap.Error(err))
+	}
+}
+
+// groupStart is where durable, a partition's consumer made for the first
+// time, starts: after what the durables of base of another number of
+// partitions (the one durable base of a single partition included) have
+// all acknowledged, the layout the group had before; 0, the start of the
+// stream, when there is none. The durables of the same number of
+// partitions do not count: they have moved on with their own users, and
+// this partition's users' events since they started would be skipped
+// (a partition given up before its durable was ever made, say).
+func groupStart(ctx context.Context, js jetstream.JetStream, base, durable string) (uint64, error) {
 	s, err := js.Stream(ctx, stream.MemoryStream)
 	if err != nil {
 		return 0, err
 	}
-	name := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `(-[0-9]+of[0-9]+)?$`)
+	name := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `(-[0-9]+of([0-9]+))?$`)
+	mine := name.FindStringSubmatch(durable)
 	var start uint64
 	lister := s.ListConsumers(ctx)
 	for info := range lister.Info() {
-		if !name.MatchString(info.Name) {
+		m := name.FindStringSubmatch(info.Name)
+		if m == nil || mine != nil && m[2] == mine[2] {
 			continue
 		}
 		if next := info.AckFloor.Stream + 1; start == 0 || next < start {
@@ -143,6 +182,9 @@ func onlyPartition(p, n int, h func(context.Context, []*stream.Message) []error)
 type partitionTurns struct {
 	store *sqlite.Store
 	p, n  int
+	// through is the batcher consumer's ack floor when the partition was
+	// taken: turns written after it the consumer delivers itself.
+	through uint64
 }
 
 func (s partitionTurns) Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error) {
@@ -154,7 +196,7 @@ func (s partitionTurns) Unextracted(ctx context.Context, before time.Time, limit
 	if err != nil {
 		return nil, err
 	}
-	turns, err := s.store.Unextracted(ctx, before, limit)
+	turns, err := s.store.UnextractedThrough(ctx, before, s.through, limit)
 	if err != nil {
 		return nil, err
 	}

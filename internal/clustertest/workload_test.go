@@ -119,13 +119,10 @@ func (w workload) sessionBRest(u int) []any {
 // run drives the whole workload through d and waits until d has settled.
 func (w workload) run(ctx context.Context, d *deployment) error {
 	js := d.operatorJS(d.t)
-	// Started means every consumer pulling: an extractor recovers its
-	// partitions' waiting turns before its batcher pulls, and on main as
-	// merged that recovery reads every unextracted turn of the read model,
-	// those its batcher has not been delivered yet included — a session
-	// compressed while the recovery chases the stream is then extracted
-	// with turns that came after the compression. So the workload starts
-	// once every consumer waits for messages, as with the single binary.
+	// Started means every consumer pulling: each worker has done what it
+	// does before it takes events (an extractor recovers its partitions'
+	// waiting turns, those up to its batcher's ack floor, before its
+	// batcher pulls), as with the single binary.
 	parts := partitions
 	if len(d.procs["engram"]) > 0 {
 		parts = 1 // the single binary's default

@@ -35,6 +35,19 @@ func (s *Store) Unextracted(ctx context.Context, before time.Time, limit int) ([
 	return scanTurns(rows)
 }
 
+// UnextractedThrough is Unextracted less the turns whose last writing
+// event comes after stream sequence through: what a consumer that has
+// acknowledged the stream up to through has seen, and no more (the rest
+// it is yet to deliver).
+func (s *Store) UnextractedThrough(ctx context.Context, before time.Time, through uint64, limit int) ([]memory.Turn, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+turnColumns+`
+		FROM turns WHERE extracted = 0 AND time < ? AND seq <= ? ORDER BY time, id LIMIT ?`, before.UnixNano(), int64(through), limit)
+	if err != nil {
+		return nil, fmt.Errorf("unextracted turns through %d: %w", through, err)
+	}
+	return scanTurns(rows)
+}
+
 // turnColumns are the columns scanTurns reads, in its order.
 const turnColumns = `id, namespace, user_id, agent, session_id, turn_index, role, content,
 	tool_calls, tool_results, attachments, channel, project, time, tokens, event_source, event_id`
