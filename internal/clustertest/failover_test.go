@@ -195,7 +195,7 @@ func TestFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("load stopped at %v", time.Since(began).Round(time.Millisecond))
-	last := settle(t, js, 2*time.Second)
+	last := settle(t, js, partitions, 2*time.Second)
 	t.Logf("settled at %v: %d events acknowledged (%d retries), %d sessions, stream at %d", time.Since(began).Round(time.Millisecond), l.acked.Load(), l.retries.Load(), len(l.sessions), last)
 
 	checkStreamOnce(t, js, last)

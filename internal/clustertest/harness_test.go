@@ -491,12 +491,16 @@ func (d *deployment) operatorConfig(dataDir string) config.Config {
 	return cfg
 }
 
-// settle waits until nothing is in flight: every consumer of MEMORY has
-// been delivered and has acknowledged all there is, and the stream's end
-// has not moved for calm. The retrievers' projectors are consumers too,
-// so their read models then hold everything.
-func settle(t *testing.T, js jetstream.JetStream, calm time.Duration) uint64 {
+// settle waits until nothing is in flight: every partition's consumer
+// exists and is pulled by a live instance (after a kill, a partition whose
+// lease has not yet moved, or whose consumer is being made again, has work
+// no consumer shows), every consumer of MEMORY has been delivered and has
+// acknowledged all there is, and the stream's end has not moved for calm.
+// The retrievers' projectors are consumers too, so their read models then
+// hold everything.
+func settle(t *testing.T, js jetstream.JetStream, parts int, calm time.Duration) uint64 {
 	t.Helper()
+	want := partitionDurables(parts)
 	var last uint64
 	var calmSince time.Time
 	why := ""
@@ -511,15 +515,25 @@ func settle(t *testing.T, js jetstream.JetStream, calm time.Duration) uint64 {
 		} else {
 			lister := s.ListConsumers(ctx)
 			pending := ""
+			pulled := map[string]bool{}
 			for ci := range lister.Info() {
 				if ci.NumPending > 0 || ci.NumAckPending > 0 {
 					pending += fmt.Sprintf(" %s: %d pending, %d unacknowledged (last delivered %d);",
 						ci.Name, ci.NumPending, ci.NumAckPending, ci.Delivered.Stream)
 				}
+				pulled[ci.Name] = ci.NumWaiting > 0
+			}
+			var idle []string
+			for _, name := range want {
+				if !pulled[name] {
+					idle = append(idle, name)
+				}
 			}
 			switch {
 			case lister.Err() != nil:
 				busy(lister.Err().Error())
+			case len(idle) > 0:
+				busy(fmt.Sprintf("consumers missing or pulled by no instance: %v", idle))
 			case pending != "":
 				busy("consumers:" + pending)
 			case si.State.LastSeq != last:
@@ -546,13 +560,7 @@ func settle(t *testing.T, js jetstream.JetStream, calm time.Duration) uint64 {
 // has done what it does before it takes events.
 func waitPulling(t *testing.T, js jetstream.JetStream, parts int) {
 	t.Helper()
-	// The extraction requests need no partition: one durable for all.
-	want := []string{"extractor"}
-	for _, base := range []string{"batcher", "consolidator"} {
-		for p := range parts {
-			want = append(want, stream.PartitionDurable(base, p, parts))
-		}
-	}
+	want := partitionDurables(parts)
 	waitFor(t, time.Minute, fmt.Sprintf("every consumer to pull (%v among them)", want), func() bool {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
@@ -575,6 +583,19 @@ func waitPulling(t *testing.T, js jetstream.JetStream, parts int) {
 		}
 		return lister.Err() == nil
 	})
+}
+
+// partitionDurables are the consumers the extractors and consolidators
+// make over parts partitions: one per partition for the batchers and the
+// consolidators, one for all for the extraction requests.
+func partitionDurables(parts int) []string {
+	want := []string{"extractor"}
+	for _, base := range []string{"batcher", "consolidator"} {
+		for p := range parts {
+			want = append(want, stream.PartitionDurable(base, p, parts))
+		}
+	}
+	return want
 }
 
 // waitFor polls cond until it holds or limit passes.

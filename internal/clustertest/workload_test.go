@@ -150,7 +150,7 @@ func (w workload) run(ctx context.Context, d *deployment) error {
 		if err := p.Wait(); err != nil {
 			return err
 		}
-		settle(d.t, js, time.Second)
+		settle(d.t, js, parts, time.Second)
 	}
 	for _, job := range []struct {
 		name string
@@ -163,7 +163,7 @@ func (w workload) run(ctx context.Context, d *deployment) error {
 		if len(rep.Ran) == 0 {
 			return fmt.Errorf("%s job ran no rule", job.name)
 		}
-		settle(d.t, js, time.Second)
+		settle(d.t, js, parts, time.Second)
 	}
 	return nil
 }
