@@ -137,7 +137,7 @@ func Main(args []string, out io.Writer) int {
 			return 1
 		}
 		r := srep.Overall.Recall
-		logf("locomo through /v1/search (turns and memories, BM25): recall@5=%.3f recall@10=%.3f recall@25=%.3f recall@50=%.3f",
+		logf("locomo through /v1/search (memories and days by per-user BM25, turns as /v1/context ranks them), all ten conversations: recall@5=%.3f recall@10=%.3f recall@25=%.3f recall@50=%.3f",
 			r[5], r[10], r[25], r[50])
 		rep, err := locomo.Evaluate(ctx, ds, LoCoMoContext(e), locomo.DefaultKs)
 		if err != nil {

@@ -115,12 +115,12 @@ func parseTimeWindow(query string, now time.Time) *timeWindow {
 func parseDay(query string, now time.Time) *timeWindow {
 	var year, day int
 	var month time.Month
-	if m := isoDay.FindStringSubmatch(query); m != nil {
-		year, _ = strconv.Atoi(m[1])
-		n, _ := strconv.Atoi(m[2])
-		month = time.Month(n)
-		day, _ = strconv.Atoi(m[3])
-	} else if m := zhDay.FindStringSubmatch(query); m != nil {
+	// ISO and Chinese dates both hold year, month and day in that order.
+	ymd := isoDay.FindStringSubmatch(query)
+	if ymd == nil {
+		ymd = zhDay.FindStringSubmatch(query)
+	}
+	if m := ymd; m != nil {
 		year, _ = strconv.Atoi(m[1])
 		n, _ := strconv.Atoi(m[2])
 		month = time.Month(n)
