@@ -96,13 +96,10 @@ func NewEvent(attrs map[string]any, data []byte) (Event, error) {
 // at most once, and only when a condition first looks under data. Data
 // that data cannot give, or that is not JSON, is no data: for data that
 // is known to encode (a decoded event's), where NewEvent's error could
-// not happen.
+// not happen. The event keeps attrs, which the caller must not change
+// after (it runs for every event: a copy would be one more map each).
 func NewEventFunc(attrs map[string]any, data func() ([]byte, error)) Event {
-	ev := Event{attrs: make(map[string]any, len(attrs)), lazy: &lazyData{get: data}}
-	for k, v := range attrs {
-		ev.attrs[k] = v
-	}
-	return ev
+	return Event{attrs: attrs, lazy: &lazyData{get: data}}
 }
 
 // Type is the event's type attribute.
