@@ -214,10 +214,12 @@ type UserForgotten struct {
 }
 
 // TurnsExpired is the data of a turns.expired event: the envelope's
-// user's raw turns (turn.recorded and context.compressing) stored in the
-// stream before sequence BeforeSeq aged out. It is the receipt of
+// user's raw turns (turn.recorded and context.compressing) and extraction
+// requests (extraction.requested, which carried turns' text) stored in
+// the stream before sequence BeforeSeq aged out. It is the receipt of
 // retention: the stream drops those events and every read model drops the
-// turns they recorded, so a rebuild agrees with a live read model.
+// turns they recorded and the requests, so a rebuild agrees with a live
+// read model.
 type TurnsExpired struct {
 	BeforeSeq uint64 `json:"before_seq"` // at least 1
 	// StoredBefore is the retention cutoff: the events dropped were stored

@@ -159,8 +159,9 @@
 //	{"from": "vectors", "to": "fts", "reason": "embedding endpoint: 503 Service Unavailable"}
 //	{"reason": "erasure request #42"}
 //
-// turns.expired, retention's receipt: the user's raw turns stored before
-// stream sequence before_seq (stored before stored_before) aged out:
+// turns.expired, retention's receipt: the user's raw turns and extraction
+// requests stored before stream sequence before_seq (stored before
+// stored_before) aged out:
 //
 //	{"before_seq": 81723, "stored_before": "2025-06-01T03:00:00Z"}
 //

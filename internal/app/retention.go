@@ -42,12 +42,17 @@ func retentionEvery(age time.Duration) time.Duration {
 
 // RetentionRun is what one run of retention did.
 type RetentionRun struct {
-	Cutoff   time.Time `json:"stored_before"`
-	Users    int       `json:"users"`
-	Turns    int       `json:"turns_expired"`
-	Events   int       `json:"events_expired"`
-	Held     int       `json:"turns_held"`
-	Requests int       `json:"extractions_requested"`
+	Cutoff time.Time `json:"stored_before"`
+	Users  int       `json:"users"`
+	Turns  int       `json:"turns_expired"`
+	// Requests are the extraction requests that aged out with the turns
+	// they carried; Events counts both kinds of event, DeadLetters the
+	// dead letters made of them.
+	Requests    int `json:"requests_expired"`
+	Events      int `json:"events_expired"`
+	DeadLetters int `json:"dead_letters_expired"`
+	Held        int `json:"turns_held"`
+	Asked       int `json:"extractions_requested"`
 }
 
 // retainer runs retention for the users of partition part of parts;
@@ -89,9 +94,10 @@ func (r *retainer) loop(ctx context.Context, every time.Duration) {
 			return
 		case err != nil:
 			r.log.Error("retention", zap.Error(err))
-		case run.Turns > 0 || run.Requests > 0:
+		case run.Turns > 0 || run.Requests > 0 || run.Asked > 0:
 			r.log.Info("raw turns expired", zap.Int("users", run.Users), zap.Int("turns", run.Turns),
-				zap.Int("events", run.Events), zap.Int("held_unextracted", run.Held), zap.Int("extractions_requested", run.Requests))
+				zap.Int("requests", run.Requests), zap.Int("events", run.Events), zap.Int("dead_letters", run.DeadLetters),
+				zap.Int("held_unextracted", run.Held), zap.Int("extractions_requested", run.Asked))
 		}
 		select {
 		case <-ctx.Done():
@@ -135,8 +141,9 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		if !r.mine(x.Scope) {
 			continue
 		}
-		n, err := stream.ExpireTurns(ctx, a.js, x.Scope.Namespace, x.Scope.User, x.Before)
-		run.Events += n
+		gone, err := stream.ExpireTurns(ctx, a.js, x.Scope.Namespace, x.Scope.User, x.Before)
+		run.Events += gone.Events
+		run.DeadLetters += gone.DeadLetters
 		if err != nil {
 			return run, err
 		}
@@ -147,6 +154,7 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		}
 		run.Users++
 		run.Turns += x.Turns
+		run.Requests += x.Requests
 	}
 	return run, nil
 }
@@ -171,7 +179,7 @@ func (r *retainer) requestHeld(ctx context.Context, held []memory.Turn, now time
 	if len(out) == 0 {
 		return nil
 	}
-	run.Requests = len(out)
+	run.Asked = len(out)
 	if err := r.a.emitter(retentionSource)(ctx, out...); err != nil {
 		return fmt.Errorf("retention: request extraction of held turns: %w", err)
 	}

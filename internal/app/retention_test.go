@@ -194,3 +194,71 @@ func TestRetentionExportImport(t *testing.T) {
 		t.Fatalf("imported read model differs in %v\nwant %v\ngot  %v", d, want, got)
 	}
 }
+
+// Once turns age out, their text is nowhere under the data dir: not in
+// the raw turn events, not in the extraction requests that carried it to
+// the extractor, not in the dead letters a malformed turn left, not in
+// the read model. What was drawn from them stays.
+func TestRetentionLeavesNoTurnText(t *testing.T) {
+	const canary = "Quorvexi"
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.Retention.RawTurns = 2 * time.Second
+	a := startApp(t, cfg, RoleAll)
+	ann := memory.Scope{Namespace: events.DefaultNamespace, User: "ann"}
+	sent := postBatch(t, a,
+		turnEvent("r-1", "ann", "s1", 0, "user", "I prefer green tea over coffee."),
+		turnEvent("r-2", "ann", "s1", 1, "assistant", "Noted: green tea. The "+canary+" kettle is on."))
+	mustAccept(t, sent)
+	// A turn only a client with worker rights could send: malformed, so
+	// every consumer that reads turns dead-letters it.
+	bad := `{"specversion":"1.0","type":"turn.recorded","source":"test/agent","id":"bad-1","subject":"ann",` +
+		`"time":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","datacontenttype":"application/json",` +
+		`"namespace":"default","data":{"session_id":"s1","turn_index":-1,"role":"user","content":"the ` + canary + ` again"}}`
+	if _, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the malformed turn's dead letters", func() bool {
+		dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{})
+		return err == nil && len(dls) > 0
+	})
+	waitFor(t, "ann's turns to age out", func() bool { return countTurns(t, a, ann) == 0 })
+	waitFor(t, "every message holding the canary to leave the streams", func() bool {
+		return streamHolds(t, a, canary) == 0
+	})
+	mems, err := a.Store().Memories(t.Context(), memory.MemoryQuery{Scope: ann})
+	if err != nil || len(mems) == 0 {
+		t.Fatalf("nothing drawn from the expired turns stayed: %v", err)
+	}
+	waitSettled(t, a)
+	stopApp(t, a)
+	if n, where := canaryFiles(t, dir, canary); n != 0 {
+		t.Fatalf("after retention the turns' text is still in %d places: %s", n, describe(where))
+	}
+}
+
+// streamHolds counts the MEMORY and DEADLETTER messages whose body holds s.
+func streamHolds(t *testing.T, a *App, s string) int {
+	t.Helper()
+	n := 0
+	for _, name := range []string{stream.MemoryStream, stream.DeadLetterStream} {
+		st, err := a.JetStream().Stream(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := info.State.FirstSeq; seq > 0 && seq <= info.State.LastSeq; seq++ {
+			m, err := st.GetMsg(t.Context(), seq)
+			if err != nil {
+				continue // deleted
+			}
+			if bytes.Contains(m.Data, []byte(s)) {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -10,11 +10,15 @@ import (
 )
 
 // expireTurns applies a turns.expired receipt: the user's turns whose
-// every event (first record, re-records, snapshots) is below d.BeforeSeq go, with their full-text rows, their
-// attachments (a column of the turn) and the applied rows of the events
-// that recorded them, and each session they were in is left as a replay
-// of what the stream still holds would leave it. The stream drops the same
-// events (stream.ExpireTurns), so a rebuild agrees.
+// every event (first record, re-records, snapshots) is below d.BeforeSeq
+// go, with their full-text rows, their attachments (a column of the turn)
+// and the applied rows of the events that recorded them, and each session
+// they were in is left as a replay of what the stream still holds would
+// leave it. The user's extraction requests below the bound, which carried
+// turns' text to the extractor, go too: their applied rows, and the reason
+// each was made (the extraction's row keeps what its result recorded).
+// The stream drops the same events (stream.ExpireTurns), so a rebuild
+// agrees.
 func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 	ns, user, before := env.Scope.Namespace, env.Scope.User, int64(d.BeforeSeq)
 	rows, err := w.tx.QueryContext(w.ctx, `SELECT DISTINCT session_id FROM turns
@@ -41,6 +45,11 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 			events.TypeContextCompressing + `') AND seq IN (SELECT seq FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`,
 		`DELETE FROM applied WHERE namespace = ?1 AND user_id = ?2 AND type IN ('` + events.TypeTurnRecorded + `', '` +
 			events.TypeContextCompressing + `') AND seq < ?3`,
+		// A rebuild, without the request, has the extraction's row from
+		// its result alone, which does not say why it was asked for.
+		`UPDATE extractions SET reason = '' WHERE namespace = ?1 AND user_id = ?2 AND request_id IN
+			(SELECT id FROM applied WHERE namespace = ?1 AND user_id = ?2 AND type = '` + events.TypeExtractionRequested + `' AND seq < ?3)`,
+		`DELETE FROM applied WHERE namespace = ?1 AND user_id = ?2 AND type = '` + events.TypeExtractionRequested + `' AND seq < ?3`,
 		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`,
 		`DELETE FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3`,
 	} {
@@ -100,8 +109,9 @@ type Expiry struct {
 	// Before is the stream sequence below which the user's turns go: the
 	// cutoff, or the first turn still waiting for extraction if lower.
 	Before uint64
-	// Turns is how many of the user's turns go.
-	Turns int
+	// Turns is how many of the user's turns go; Requests, how many of
+	// their extraction requests.
+	Turns, Requests int
 }
 
 // RetentionPlan is what retention does at one cutoff.
@@ -118,14 +128,19 @@ const heldLimit = 10000
 
 // PlanRetention lists, per user, the turns that may go at the stream
 // sequence cutoff: those whose every event (first record, re-records,
-// compression snapshots) is below it. A user's bound is lowered so that
-// it never falls inside a turn's span of events, which would have a
-// rebuild record the turn again from the events kept; and below the first
-// turn not yet extracted, which is never dropped, nor any of its user's
-// after it (so a session idle past the cutoff is extracted first).
+// compression snapshots) is below it; and the extraction requests below
+// it, which carry turns' text. A user's bound is lowered so that it never
+// falls inside a turn's span of events, which would have a rebuild record
+// the turn again from the events kept; below the first turn not yet
+// extracted, which is never dropped, nor any of its user's after it (so a
+// session idle past the cutoff is extracted first); and below the first
+// request whose extraction has not ended, which the extractor may still
+// need.
 func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan, error) {
 	var plan RetentionPlan
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT namespace, user_id FROM turns WHERE first_seq < ?
+	rows, err := s.r.QueryContext(ctx, `SELECT namespace, user_id FROM turns WHERE first_seq < ?1
+		UNION SELECT namespace, user_id FROM applied WHERE type = '`+events.TypeExtractionRequested+`' AND seq < ?1
+			AND namespace != ''
 		ORDER BY namespace, user_id`, int64(cutoff))
 	if err != nil {
 		return plan, fmt.Errorf("plan retention: %w", err)
@@ -148,7 +163,7 @@ func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan
 		if err != nil {
 			return plan, fmt.Errorf("plan retention: %w", err)
 		}
-		if x.Turns > 0 {
+		if x.Turns > 0 || x.Requests > 0 {
 			plan.Expire = append(plan.Expire, x)
 		}
 	}
@@ -179,6 +194,15 @@ func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64) (Exp
 	if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ? AND user_id = ? AND extracted = 0 AND first_seq < ?`); err != nil {
 		return x, err
 	}
+	// A request is the extractor's only copy of its turns until its
+	// result is recorded; one that failed is retried or falls back to the
+	// rules, which records a result too.
+	if err := lower(`SELECT min(a.seq) FROM applied a LEFT JOIN extractions x
+			ON x.namespace = a.namespace AND x.user_id = a.user_id AND x.request_id = a.id
+		WHERE a.namespace = ?1 AND a.user_id = ?2 AND a.type = '` + events.TypeExtractionRequested + `' AND a.seq < ?3
+			AND coalesce(x.status, '') != 'extracted'`); err != nil {
+		return x, err
+	}
 	for {
 		// A turn whose events straddle the bound moves it to its first:
 		// each move can only bring in turns of lower spans, so this ends.
@@ -191,7 +215,10 @@ func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64) (Exp
 			break
 		}
 	}
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ? AND carried_seq < ?`,
-		sc.Namespace, sc.User, int64(x.Before)).Scan(&x.Turns)
+	err := s.r.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3),
+			(SELECT count(*) FROM applied WHERE namespace = ?1 AND user_id = ?2
+				AND type = '`+events.TypeExtractionRequested+`' AND seq < ?3)`,
+		sc.Namespace, sc.User, int64(x.Before)).Scan(&x.Turns, &x.Requests)
 	return x, err
 }

@@ -15,6 +15,48 @@ func extracted(seq uint64, user, session string, turns ...int) memory.Applied {
 		SessionID: session, Extractor: events.ExtractorRules, Turns: turns})
 }
 
+// requested is an extraction request of seq, its event id its request id,
+// as the batcher and retention publish them.
+func requested(seq uint64, user, session, id string, turns ...int) memory.Applied {
+	d := &events.ExtractionRequested{RequestID: id, SessionID: session, Reason: events.ReasonSessionEnded}
+	for _, i := range turns {
+		d.Turns = append(d.Turns, events.ExtractionTurn{TurnIndex: i, Role: "user", Content: "turn text"})
+	}
+	a := derived(seq, user, events.TypeExtractionRequested, d)
+	a.Source, a.ID = "engram/batcher", id
+	return a
+}
+
+// result is the rules' result for the request r at seq, with r's time,
+// as the extractor records it.
+func result(seq uint64, r memory.Applied) memory.Applied {
+	req := r.Data.(*events.ExtractionRequested)
+	a := derived(seq, r.Scope.User, events.TypeMemoryExtracted, &events.MemoryExtracted{RequestID: req.RequestID,
+		SessionID: req.SessionID, Extractor: events.ExtractorRules})
+	for _, t := range req.Turns {
+		a.Data.(*events.MemoryExtracted).Turns = append(a.Data.(*events.MemoryExtracted).Turns, t.TurnIndex)
+	}
+	a.Time = r.Time
+	return a
+}
+
+// withResults is evs, each request followed by its result.
+func withResults(evs ...memory.Applied) []memory.Applied {
+	var out []memory.Applied
+	seq := uint64(0)
+	for _, e := range evs {
+		seq = max(seq, e.Seq)
+	}
+	for _, e := range evs {
+		out = append(out, e)
+		if e.Type == events.TypeExtractionRequested {
+			seq++
+			out = append(out, result(seq, e))
+		}
+	}
+	return out
+}
+
 func compressing(seq uint64, user, session string, turns map[int]string) memory.Applied {
 	d := &events.ContextCompressing{SessionID: session}
 	for _, i := range slices.Sorted(func(yield func(int) bool) {
@@ -62,7 +104,8 @@ func retain(t *testing.T, evs []memory.Applied, cutoff uint64) (live, built *Sto
 	mustApply(t, live, receipts...)
 	var kept []memory.Applied
 	for _, e := range evs {
-		raw := e.Type == events.TypeTurnRecorded || e.Type == events.TypeContextCompressing
+		raw := e.Type == events.TypeTurnRecorded || e.Type == events.TypeContextCompressing ||
+			e.Type == events.TypeExtractionRequested
 		if b, ok := bound[e.Scope]; ok && raw && e.Seq < b {
 			continue
 		}
@@ -90,12 +133,12 @@ func sameSums(t *testing.T, live, built *Store) {
 	}
 }
 
-func expiredTurns(plan RetentionPlan) int {
-	n := 0
+func expiredTurns(plan RetentionPlan) (turns, requests int) {
 	for _, x := range plan.Expire {
-		n += x.Turns
+		turns += x.Turns
+		requests += x.Requests
 	}
-	return n
+	return turns, requests
 }
 
 // Whatever falls below the cutoff, the live read model after the receipts
@@ -106,6 +149,7 @@ func TestRetentionRebuildEqualsLive(t *testing.T) {
 		evs    []memory.Applied
 		cutoff uint64
 		want   int // turns expired
+		reqs   int // extraction requests expired
 	}{{
 		name:   "a session split by the cutoff",
 		evs:    []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(3, "u", "s", 2, "c"), extracted(4, "u", "s", 0, 1, 2)},
@@ -143,11 +187,25 @@ func TestRetentionRebuildEqualsLive(t *testing.T) {
 		name:   "an unextracted turn holds its user's later ones",
 		evs:    []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(3, "v", "s", 0, "c"), extracted(4, "u", "s", 0), extracted(5, "v", "s", 0)},
 		cutoff: 4, want: 2,
+	}, {
+		name:   "a request goes with its turns once its result is recorded",
+		evs:    withResults(turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), requested(3, "u", "s", "q1", 0, 1)),
+		cutoff: 5, want: 2, reqs: 1,
+	}, {
+		name:   "a request whose turns went in an earlier run",
+		evs:    withResults(requested(3, "u", "s", "q1", 0, 1)),
+		cutoff: 5, want: 0, reqs: 1,
+	}, {
+		name: "a request still waiting holds its user's bound",
+		evs: append(withResults(turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), requested(3, "u", "s", "q1", 0, 1)),
+			requested(5, "u", "s", "q2", 0, 1), turn(6, "u", "s", 2, "c"), requested(7, "u", "s", "q3", 2),
+			result(8, requested(7, "u", "s", "q3", 2))),
+		cutoff: 9, want: 2, reqs: 1,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			live, built, plan := retain(t, c.evs, c.cutoff)
-			if got := expiredTurns(plan); got != c.want {
-				t.Errorf("turns expired=%d, want %d (plan %+v)", got, c.want, plan.Expire)
+			if turns, reqs := expiredTurns(plan); turns != c.want || reqs != c.reqs {
+				t.Errorf("turns expired=%d, requests=%d, want %d and %d (plan %+v)", turns, reqs, c.want, c.reqs, plan.Expire)
 			}
 			sameSums(t, live, built)
 		})

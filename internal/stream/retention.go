@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/engramhq/engram/events"
@@ -45,28 +47,80 @@ func SeqStoredAt(ctx context.Context, js jetstream.JetStream, t time.Time) (uint
 	return info.Delivered.Stream + 1, nil
 }
 
-// ExpireTurns removes one user's raw turn events (RawTurnTypes) below
-// the MEMORY sequence before, erasing their bytes (as Erase does), and
-// reports how many went. A stream created with deny_delete only allows a
-// purge, which a worker may not do: the error then says so, and nothing
-// of the user has gone.
-func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user string, before uint64) (int, error) {
+// expiringTypes are the event types that carry raw turns' text and age
+// out with them: the raw turns, and the extraction requests that carried
+// them to the extractor.
+var expiringTypes = append(slices.Clone(RawTurnTypes), events.TypeExtractionRequested)
+
+// Expired is what ExpireTurns removed.
+type Expired struct {
+	// Events and DeadLetters count the messages erased from MEMORY and
+	// DEADLETTER.
+	Events, DeadLetters int
+}
+
+// ExpireTurns removes one user's raw turn events (RawTurnTypes) and
+// extraction requests below the MEMORY sequence before, and the dead
+// letters made of them, erasing their bytes (as Erase does). A stream
+// created with deny_delete only allows a purge, which a worker may not
+// do: the error then says so, and nothing of the user has gone.
+func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user string, before uint64) (Expired, error) {
+	var out Expired
 	mem, err := js.Stream(ctx, MemoryStream)
 	if err != nil {
-		return 0, fmt.Errorf("expire turns: %w", err)
+		return out, fmt.Errorf("expire turns: %w", err)
+	}
+	dlq, err := js.Stream(ctx, DeadLetterStream)
+	if err != nil {
+		return out, fmt.Errorf("expire turns: %w", err)
 	}
 	purgeOnly := mem.CachedInfo().Config.DenyDelete
-	n := 0
-	for _, typ := range RawTurnTypes {
-		k, err := eraseSubject(ctx, mem, Subject(namespace, user, typ), before, purgeOnly)
-		n += k
+	for _, typ := range expiringTypes {
+		subj := Subject(namespace, user, typ)
+		k, err := eraseSubject(ctx, mem, subj, before, purgeOnly)
+		out.Events += k
 		if err != nil {
 			if purgeOnly {
 				err = fmt.Errorf("%w (stream %s was created with deny_delete, which JetStream cannot undo, so aged-out turns "+
 					"can only be purged, which engram's worker NATS user may not do: give the process the operator's "+
 					"credentials, or move to a new stream: engram export, then engram import into a fresh data dir)", err, MemoryStream)
 			}
-			return n, fmt.Errorf("expire turns: %w", err)
+			return out, fmt.Errorf("expire turns: %w", err)
+		}
+		k, err = eraseDeadLetters(ctx, dlq, subj, before)
+		out.DeadLetters += k
+		if err != nil {
+			return out, fmt.Errorf("expire turns: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// eraseDeadLetters erases the dead letters made of MEMORY messages on
+// subject below the sequence before, whichever consumer failed them.
+func eraseDeadLetters(ctx context.Context, dlq jetstream.Stream, subject string, before uint64) (int, error) {
+	subjects, err := subjectsOf(ctx, dlq, DLQSubjectPrefix+".*."+subject, func(string) bool { return true })
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, subj := range subjects {
+		for seq := uint64(1); ; {
+			raw, err := dlq.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				break
+			}
+			if err != nil {
+				return n, fmt.Errorf("dead letters on %s from seq %d: %w", subj, seq, err)
+			}
+			seq = raw.Sequence + 1
+			if orig, err := strconv.ParseUint(raw.Header.Get(HeaderDLQSeq), 10, 64); err != nil || orig >= before {
+				continue
+			}
+			if err := dlq.SecureDeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+				return n, fmt.Errorf("erase dead letter %d on %s: %w", raw.Sequence, subj, err)
+			}
+			n++
 		}
 	}
 	return n, nil
