@@ -235,9 +235,9 @@ func (a *App) openNATS(ctx context.Context) error {
 		return err
 	}
 	a.nc = nc
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	js, err := stream.NewJetStream(nc, stream.PublishAckTimeout)
 	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
+		return err
 	}
 	a.js = js
 	return ensureStreams(ctx, js, stream.StreamsConfig{

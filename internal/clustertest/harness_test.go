@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,6 +129,12 @@ func runNode() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 2
+	}
+	if os.Getenv("ENGRAM_CLUSTERTEST_LOGS") != "" {
+		// Its notices (elections, catch-ups) go to the node's log, kept
+		// when the test fails.
+		opts.Logtime = true
+		srv.ConfigureLogger()
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
@@ -317,6 +324,24 @@ func (d *deployment) stopAll() {
 	}
 }
 
+// dumpStacks has every worker still running print its goroutines to its
+// log (Go's SIGQUIT) when the test failed and its logs are kept: what a
+// worker that stopped making progress was waiting on.
+func (d *deployment) dumpStacks() {
+	if os.Getenv("ENGRAM_CLUSTERTEST_LOGS") == "" || !d.t.Failed() {
+		return
+	}
+	for _, p := range d.all() {
+		if p.running() {
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-p.done:
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}
+}
+
 // keepLogs copies the processes' logs of a failed test to
 // $ENGRAM_CLUSTERTEST_LOGS, when it is set (t.TempDir goes with the test).
 func (d *deployment) keepLogs() {
@@ -325,13 +350,23 @@ func (d *deployment) keepLogs() {
 		return
 	}
 	logs, _ := filepath.Glob(filepath.Join(d.dir, "*.log"))
+	// The read models too, each as <process>.db, to look into with sqlite3.
+	for _, dir := range d.readModels() {
+		if _, err := os.Stat(filepath.Join(dir, "engram.db")); err == nil {
+			logs = append(logs, filepath.Join(dir, "engram.db"))
+		}
+	}
 	for _, l := range logs {
+		name := filepath.Base(l)
+		if name == "engram.db" {
+			name = filepath.Base(filepath.Dir(l)) + ".db"
+		}
 		b, err := os.ReadFile(l)
 		if err == nil {
 			err = os.MkdirAll(dst, 0o750)
 		}
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dst, filepath.Base(l)), b, 0o600)
+			err = os.WriteFile(filepath.Join(dst, name), b, 0o600)
 		}
 		if err != nil {
 			d.t.Logf("keep %s: %v", l, err)
@@ -397,6 +432,7 @@ func startCluster(t *testing.T, env ...string) *deployment {
 	}
 	d.natsURL = strings.Join(urls, ",")
 	t.Cleanup(func() {
+		d.dumpStacks()
 		for _, p := range append(d.all(), d.nodes...) {
 			p.kill(t)
 		}
@@ -516,7 +552,14 @@ func settle(t *testing.T, js jetstream.JetStream, parts int, calm time.Duration)
 			lister := s.ListConsumers(ctx)
 			pending := ""
 			pulled := map[string]bool{}
+			state := map[string]string{}
 			for ci := range lister.Info() {
+				leader := ""
+				if ci.Cluster != nil {
+					leader = ci.Cluster.Leader
+				}
+				state[ci.Name] = fmt.Sprintf("%s{waiting %d, pending %d, unacked %d, delivered %d, leader %q}",
+					ci.Name, ci.NumWaiting, ci.NumPending, ci.NumAckPending, ci.Delivered.Stream, leader)
 				if ci.NumPending > 0 || ci.NumAckPending > 0 {
 					pending += fmt.Sprintf(" %s: %d pending, %d unacknowledged (last delivered %d);",
 						ci.Name, ci.NumPending, ci.NumAckPending, ci.Delivered.Stream)
@@ -526,7 +569,7 @@ func settle(t *testing.T, js jetstream.JetStream, parts int, calm time.Duration)
 			var idle []string
 			for _, name := range want {
 				if !pulled[name] {
-					idle = append(idle, name)
+					idle = append(idle, cmp.Or(state[name], name+"{missing}"))
 				}
 			}
 			switch {

@@ -38,6 +38,14 @@ type pending struct {
 	// turn; 0 means that trigger is off.
 	gap      time.Duration
 	tokenCap int
+	// unsure are requests of the session whose publish failed. A publish
+	// can fail after JetStream stored it (the acknowledgement lost with a
+	// node, a leader that moved), so they are sent again as they were,
+	// under the same ids, before anything new of the session: stored
+	// already, they are stored once; never stored, they are now. Asked
+	// for again with the turns that came since, they would be new
+	// requests, and the turns of the first would be extracted twice.
+	unsure []memory.Outgoing
 }
 
 // Batcher decides when a session's turns are extracted.
@@ -180,13 +188,33 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 		b.mu.Unlock()
 		return nil
 	}
+	unsure := p.unsure
+	sent := map[int]bool{}
+	for _, o := range unsure {
+		for _, t := range o.Data.(*events.ExtractionRequested).Turns {
+			sent[t.TurnIndex] = true
+		}
+	}
 	turns := make([]events.ExtractionTurn, 0, len(p.turns))
 	for _, t := range p.turns {
-		turns = append(turns, t)
+		if !sent[t.TurnIndex] {
+			turns = append(turns, t)
+		}
 	}
 	agent, summary := p.agent, p.summary
 	b.mu.Unlock()
 
+	if len(unsure) > 0 {
+		if err := b.emit(ctx, unsure...); err != nil {
+			return fmt.Errorf("request extraction again (%d requests): %w", len(unsure), err)
+		}
+		b.mu.Lock()
+		if p := b.sessions[key]; p != nil {
+			p.unsure = nil
+		}
+		b.mu.Unlock()
+		b.requestedAll(key, unsure)
+	}
 	sort.Slice(turns, func(i, j int) bool { return turns[i].TurnIndex < turns[j].TurnIndex })
 	var out []memory.Outgoing
 	for start := 0; start < len(turns); start += b.cfg.MaxTurns {
@@ -196,17 +224,32 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 		out = append(out, memory.Outgoing{Type: events.TypeExtractionRequested, ID: req.RequestID,
 			Scope: key.scope, Agent: agent, Time: time.Now().UTC(), Data: req})
 	}
-	if err := b.emit(ctx, out...); err != nil {
-		return fmt.Errorf("request extraction of %d turns: %w", len(turns), err)
+	if len(out) > 0 {
+		if err := b.emit(ctx, out...); err != nil {
+			b.mu.Lock()
+			if p := b.sessions[key]; p != nil {
+				p.unsure = out
+			}
+			b.mu.Unlock()
+			return fmt.Errorf("request extraction of %d turns: %w", len(turns), err)
+		}
+		b.requestedAll(key, out)
 	}
-	b.forget(key, turns)
 	if reason == ReasonEnded {
 		b.mu.Lock()
 		delete(b.requested, key)
 		b.mu.Unlock()
 	}
-	b.log.Debug("extraction requested", zap.String("reason", reason), zap.Int("turns", len(turns)), zap.Int("requests", len(out)))
+	b.log.Debug("extraction requested", zap.String("reason", reason), zap.Int("turns", len(turns)),
+		zap.Int("requests", len(out)), zap.Int("sent_again", len(unsure)))
 	return nil
+}
+
+// requestedAll forgets the turns of requests published.
+func (b *Batcher) requestedAll(key sessionKey, reqs []memory.Outgoing) {
+	for _, o := range reqs {
+		b.forget(key, o.Data.(*events.ExtractionRequested).Turns)
+	}
 }
 
 // forget marks turns as requested: they stop waiting, and a redelivered

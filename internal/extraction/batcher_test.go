@@ -2,6 +2,7 @@ package extraction
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,46 @@ func TestRequestIDIsStable(t *testing.T) {
 	if RequestID(scope, "s", a) != RequestID(scope, "s", a) || RequestID(scope, "s", a) == RequestID(scope, "s", a[:1]) ||
 		RequestID(scope, "s", a) == RequestID(memory.Scope{Namespace: "default", User: "v"}, "s", a) {
 		t.Fatal("request ids must be a function of scope, session and turns")
+	}
+}
+
+// A request whose publish failed may have been stored all the same (its
+// acknowledgement lost with a NATS node): it is sent again as it was, and
+// the turns that came since go in a request of their own, so no turn is
+// in two requests, whichever way the first publish went.
+func TestUnsurePublishSentAgainAsItWas(t *testing.T) {
+	r := &recorder{}
+	fail := true
+	emit := func(ctx context.Context, evs ...memory.Outgoing) error {
+		_ = r.emit(ctx, evs...) // stored, acknowledgement lost
+		if fail {
+			fail = false
+			return errors.New("nats: no response from stream")
+		}
+		return nil
+	}
+	cfg := DefaultConfig()
+	b := NewBatcher(cfg, emit, zap.NewNop())
+	long := strings.Repeat("长", cfg.TokenCap/2)
+	errs := b.Handle(t.Context(), []memory.Applied{turn("s1", 0, long), turn("s1", 1, long)})
+	if errs[1] == nil {
+		t.Fatal("the failed publish at the token cap was not reported")
+	}
+	handle(t, b, turn("s1", 2, "one more"))
+	handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeSessionEnded, Time: time.Now()},
+		Data: &events.SessionEnded{SessionID: "s1", MessageCount: 3}})
+	in := map[int]map[string]bool{}
+	for _, req := range r.requests() {
+		for _, tt := range req.Turns {
+			if in[tt.TurnIndex] == nil {
+				in[tt.TurnIndex] = map[string]bool{}
+			}
+			in[tt.TurnIndex][req.RequestID] = true
+		}
+	}
+	for i := range 3 {
+		if len(in[i]) != 1 {
+			t.Errorf("turn %d is in %d requests, want 1: %v", i, len(in[i]), in[i])
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
@@ -13,6 +14,27 @@ import (
 )
 
 const jetstreamMsgID = jetstream.MsgIDHeader
+
+// PublishAckTimeout is how long a publish waits for JetStream's
+// acknowledgement before it fails. Without one, nats.go waits for an
+// asynchronous publish's acknowledgement forever, and one can be lost:
+// the node the client was connected to dies after taking the message, or
+// the stream's leader moves. A worker waiting on it stops consuming its
+// partition for good (seen in the cluster soak: a consolidator's
+// partition stuck with 500 messages unacknowledged). The publish fails
+// instead, and is tried again; the event's Nats-Msg-Id has JetStream
+// store it once however often it is sent.
+const PublishAckTimeout = 10 * time.Second
+
+// NewJetStream is the JetStream context engram publishes through, with
+// acknowledgements awaited at most ackTimeout (PublishAckTimeout).
+func NewJetStream(nc *nats.Conn, ackTimeout time.Duration) (jetstream.JetStream, error) {
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096), jetstream.WithPublishAsyncTimeout(ackTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return js, nil
+}
 
 // MsgID is the JetStream deduplication id of an event: CloudEvents say
 // source + id identify an event, so the same pair published twice is

@@ -52,7 +52,7 @@ func OpenRateStream(ctx context.Context, sync Sync, c *Cluster, replicas int) (*
 		r.Close()
 		return nil, err
 	}
-	if r.js, err = jetstream.New(r.nc, jetstream.WithPublishAsyncMaxPending(4096)); err != nil {
+	if r.js, err = NewJetStream(r.nc, PublishAckTimeout); err != nil {
 		r.Close()
 		return nil, err
 	}
