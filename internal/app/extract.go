@@ -129,6 +129,9 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 		batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current
+		if a.store != nil {
+			batcher.Handled = a.store
+		}
 		if source != nil {
 			// Before the consumer: a session's end redelivered must find
 			// the session's turns waiting.

@@ -3,6 +3,8 @@ package extraction
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -29,7 +31,10 @@ type sessionKey struct {
 }
 
 type pending struct {
-	turns   map[int]events.ExtractionTurn
+	turns map[int]events.ExtractionTurn
+	// seqs are the stream sequences of the events the turns came in (0
+	// for turns recovered from the read model).
+	seqs    map[int]uint64
 	tokens  int
 	last    time.Time // wall clock of the last turn seen, for the quiet gap
 	agent   string
@@ -48,6 +53,13 @@ type pending struct {
 	unsure []memory.Outgoing
 }
 
+// HandledTurns reads which turns of a session need no request.
+type HandledTurns interface {
+	// HandledTurns maps each such turn to the stream sequence of the
+	// version handled (math.MaxUint64 when a request is on its way).
+	HandledTurns(ctx context.Context, scope memory.Scope, session string) (map[int]uint64, error)
+}
+
 // Batcher decides when a session's turns are extracted.
 type Batcher struct {
 	cfg  Config
@@ -59,19 +71,43 @@ type Batcher struct {
 	// The daily sweep is then a scheduled rule the consolidator runs. nil
 	// keeps cfg's fixed triggers. Set it before the first Handle or Run.
 	Rules func() *rules.Set
+	// Handled, when set, is the read model: a turn it has as extracted, or
+	// in a request still on its way, is not requested again. A partition
+	// taken over (or a process restarted) gets again what the holder
+	// before had handled and not acknowledged, its session's end
+	// included; without this, the turns it had requested would be
+	// requested twice.
+	Handled HandledTurns
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*pending
 	// requested remembers turns already requested, so a redelivered turn
 	// or a compression snapshot does not ask twice.
 	requested map[sessionKey]map[int]bool
+	// ended are sessions whose end was extracted, with the reason, for
+	// endedFor: a turn of one that comes after its end (delivered again
+	// after a NATS node died with its first delivery) is requested at
+	// once, not left waiting for a quiet gap, and one already requested is
+	// not requested again.
+	ended  map[sessionKey]endedSession
+	pruned time.Time // when ended was last rid of what is older than endedFor
 	// recovered is set by Recover: Run then does not recover again.
 	recovered bool
 }
 
+type endedSession struct {
+	at     time.Time
+	reason string
+}
+
+// endedFor is how long a session's end is remembered: far longer than
+// JetStream takes to deliver again what a dead node had delivered.
+const endedFor = time.Hour
+
 // NewBatcher returns a Batcher that publishes requests with emit.
 func NewBatcher(cfg Config, emit memory.Emitter, log *zap.Logger) *Batcher {
-	return &Batcher{cfg: cfg, emit: emit, log: log, sessions: map[sessionKey]*pending{}, requested: map[sessionKey]map[int]bool{}}
+	return &Batcher{cfg: cfg, emit: emit, log: log, sessions: map[sessionKey]*pending{}, requested: map[sessionKey]map[int]bool{},
+		ended: map[sessionKey]endedSession{}}
 }
 
 // Handle takes the events of the batcher's consumer in stream order.
@@ -88,7 +124,14 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 	case *events.TurnRecorded:
 		key := sessionKey{a.Scope, d.SessionID}
 		gap, tokenCap := b.thresholds(a)
-		if full := b.add(key, a.Agent, snapshot(d, a.Time), gap, tokenCap); full {
+		full := b.add(key, a.Agent, snapshot(d, a.Time), a.Seq, gap, tokenCap)
+		b.mu.Lock()
+		end, ended := b.ended[key]
+		b.mu.Unlock()
+		switch {
+		case ended:
+			return b.flush(ctx, key, end.reason)
+		case full:
 			return b.flush(ctx, key, ReasonTokenCap)
 		}
 	case *events.ContextCompressing:
@@ -97,7 +140,7 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 		key := sessionKey{a.Scope, d.SessionID}
 		for _, t := range d.Turns {
 			gap, tokenCap := b.thresholds(asTurn(a, &t))
-			b.add(key, a.Agent, snapshot(&t, a.Time), gap, tokenCap)
+			b.add(key, a.Agent, snapshot(&t, a.Time), a.Seq, gap, tokenCap)
 		}
 		b.mu.Lock()
 		if p := b.sessions[key]; p != nil {
@@ -111,7 +154,12 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 		key := sessionKey{a.Scope, d.SessionID}
 		reason, ok := b.extractNow(a, key, d.MessageCount, ReasonEnded)
 		if ok {
-			return b.flush(ctx, key, reason)
+			if err := b.flush(ctx, key, reason); err != nil {
+				return err
+			}
+			b.mu.Lock()
+			b.ended[key] = endedSession{at: time.Now(), reason: reason}
+			b.mu.Unlock()
 		}
 		// No rule extracts this session now: its turns wait for the
 		// quiet gap or the sweep, and what is requested of it is kept.
@@ -133,6 +181,11 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 				delete(b.requested, key)
 			}
 		}
+		for key := range b.ended {
+			if key.scope == a.Scope {
+				delete(b.ended, key)
+			}
+		}
 		b.mu.Unlock()
 	}
 	return nil
@@ -145,7 +198,7 @@ func snapshot(d *events.TurnRecorded, at time.Time) events.ExtractionTurn {
 
 // add records a turn as waiting and reports whether its session passed the
 // token cap.
-func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn, gap time.Duration, tokenCap int) bool {
+func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn, seq uint64, gap time.Duration, tokenCap int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.requested[key][t.TurnIndex] {
@@ -153,9 +206,10 @@ func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn, gap
 	}
 	p := b.sessions[key]
 	if p == nil {
-		p = &pending{turns: map[int]events.ExtractionTurn{}}
+		p = &pending{turns: map[int]events.ExtractionTurn{}, seqs: map[int]uint64{}}
 		b.sessions[key] = p
 	}
+	p.seqs[t.TurnIndex] = seq
 	if old, ok := p.turns[t.TurnIndex]; ok {
 		p.tokens -= turnTokens(old)
 	}
@@ -202,6 +256,7 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 		}
 	}
 	agent, summary := p.agent, p.summary
+	seqs := maps.Clone(p.seqs)
 	b.mu.Unlock()
 
 	if len(unsure) > 0 {
@@ -214,6 +269,23 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 		}
 		b.mu.Unlock()
 		b.requestedAll(key, unsure)
+	}
+	if b.Handled != nil && len(turns) > 0 {
+		handled, err := b.Handled.HandledTurns(ctx, key.scope, key.session)
+		if err != nil {
+			return fmt.Errorf("request extraction: %w", err)
+		}
+		var done []events.ExtractionTurn
+		turns = slices.DeleteFunc(turns, func(t events.ExtractionTurn) bool {
+			// Handled as this version of the turn, or a later one: an edit
+			// the read model has not applied yet is still asked for.
+			if at, ok := handled[t.TurnIndex]; ok && at >= seqs[t.TurnIndex] {
+				done = append(done, t)
+				return true
+			}
+			return false
+		})
+		b.forget(key, done)
 	}
 	sort.Slice(turns, func(i, j int) bool { return turns[i].TurnIndex < turns[j].TurnIndex })
 	var out []memory.Outgoing
@@ -234,11 +306,6 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 			return fmt.Errorf("request extraction of %d turns: %w", len(turns), err)
 		}
 		b.requestedAll(key, out)
-	}
-	if reason == ReasonEnded {
-		b.mu.Lock()
-		delete(b.requested, key)
-		b.mu.Unlock()
 	}
 	b.log.Debug("extraction requested", zap.String("reason", reason), zap.Int("turns", len(turns)),
 		zap.Int("requests", len(out)), zap.Int("sent_again", len(unsure)))
@@ -316,6 +383,7 @@ func (b *Batcher) Run(ctx context.Context, source memory.TurnSource) error {
 			// where their memory is given back.
 			b.mu.Lock()
 			b.requested = map[sessionKey]map[int]bool{}
+			b.ended = map[sessionKey]endedSession{}
 			b.dropIdle(time.Now())
 			b.mu.Unlock()
 			sweep.Reset(time.Until(nextAt(time.Now(), b.cfg.SweepAt)))
@@ -340,6 +408,15 @@ func (b *Batcher) dropIdle(now time.Time) {
 func (b *Batcher) flushQuiet(ctx context.Context) {
 	now := time.Now()
 	b.mu.Lock()
+	if now.Sub(b.pruned) >= time.Minute {
+		b.pruned = now
+		for k, e := range b.ended {
+			if now.Sub(e.at) >= endedFor {
+				delete(b.ended, k)
+				delete(b.requested, k)
+			}
+		}
+	}
 	var quiet []sessionKey
 	for k, p := range b.sessions {
 		if p.gap > 0 && now.Sub(p.last) >= p.gap {
@@ -390,7 +467,7 @@ func (b *Batcher) recover(ctx context.Context, source memory.TurnSource, before 
 	for _, t := range turns {
 		et := extractreq.Turn(t)
 		gap, tokenCap := b.thresholds(recoveredTurn(t, et))
-		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, et, gap, tokenCap)
+		b.add(sessionKey{t.Scope, t.SessionID}, t.Agent, et, 0, gap, tokenCap)
 	}
 	if len(turns) > 0 {
 		b.log.Info("unextracted turns waiting", zap.Int("turns", len(turns)))

@@ -3,6 +3,8 @@ package extraction
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +218,59 @@ func TestUnsurePublishSentAgainAsItWas(t *testing.T) {
 		if len(in[i]) != 1 {
 			t.Errorf("turn %d is in %d requests, want 1: %v", i, len(in[i]), in[i])
 		}
+	}
+}
+
+// A turn that comes after its session's end (JetStream delivering it
+// again after a node died with its first delivery) is requested at once,
+// in a request of its own, and a turn already requested is not asked
+// for again.
+func TestTurnAfterItsSessionEnded(t *testing.T) {
+	r := &recorder{}
+	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
+	end := memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeSessionEnded, Time: time.Now()},
+		Data: &events.SessionEnded{SessionID: "s1", MessageCount: 3}}
+	handle(t, b, turn("s1", 0, "我叫李雷"), turn("s1", 2, "I like tea"), end)
+	handle(t, b, turn("s1", 1, "late"), turn("s1", 0, "我叫李雷"), turn("s1", 2, "I like tea"))
+	got := r.requests()
+	if len(got) != 2 {
+		t.Fatalf("requests = %d, want 2 (the session at its end, then its late turn)", len(got))
+	}
+	if late := got[1]; late.Reason != ReasonEnded || len(late.Turns) != 1 || late.Turns[0].TurnIndex != 1 {
+		t.Fatalf("the late turn's request = %+v, want turn 1 alone, reason %s", late, ReasonEnded)
+	}
+}
+
+// handledTurns is a read model's answer to HandledTurns, fixed.
+type handledTurns map[int]uint64
+
+func (h handledTurns) HandledTurns(context.Context, memory.Scope, string) (map[int]uint64, error) {
+	return h, nil
+}
+
+// A partition taken over gets again what the holder before had handled
+// and not acknowledged: turns the read model has as extracted (or in a
+// request on its way) are not requested again, unless what came is a
+// later version of the turn (an edit the read model has not applied yet).
+func TestHandledTurnsAreNotRequestedAgain(t *testing.T) {
+	r := &recorder{}
+	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
+	b.Handled = handledTurns{4: 5, 5: 6, 3: 4, 2: math.MaxUint64}
+	at := func(a memory.Applied, seq uint64) memory.Applied { a.Seq = seq; return a }
+	end := memory.Applied{Envelope: memory.Envelope{Seq: 13, Scope: scope, Type: events.TypeSessionEnded, Time: time.Now()},
+		Data: &events.SessionEnded{SessionID: "s1", MessageCount: 8}}
+	handle(t, b, at(turn("s1", 2, "in a request on its way"), 3), at(turn("s1", 4, "extracted"), 5),
+		at(turn("s1", 5, "extracted"), 6), at(turn("s1", 3, "edited since"), 9),
+		at(turn("s1", 6, "new"), 11), at(turn("s1", 7, "new"), 12), end)
+	got := r.requests()
+	if len(got) != 1 {
+		t.Fatalf("requests = %d, want 1", len(got))
+	}
+	var idx []int
+	for _, tt := range got[0].Turns {
+		idx = append(idx, tt.TurnIndex)
+	}
+	if !slices.Equal(idx, []int{3, 6, 7}) {
+		t.Fatalf("requested turns %v, want [3 6 7]: the edit and the new ones", idx)
 	}
 }

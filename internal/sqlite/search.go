@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -46,6 +47,36 @@ func (s *Store) UnextractedThrough(ctx context.Context, before time.Time, throug
 		return nil, fmt.Errorf("unextracted turns through %d: %w", through, err)
 	}
 	return scanTurns(rows)
+}
+
+// HandledTurns are the turns of one session that need no request: those
+// extracted, each with the stream sequence of the version extracted, and
+// those of a request still on its way to an extractor, with
+// math.MaxUint64 (whatever their version).
+func (s *Store) HandledTurns(ctx context.Context, scope memory.Scope, session string) (map[int]uint64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT turn_index, seq FROM turns
+			WHERE namespace = ?1 AND user_id = ?2 AND session_id = ?3 AND extracted = 1
+		UNION ALL SELECT j.value, -1 FROM extractions x, json_each(x.turns) j
+			WHERE x.namespace = ?1 AND x.user_id = ?2 AND x.session_id = ?3 AND x.status = 'requested'`,
+		scope.Namespace, scope.User, session)
+	if err != nil {
+		return nil, fmt.Errorf("handled turns of session %q: %w", session, err)
+	}
+	defer rows.Close()
+	out := map[int]uint64{}
+	for rows.Next() {
+		var i int
+		var seq int64
+		if err := rows.Scan(&i, &seq); err != nil {
+			return nil, fmt.Errorf("handled turns of session %q: %w", session, err)
+		}
+		if seq < 0 {
+			out[i] = math.MaxUint64
+		} else {
+			out[i] = max(out[i], uint64(seq))
+		}
+	}
+	return out, rows.Err()
 }
 
 // turnColumns are the columns scanTurns reads, in its order.
