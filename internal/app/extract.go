@@ -130,7 +130,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current
 		if a.store != nil {
-			batcher.Handled = a.store
+			batcher.Handled = a.store.HandledTurns
 		}
 		if source != nil {
 			// Before the consumer: a session's end redelivered must find

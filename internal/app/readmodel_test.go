@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
 )
 
 // workersApart starts workers as separate processes would, against one
@@ -98,4 +100,29 @@ func TestExtractorApartRecoversAfterRestart(t *testing.T) {
 		r := do(t, "GET", "http://"+retriever.HTTPAddr()+"/v1/memories?user=lilei", "", nil, nil)
 		return strings.Contains(r.Raw, "美式咖啡")
 	})
+}
+
+// A worker taking a partition waits for its read model to pass the
+// stream's head; a malformed event there (dead-lettered, so the read
+// model's position never reaches it) is passed once the projector has
+// acknowledged it, not after the two-minute limit.
+func TestCatchUpPassesADeadLetteredHead(t *testing.T) {
+	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
+	sent := postEvent(t, a, turnEvent("ok-1", "ann", "s1", 0, "user", "hello"))
+	mustAccept(t, sent)
+	waitProjected(t, a, lastSeqOf(sent))
+	bad := `{"specversion":"1.0","type":"turn.recorded","source":"test/agent","id":"bad-1","subject":"ann",` +
+		`"time":"2026-01-02T03:04:05Z","namespace":"default","data":{"session_id":"s1","turn_index":-1,"role":"user"}}`
+	ack, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := a.waitPassed(ctx, ack.Sequence); err != nil {
+		t.Fatalf("the read model never passed the dead-lettered event at the head (seq %d): %v", ack.Sequence, err)
+	}
+	if got, _ := a.Store().LastSeq(t.Context()); got >= ack.Sequence {
+		t.Fatalf("the read model's position %d reached the malformed event %d", got, ack.Sequence)
+	}
 }

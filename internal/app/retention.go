@@ -34,6 +34,10 @@ import (
 // extraction requests retention makes.
 const retentionSource = "engram/retention"
 
+// requestPatience is how long an extraction request with no result holds
+// back its user's retention: far longer than an extractor's tries of it.
+const requestPatience = time.Hour
+
 // retentionEvery is how often retention runs for an age: a thirtieth of
 // it (a day for 30 days), within [100 ms, 24 h].
 func retentionEvery(age time.Duration) time.Duration {
@@ -122,7 +126,7 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		return run, fmt.Errorf("retention: %w", err)
 	}
 	cutoff = min(cutoff, pos+1)
-	plan, err := a.store.PlanRetention(ctx, cutoff)
+	plan, err := a.store.PlanRetention(ctx, cutoff, now.Add(-requestPatience))
 	if err != nil {
 		return run, err
 	}

@@ -350,16 +350,19 @@ func (d *deployment) keepLogs() {
 		return
 	}
 	logs, _ := filepath.Glob(filepath.Join(d.dir, "*.log"))
-	// The read models too, each as <process>.db, to look into with sqlite3.
+	// The read models too, each as <process>.db (with its write-ahead
+	// log), to look into with sqlite3.
 	for _, dir := range d.readModels() {
-		if _, err := os.Stat(filepath.Join(dir, "engram.db")); err == nil {
-			logs = append(logs, filepath.Join(dir, "engram.db"))
+		for _, f := range []string{"engram.db", "engram.db-wal"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				logs = append(logs, filepath.Join(dir, f))
+			}
 		}
 	}
 	for _, l := range logs {
 		name := filepath.Base(l)
-		if name == "engram.db" {
-			name = filepath.Base(filepath.Dir(l)) + ".db"
+		if rest, ok := strings.CutPrefix(name, "engram.db"); ok {
+			name = filepath.Base(filepath.Dir(l)) + ".db" + rest
 		}
 		b, err := os.ReadFile(l)
 		if err == nil {

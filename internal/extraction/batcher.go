@@ -53,12 +53,15 @@ type pending struct {
 	unsure []memory.Outgoing
 }
 
-// HandledTurns reads which turns of a session need no request.
-type HandledTurns interface {
-	// HandledTurns maps each such turn to the stream sequence of the
-	// version handled (math.MaxUint64 when a request is on its way).
-	HandledTurns(ctx context.Context, scope memory.Scope, session string) (map[int]uint64, error)
-}
+// HandledTurns reads which turns of a session need no request, each
+// with the stream sequence of the version handled (math.MaxUint64 for a
+// request on its way): requests made before since that have no result
+// are not waited for any more.
+type HandledTurns func(ctx context.Context, scope memory.Scope, session string, since time.Time) (map[int]uint64, error)
+
+// requestPatience is how long a request with no result counts as on its
+// way: far longer than an extractor's tries of it take.
+const requestPatience = time.Hour
 
 // Batcher decides when a session's turns are extracted.
 type Batcher struct {
@@ -97,6 +100,7 @@ type Batcher struct {
 
 type endedSession struct {
 	at     time.Time
+	seq    uint64 // of the session.ended event
 	reason string
 }
 
@@ -127,9 +131,14 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 		full := b.add(key, a.Agent, snapshot(d, a.Time), a.Seq, gap, tokenCap)
 		b.mu.Lock()
 		end, ended := b.ended[key]
+		late := ended && a.Seq < end.seq
+		if ended && !late {
+			// The session goes on after its end: batched as any other.
+			delete(b.ended, key)
+		}
 		b.mu.Unlock()
 		switch {
-		case ended:
+		case late:
 			return b.flush(ctx, key, end.reason)
 		case full:
 			return b.flush(ctx, key, ReasonTokenCap)
@@ -140,7 +149,9 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 		key := sessionKey{a.Scope, d.SessionID}
 		for _, t := range d.Turns {
 			gap, tokenCap := b.thresholds(asTurn(a, &t))
-			b.add(key, a.Agent, snapshot(&t, a.Time), a.Seq, gap, tokenCap)
+			// Sequence 0: a snapshot never replaces a turn recorded in the
+			// read model, so any version of it handled there will do.
+			b.add(key, a.Agent, snapshot(&t, a.Time), 0, gap, tokenCap)
 		}
 		b.mu.Lock()
 		if p := b.sessions[key]; p != nil {
@@ -158,7 +169,7 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 				return err
 			}
 			b.mu.Lock()
-			b.ended[key] = endedSession{at: time.Now(), reason: reason}
+			b.ended[key] = endedSession{at: time.Now(), seq: a.Seq, reason: reason}
 			b.mu.Unlock()
 		}
 		// No rule extracts this session now: its turns wait for the
@@ -261,7 +272,7 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 
 	if len(unsure) > 0 {
 		if err := b.emit(ctx, unsure...); err != nil {
-			return fmt.Errorf("request extraction again (%d requests): %w", len(unsure), err)
+			return fmt.Errorf("request extraction of session %q again (%d requests): %w", key.session, len(unsure), err)
 		}
 		b.mu.Lock()
 		if p := b.sessions[key]; p != nil {
@@ -271,9 +282,9 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 		b.requestedAll(key, unsure)
 	}
 	if b.Handled != nil && len(turns) > 0 {
-		handled, err := b.Handled.HandledTurns(ctx, key.scope, key.session)
+		handled, err := b.Handled(ctx, key.scope, key.session, time.Now().Add(-requestPatience))
 		if err != nil {
-			return fmt.Errorf("request extraction: %w", err)
+			return fmt.Errorf("request extraction of session %q: %w", key.session, err)
 		}
 		var done []events.ExtractionTurn
 		turns = slices.DeleteFunc(turns, func(t events.ExtractionTurn) bool {
@@ -303,7 +314,7 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 				p.unsure = out
 			}
 			b.mu.Unlock()
-			return fmt.Errorf("request extraction of %d turns: %w", len(turns), err)
+			return fmt.Errorf("request extraction of %d turns of session %q: %w", len(turns), key.session, err)
 		}
 		b.requestedAll(key, out)
 	}

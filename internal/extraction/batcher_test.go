@@ -224,14 +224,15 @@ func TestUnsurePublishSentAgainAsItWas(t *testing.T) {
 // A turn that comes after its session's end (JetStream delivering it
 // again after a node died with its first delivery) is requested at once,
 // in a request of its own, and a turn already requested is not asked
-// for again.
+// for again; a session that goes on after its end is batched as before.
 func TestTurnAfterItsSessionEnded(t *testing.T) {
 	r := &recorder{}
 	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
-	end := memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeSessionEnded, Time: time.Now()},
+	at := func(a memory.Applied, seq uint64) memory.Applied { a.Seq = seq; return a }
+	end := memory.Applied{Envelope: memory.Envelope{Seq: 4, Scope: scope, Type: events.TypeSessionEnded, Time: time.Now()},
 		Data: &events.SessionEnded{SessionID: "s1", MessageCount: 3}}
-	handle(t, b, turn("s1", 0, "我叫李雷"), turn("s1", 2, "I like tea"), end)
-	handle(t, b, turn("s1", 1, "late"), turn("s1", 0, "我叫李雷"), turn("s1", 2, "I like tea"))
+	handle(t, b, at(turn("s1", 0, "我叫李雷"), 1), at(turn("s1", 2, "I like tea"), 3), end)
+	handle(t, b, at(turn("s1", 1, "late"), 2), at(turn("s1", 0, "我叫李雷"), 1), at(turn("s1", 2, "I like tea"), 3))
 	got := r.requests()
 	if len(got) != 2 {
 		t.Fatalf("requests = %d, want 2 (the session at its end, then its late turn)", len(got))
@@ -239,13 +240,10 @@ func TestTurnAfterItsSessionEnded(t *testing.T) {
 	if late := got[1]; late.Reason != ReasonEnded || len(late.Turns) != 1 || late.Turns[0].TurnIndex != 1 {
 		t.Fatalf("the late turn's request = %+v, want turn 1 alone, reason %s", late, ReasonEnded)
 	}
-}
-
-// handledTurns is a read model's answer to HandledTurns, fixed.
-type handledTurns map[int]uint64
-
-func (h handledTurns) HandledTurns(context.Context, memory.Scope, string) (map[int]uint64, error) {
-	return h, nil
+	handle(t, b, at(turn("s1", 3, "resumed"), 5), at(turn("s1", 4, "and on"), 6))
+	if got := r.requests(); len(got) != 2 {
+		t.Fatalf("the turns of a session resumed after its end were requested at once: %+v", got[2:])
+	}
 }
 
 // A partition taken over gets again what the holder before had handled
@@ -255,7 +253,9 @@ func (h handledTurns) HandledTurns(context.Context, memory.Scope, string) (map[i
 func TestHandledTurnsAreNotRequestedAgain(t *testing.T) {
 	r := &recorder{}
 	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
-	b.Handled = handledTurns{4: 5, 5: 6, 3: 4, 2: math.MaxUint64}
+	b.Handled = func(context.Context, memory.Scope, string, time.Time) (map[int]uint64, error) {
+		return map[int]uint64{4: 5, 5: 6, 3: 4, 2: math.MaxUint64}, nil
+	}
 	at := func(a memory.Applied, seq uint64) memory.Applied { a.Seq = seq; return a }
 	end := memory.Applied{Envelope: memory.Envelope{Seq: 13, Scope: scope, Type: events.TypeSessionEnded, Time: time.Now()},
 		Data: &events.SessionEnded{SessionID: "s1", MessageCount: 8}}

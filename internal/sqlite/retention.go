@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
@@ -133,10 +134,12 @@ const heldLimit = 10000
 // falls inside a turn's span of events, which would have a rebuild record
 // the turn again from the events kept; below the first turn not yet
 // extracted, which is never dropped, nor any of its user's after it (so a
-// session idle past the cutoff is extracted first); and below the first
-// request whose extraction has not ended, which the extractor may still
-// need.
-func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan, error) {
+// session idle past the cutoff is extracted first); below the first
+// request made since waitSince whose extraction has no result yet, which
+// the extractor may still need; and so that no request id (the batcher,
+// the consolidator and retention make the same one for the same turns)
+// has copies on both sides of it.
+func (s *Store) PlanRetention(ctx context.Context, cutoff uint64, waitSince time.Time) (RetentionPlan, error) {
 	var plan RetentionPlan
 	rows, err := s.r.QueryContext(ctx, `SELECT namespace, user_id FROM turns WHERE first_seq < ?1
 		UNION SELECT namespace, user_id FROM applied WHERE type = '`+events.TypeExtractionRequested+`' AND seq < ?1
@@ -159,7 +162,7 @@ func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan
 		return plan, fmt.Errorf("plan retention: %w", err)
 	}
 	for _, sc := range scopes {
-		x, err := s.expiry(ctx, sc, cutoff)
+		x, err := s.expiry(ctx, sc, cutoff, waitSince)
 		if err != nil {
 			return plan, fmt.Errorf("plan retention: %w", err)
 		}
@@ -179,11 +182,11 @@ func (s *Store) PlanRetention(ctx context.Context, cutoff uint64) (RetentionPlan
 }
 
 // expiry is one user's bound at cutoff and what falls below it.
-func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64) (Expiry, error) {
+func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64, waitSince time.Time) (Expiry, error) {
 	x := Expiry{Scope: sc, Before: cutoff}
 	lower := func(q string) error {
 		var m sql.NullInt64
-		if err := s.r.QueryRowContext(ctx, q, sc.Namespace, sc.User, int64(x.Before)).Scan(&m); err != nil {
+		if err := s.r.QueryRowContext(ctx, q, sc.Namespace, sc.User, int64(x.Before), waitSince.UnixNano()).Scan(&m); err != nil {
 			return err
 		}
 		if m.Valid && uint64(m.Int64) < x.Before {
@@ -194,21 +197,32 @@ func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64) (Exp
 	if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ? AND user_id = ? AND extracted = 0 AND first_seq < ?`); err != nil {
 		return x, err
 	}
-	// A request is the extractor's only copy of its turns until its
-	// result is recorded; one that failed is retried or falls back to the
-	// rules, which records a result too.
-	if err := lower(`SELECT min(a.seq) FROM applied a LEFT JOIN extractions x
+	// A request is the extractor's copy of its turns until a result is
+	// recorded (one that failed is retried, or falls back to the rules,
+	// which records a result too); one made before waitSince with none is
+	// not waited for. (A compression's request has its rules' result
+	// recorded before the model's pass, which may still read it; that
+	// pass is over long before the request is as old as a retention age.)
+	if err := lower(`SELECT min(a.seq) FROM applied a JOIN extractions x
 			ON x.namespace = a.namespace AND x.user_id = a.user_id AND x.request_id = a.id
 		WHERE a.namespace = ?1 AND a.user_id = ?2 AND a.type = '` + events.TypeExtractionRequested + `' AND a.seq < ?3
-			AND coalesce(x.status, '') != 'extracted'`); err != nil {
+			AND x.status != 'extracted' AND x.requested >= ?4`); err != nil {
 		return x, err
 	}
 	for {
-		// A turn whose events straddle the bound moves it to its first:
-		// each move can only bring in turns of lower spans, so this ends.
+		// A turn whose events straddle the bound, or a request id with
+		// copies on both sides of it (a rebuild would keep the later
+		// copy's reason), moves it to the first: each move can only bring
+		// in lower spans, so this ends.
 		before := x.Before
 		if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ?1 AND user_id = ?2
 			AND first_seq < ?3 AND carried_seq >= ?3`); err != nil {
+			return x, err
+		}
+		if err := lower(`SELECT min(a.seq) FROM applied a WHERE a.namespace = ?1 AND a.user_id = ?2
+			AND a.type = '` + events.TypeExtractionRequested + `' AND a.seq < ?3
+			AND EXISTS (SELECT 1 FROM applied b WHERE b.namespace = ?1 AND b.user_id = ?2 AND b.id = a.id
+				AND b.type = '` + events.TypeExtractionRequested + `' AND b.seq >= ?3)`); err != nil {
 			return x, err
 		}
 		if x.Before == before {

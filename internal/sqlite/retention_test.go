@@ -29,6 +29,16 @@ func requested(seq uint64, user, session, id string, turns ...int) memory.Applie
 	return a
 }
 
+// sweepCopy is r made again at seq by another source under the same id,
+// as retention and the consolidator's sweep ask for held turns.
+func sweepCopy(seq uint64, r memory.Applied) memory.Applied {
+	r.Seq, r.Source, r.Time = seq, "engram/retention", time.Unix(int64(seq), 0).UTC()
+	d := *r.Data.(*events.ExtractionRequested)
+	d.Reason = events.ReasonSweep
+	r.Data = &d
+	return r
+}
+
 // result is the rules' result for the request r at seq, with r's time,
 // as the extractor records it.
 func result(seq uint64, r memory.Applied) memory.Applied {
@@ -89,7 +99,7 @@ func retain(t *testing.T, evs []memory.Applied, cutoff uint64) (live, built *Sto
 	t.Helper()
 	live, built = openTest(t), openTest(t)
 	mustApply(t, live, evs...)
-	plan, err := live.PlanRetention(t.Context(), cutoff)
+	plan, err := live.PlanRetention(t.Context(), cutoff, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +213,11 @@ func TestRetentionRebuildEqualsLive(t *testing.T) {
 			requested(5, "u", "s", "q2", 0, 1), turn(6, "u", "s", 2, "c"), requested(7, "u", "s", "q3", 2),
 			result(8, requested(7, "u", "s", "q3", 2))),
 		cutoff: 9, want: 2, reqs: 1,
+	}, {
+		name: "a request id stored twice, the bound between the copies",
+		evs: []memory.Applied{turn(1, "u", "s", 0, "a"), requested(2, "u", "s", "q1", 0), sweepCopy(3, requested(2, "u", "s", "q1", 0)),
+			result(4, requested(2, "u", "s", "q1", 0))},
+		cutoff: 3, want: 1, reqs: 0,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			live, built, plan := retain(t, c.evs, c.cutoff)
@@ -222,12 +237,20 @@ func TestHandledTurns(t *testing.T) {
 	r1 := requested(4, "u", "s", "q1", 0, 1)
 	mustApply(t, s, turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(3, "u", "s", 2, "c"), r1, result(5, r1),
 		requested(6, "u", "s", "q2", 2), turn(7, "u", "s", 1, "b, edited"), turn(8, "v", "s", 0, "another user"))
-	got, err := s.HandledTurns(t.Context(), memory.Scope{Namespace: "ns", User: "u"}, "s")
+	u := memory.Scope{Namespace: "ns", User: "u"}
+	got, err := s.HandledTurns(t.Context(), u, "s", time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int]uint64{0: 1, 2: math.MaxUint64}
-	if !maps.Equal(got, want) {
+	if want := (map[int]uint64{0: 1, 2: math.MaxUint64}); !maps.Equal(got, want) {
 		t.Fatalf("handled = %v, want %v", got, want)
+	}
+	// A request with no result, made before since, is not waited for.
+	got, err = s.HandledTurns(t.Context(), u, "s", time.Unix(7, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (map[int]uint64{0: 1}); !maps.Equal(got, want) {
+		t.Fatalf("handled since the request = %v, want %v", got, want)
 	}
 }

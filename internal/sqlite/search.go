@@ -51,14 +51,15 @@ func (s *Store) UnextractedThrough(ctx context.Context, before time.Time, throug
 
 // HandledTurns are the turns of one session that need no request: those
 // extracted, each with the stream sequence of the version extracted, and
-// those of a request still on its way to an extractor, with
-// math.MaxUint64 (whatever their version).
-func (s *Store) HandledTurns(ctx context.Context, scope memory.Scope, session string) (map[int]uint64, error) {
+// those of a request made since and still on its way to an extractor,
+// with math.MaxUint64 (whatever their version).
+func (s *Store) HandledTurns(ctx context.Context, scope memory.Scope, session string, since time.Time) (map[int]uint64, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT turn_index, seq FROM turns
 			WHERE namespace = ?1 AND user_id = ?2 AND session_id = ?3 AND extracted = 1
 		UNION ALL SELECT j.value, -1 FROM extractions x, json_each(x.turns) j
-			WHERE x.namespace = ?1 AND x.user_id = ?2 AND x.session_id = ?3 AND x.status = 'requested'`,
-		scope.Namespace, scope.User, session)
+			WHERE x.namespace = ?1 AND x.user_id = ?2 AND x.session_id = ?3 AND x.status = 'requested'
+				AND x.requested >= ?4`,
+		scope.Namespace, scope.User, session, since.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("handled turns of session %q: %w", session, err)
 	}
