@@ -335,11 +335,10 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		limit = 8
 	}
 	if !textFailed && searchable {
-		turns, err := RankTurns(ctx, e.Store, scope, q, e.Turns)
+		turns, err := rankTurns(ctx, e.Store, scope, q, tw, e.Turns)
 		if err != nil {
 			fall(err)
 		}
-		turns = byTime(turns, tw)
 		wantFiles := asksForAttachment(query)
 		for i, t := range turns {
 			if i >= limit && !wantFiles {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -82,4 +83,29 @@ func TestBestHitsReachTwoTurns(t *testing.T) {
 		}
 	}
 	t.Fatalf("turns %+v: want the turn two after the question among them", turns)
+}
+
+var _ TurnWindowReader = (*sqlite.Store)(nil)
+
+// A question that names a day is about what was said that day, even where
+// none of its words were (issue 9: time references among the cues): the
+// session of that day opens with its news, and that opener is recalled
+// among the best, though other days said the question's words.
+func TestTurnsOfTheDayNamed(t *testing.T) {
+	f := newFixture(t)
+	day := time.Date(2022, 11, 9, 15, 0, 0, 0, time.UTC)
+	f.turns(user, "that-day", f.now.Sub(day), "Hey, what a wild week! My tournament got pushed back, so I tried out some cooking: homemade coconut ice cream.", "Wow, that looks amazing!")
+	f.turns(user, "later", f.now.Sub(day.AddDate(0, 1, 0)), "Any plans for the weekend?", "Not really, maybe a dish with friends.")
+	f.turns(user, "earlier", f.now.Sub(day.AddDate(0, -1, 0)), "I love my turtles.", "That dish of theirs is so cute.")
+	query := "What dish did Nate make on 9 November, 2022?"
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), parseTimeWindow(query, f.now), DefaultTurnOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range turns[:min(3, len(turns))] {
+		if tr.SessionID == "that-day" && tr.TurnIndex == 0 {
+			return
+		}
+	}
+	t.Fatalf("turns %+v: want the opener of 9 November among the first three", turns)
 }
