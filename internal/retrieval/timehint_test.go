@@ -170,3 +170,24 @@ func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
 		t.Fatalf("not when: scores %v, want the better match (s1) first", s)
 	}
 }
+
+// A day named without its year is the latest such day the user said
+// something on (anchor), not one they were silent in: a user whose talk
+// is two years old asks about "June 13" of two years ago.
+func TestYearlessDayIsTheLatestTheUserSpokeIn(t *testing.T) {
+	f := newFixture(t)
+	f.now = time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+	f.turns(user, "s1", f.now.Sub(time.Date(2024, 6, 13, 10, 0, 0, 0, time.UTC)), "Here is the painting I wanted to show you.")
+	f.turns(user, "s2", f.now.Sub(time.Date(2024, 6, 24, 10, 0, 0, 0, time.UTC)), "The painting I showed you is finished: a big painting.")
+	resp := f.ask(Request{Query: "What painting did I show you on June 13?"})
+	score := map[string]float64{}
+	for _, it := range resp.Blocks.Turns {
+		score[it.SessionID] = it.Score
+	}
+	if score["s1"] <= score["s2"] {
+		t.Fatalf("scores %v: want the turn of June 13, 2024 (s1) above the one of June 24", score)
+	}
+	if w := anchor(t.Context(), f.st, user, parseTimeWindow("in early March", f.now)); w == nil || w.from.Year() != 2026 {
+		t.Fatalf("a month the user never spoke in: %+v, want it left in 2026", w)
+	}
+}

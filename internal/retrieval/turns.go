@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -64,19 +65,27 @@ type TurnOptions struct {
 	// of its score: it hands the floor, and what it holds is mostly asked,
 	// not told; the turn after it (Answer) tells.
 	Asking float64
-	// Then is the text score a turn said within the time a question names
-	// starts from, for the first ThenTurns such turns (a session's first
-	// turns first: a conversation opens with its news, "my mom had a
-	// stroke the night before last"). timeFactor weighs them up again.
+	// Then is the text score the first turn of a session said within the
+	// time a question names starts from, and Then/(n+1) its turn n, for
+	// the first ThenTurns such turns (a session's first turns first): a
+	// conversation opens with its news, "my mom had a stroke the night
+	// before last". timeFactor weighs them up again.
 	Then      float64
 	ThenTurns int
+	// Spread is what a turn loses, as a share of its score, for each
+	// turn of its session ranked above it, past the first spreadFrom, when
+	// the question asks for many things ("what activities…", "how many
+	// times…", textseg.Query.AsksMany): their evidence is spread over
+	// conversations, and one session's neighbouring turns would crowd the
+	// rest out.
+	Spread float64
 }
 
 // DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2, Then: 0.6, ThenTurns: 12}
+	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -138,7 +147,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 	}
 	for _, h := range then {
 		s := add(h)
-		s.Text = max(s.Text, opt.Then)
+		s.Text = max(s.Text, opt.Then/float64(1+h.TurnIndex))
 	}
 	if opt.Radius > 0 {
 		far := min(opt.Far, len(keys))
@@ -219,7 +228,46 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		}
 		return out[i].ID < out[j].ID
 	})
+	if opt.Spread > 0 && q.AsksMany {
+		spread(out, opt.Spread)
+	}
 	return out, nil
+}
+
+// spreadFrom is how many of the best turns spread leaves in place, and
+// spreadOver how many it reorders.
+const (
+	spreadFrom = 5
+	spreadOver = 60
+)
+
+// spread reorders turns (best first) past the first spreadFrom: each next
+// place goes to the best turn once every turn is discounted by pen for
+// each turn of its session already placed, and that discounted score is
+// its score.
+func spread(turns []ScoredTurn, pen float64) {
+	n := min(len(turns), spreadOver)
+	placed := map[string]int{}
+	for i := range min(spreadFrom, n) {
+		placed[turns[i].SessionID]++
+	}
+	for i := spreadFrom; i < n; i++ {
+		best, bs := i, -1.0
+		for j := i; j < n; j++ {
+			sc := turns[j].Score * math.Pow(1-pen, float64(placed[turns[j].SessionID]))
+			if sc > bs {
+				best, bs = j, sc
+			}
+		}
+		// Keep the others in their order: move the chosen one up, at the
+		// score it was chosen by (never above the one before it), so a
+		// later sort by score keeps this order.
+		chosen := turns[best]
+		chosen.Score = bs
+		copy(turns[i+1:best+1], turns[i:best])
+		turns[i] = chosen
+		placed[chosen.SessionID]++
+	}
 }
 
 // sessionEvidence is how strongly each session matched the query, scaled

@@ -109,3 +109,38 @@ func TestTurnsOfTheDayNamed(t *testing.T) {
 	}
 	t.Fatalf("turns %+v: want the opener of 9 November among the first three", turns)
 }
+
+// A question for several things ("what activities…") finds them in several
+// conversations: past the best few, one session's neighbouring turns give
+// way to the next best of another session (issue 9: multi-hop evidence is
+// spread over sessions).
+func TestListQuestionSpreadsOverSessions(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "pottery", 72*time.Hour,
+		"Pottery class was fun, we made bowls in the pottery class today.",
+		"Pottery sounds fun! What did you make in the pottery class?",
+		"Bowls, at the pottery class, and a cup: pottery is my thing.",
+		"The pottery class teacher liked the bowls.",
+		"More pottery next week at the class.",
+		"Pottery class again on Friday!",
+		"The pottery class is my favourite.",
+		"We fired the pottery class bowls.",
+		"Pottery class, pottery class, always the pottery class.")
+	f.turns(user, "camping", 48*time.Hour, "We went camping with the kids and ate from the bowls we made at pottery.")
+	rank := func(query string) int {
+		turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand(query), DefaultTurnOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tr := range turns {
+			if tr.SessionID == "camping" {
+				return i
+			}
+		}
+		return len(turns)
+	}
+	many, one := rank("What bowls and cups did we make in the pottery class?"), rank("What bowl did we make in the pottery class?")
+	if many >= one || many > 5 {
+		t.Fatalf("the camping turn ranks %d for a list question, %d for a question for one thing: want it higher for the list, among the first six", many, one)
+	}
+}
