@@ -85,7 +85,7 @@ type TurnOptions struct {
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3}
+	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.4, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3}
 }
 
 // ScoredTurn is a recalled turn with its signals.
