@@ -307,7 +307,7 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	}
 	// A question about a time ("三月初", "late May", "上周") recalls what
 	// was written then, even when no word matches.
-	tw := parseTimeWindow(query, now)
+	tw := anchor(ctx, e.Store, scope, parseTimeWindow(query, now))
 	if tw != nil && !textFailed {
 		then, err := e.Store.Memories(ctx, memory.MemoryQuery{Scope: scope, CreatedFrom: tw.from, CreatedTo: tw.to, Limit: e.PerPath})
 		if err == nil {
@@ -335,11 +335,10 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		limit = 8
 	}
 	if !textFailed && searchable {
-		turns, err := RankTurns(ctx, e.Store, scope, q, e.Turns)
+		turns, err := rankTurns(ctx, e.Store, scope, q, tw, e.Turns)
 		if err != nil {
 			fall(err)
 		}
-		turns = byTime(turns, tw)
 		wantFiles := asksForAttachment(query)
 		for i, t := range turns {
 			if i >= limit && !wantFiles {

@@ -99,8 +99,9 @@ func TestLoCoMoExperiment(t *testing.T) {
 		rep, err := locomo.Evaluate(t.Context(), ds, func(ctx context.Context, conv *locomo.Conversation, q locomo.QA) ([]string, error) {
 			// As /v1/context ranks them: a question naming a time prefers
 			// what was said then.
-			turns, err := RankTurns(ctx, st, memory.Scope{Namespace: "locomo", User: conv.ID}, textseg.Understand(q.Question), opt)
-			turns = byTime(turns, parseTimeWindow(q.Question, time.Now()))
+			scope := memory.Scope{Namespace: "locomo", User: conv.ID}
+			tw := anchor(ctx, st, scope, parseTimeWindow(q.Question, time.Now()))
+			turns, err := rankTurns(ctx, st, scope, textseg.Understand(q.Question), tw, opt)
 			return diaIDs(conv, turns), err
 		}, locomo.DefaultKs)
 		if err != nil {

@@ -16,7 +16,7 @@ var _ memory.Searcher = (*Engine)(nil)
 // summaries, merged best first. It reads the query as /v1/context does
 // (textseg.Understand), and ranks turns as /v1/context does: RankTurns
 // (neighbours, the answer after its question, the conversation cues),
-// then a time the query names (byTime). A search and a context request
+// then a time the query names (timeFactor). A search and a context request
 // for the same words find the same turns in the same order.
 //
 // Scores of the lists are not on one scale, so each is scaled by its own
@@ -40,10 +40,9 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	}
 	var turns []ScoredTurn
 	if informative {
-		if turns, err = RankTurns(ctx, e.Store, q.Scope, query, e.Turns); err != nil {
+		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, anchor(ctx, e.Store, q.Scope, parseTimeWindow(q.Text, e.Now())), e.Turns); err != nil {
 			return nil, err
 		}
-		turns = byTime(turns, parseTimeWindow(q.Text, e.Now()))
 		// Evidence that says nothing ("Understood.") ranks after evidence
 		// that does, as in /v1/context.
 		if len(turns) > 0 {

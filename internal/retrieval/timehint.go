@@ -1,6 +1,9 @@
 package retrieval
 
 import (
+	"context"
+
+	"github.com/engramhq/engram/internal/memory"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +19,9 @@ type timeWindow struct {
 	// its year ("in July 2023"), a surer cue than "in June" or "last
 	// week", so it weighs more (sharpIn, sharpOut).
 	sharp bool
+	// yearless: the question named a month or a day but no year; the year
+	// is the latest that fits before now until anchor moves it.
+	yearless bool
 }
 
 func (w *timeWindow) holds(t time.Time) bool {
@@ -139,14 +145,15 @@ func parseDay(query string, now time.Time) *timeWindow {
 	if month < 1 || month > 12 || day < 1 || day > 31 {
 		return nil
 	}
-	if year == 0 {
+	yearless := year == 0
+	if yearless {
 		year = now.Year()
 		if time.Date(year, month, day, 0, 0, 0, 0, now.Location()).After(now) {
 			year--
 		}
 	}
 	start := time.Date(year, month, day, 0, 0, 0, 0, now.Location())
-	return &timeWindow{from: start.Add(-daySlack), to: start.Add(24*time.Hour + daySlack), sharp: true}
+	return &timeWindow{from: start.Add(-daySlack), to: start.Add(24*time.Hour + daySlack), sharp: true, yearless: yearless}
 }
 
 // monthWindow is month (of year, or its latest occurrence not after now),
@@ -172,5 +179,30 @@ func monthWindow(month time.Month, part string, year int, now time.Time) *timeWi
 	case "late":
 		start = start.AddDate(0, 0, 20)
 	}
-	return &timeWindow{from: start.Add(-timeSlack), to: end.Add(timeSlack), sharp: explicit}
+	return &timeWindow{from: start.Add(-timeSlack), to: end.Add(timeSlack), sharp: explicit, yearless: !explicit}
+}
+
+// maxYearsBack bounds how far anchor looks for a year the user spoke in.
+const maxYearsBack = 5
+
+// anchor moves a window whose year the question left out ("in May", "on
+// the 3rd of June") back a year at a time, up to maxYearsBack, until it
+// holds something the user said: the May a user asks about is the latest
+// May they have anything from, not one they were silent in. A window the
+// store cannot check, or that no year fills, stays as it was.
+func anchor(ctx context.Context, st TurnStore, scope memory.Scope, tw *timeWindow) *timeWindow {
+	r, ok := st.(TurnWindowReader)
+	if tw == nil || !tw.yearless || !ok {
+		return tw
+	}
+	for back := range maxYearsBack + 1 {
+		w := *tw
+		w.from, w.to = tw.from.AddDate(-back, 0, 0), tw.to.AddDate(-back, 0, 0)
+		if said, err := r.TurnsWithin(ctx, scope, w.from, w.to, 1); err != nil {
+			return tw
+		} else if len(said) > 0 {
+			return &w
+		}
+	}
+	return tw
 }

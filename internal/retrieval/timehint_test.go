@@ -136,18 +136,24 @@ func TestParseTimeWindowDay(t *testing.T) {
 // The turn said on the day a question names comes before a better
 // worded one from another day of the same month.
 func TestNamedDayRanksItsTurns(t *testing.T) {
-	f := newFixture(t)
-	f.now = time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
-	f.turns(user, "s1", f.now.Sub(time.Date(2026, 6, 13, 10, 0, 0, 0, time.UTC)), "Here is the painting I wanted to show you.")
-	f.turns(user, "s2", f.now.Sub(time.Date(2026, 6, 24, 10, 0, 0, 0, time.UTC)), "The painting I showed you is finished: a big painting.")
-	resp := f.ask(Request{Query: "What painting did I show you on June 13?"})
-	score := map[string]float64{}
-	for _, it := range resp.Blocks.Turns {
-		score[it.SessionID] = it.Score
-	}
-	if score["s1"] <= score["s2"] {
+	if score, _ := paintingScores(t, 2026); score["s1"] <= score["s2"] {
 		t.Fatalf("scores %v: want the turn of June 13 (s1) above the one of June 24", score)
 	}
+}
+
+// paintingScores puts a turn of June 13 (s1) and a better worded one of
+// June 24 (s2) of year into a fixture whose now is 20 July 2026, asks
+// which painting was shown on June 13, and returns each session's score.
+func paintingScores(t *testing.T, year int) (map[string]float64, *fixture) {
+	f := newFixture(t)
+	f.now = time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+	f.turns(user, "s1", f.now.Sub(time.Date(year, 6, 13, 10, 0, 0, 0, time.UTC)), "Here is the painting I wanted to show you.")
+	f.turns(user, "s2", f.now.Sub(time.Date(year, 6, 24, 10, 0, 0, 0, time.UTC)), "The painting I showed you is finished: a big painting.")
+	score := map[string]float64{}
+	for _, it := range f.ask(Request{Query: "What painting did I show you on June 13?"}).Blocks.Turns {
+		score[it.SessionID] = it.Score
+	}
+	return score, f
 }
 
 // A question that asks when prefers the turn that says when over one that
@@ -168,5 +174,18 @@ func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
 	}
 	if s := score("Did we go camping with the kids?"); s["s2"] >= s["s1"] {
 		t.Fatalf("not when: scores %v, want the better match (s1) first", s)
+	}
+}
+
+// A day named without its year is the latest such day the user said
+// something on (anchor), not one they were silent in: a user whose talk
+// is two years old asks about "June 13" of two years ago.
+func TestYearlessDayIsTheLatestTheUserSpokeIn(t *testing.T) {
+	score, f := paintingScores(t, 2024)
+	if score["s1"] <= score["s2"] {
+		t.Fatalf("scores %v: want the turn of June 13, 2024 (s1) above the one of June 24", score)
+	}
+	if w := anchor(t.Context(), f.st, user, parseTimeWindow("in early March", f.now)); w == nil || w.from.Year() != 2026 {
+		t.Fatalf("a month the user never spoke in: %+v, want it left in 2026", w)
 	}
 }

@@ -2,8 +2,10 @@ package retrieval
 
 import (
 	"context"
+	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
@@ -15,6 +17,15 @@ type TurnStore interface {
 	// TurnsAround reads the turns within radius of each key, and one turn
 	// further for the first far keys.
 	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error)
+}
+
+// TurnWindowReader is what a store offers to read the turns said within
+// a time: a question that names one ("三月初", "on 9 November, 2022") is
+// about what was said then, even where no word of it matches.
+type TurnWindowReader interface {
+	// TurnsWithin returns a scope's turns said within [from, to), each
+	// session's first turns first, up to limit.
+	TurnsWithin(ctx context.Context, scope memory.Scope, from, to time.Time, limit int) ([]memory.TurnHit, error)
 }
 
 // TurnOptions tunes raw-turn recall.
@@ -54,13 +65,27 @@ type TurnOptions struct {
 	// of its score: it hands the floor, and what it holds is mostly asked,
 	// not told; the turn after it (Answer) tells.
 	Asking float64
+	// Then is the text score the first turn of a session said within the
+	// time a question names starts from, and Then/(n+1) its turn n, for
+	// the first ThenTurns such turns (a session's first turns first): a
+	// conversation opens with its news, "my mom had a stroke the night
+	// before last". timeFactor weighs them up again.
+	Then      float64
+	ThenTurns int
+	// Spread is what a turn loses, as a share of its score, for each
+	// turn of its session ranked above it, past the first spreadFrom, when
+	// the question asks for many things ("what activities…", "how many
+	// times…", textseg.Query.AsksMany): their evidence is spread over
+	// conversations, and one session's neighbouring turns would crowd the
+	// rest out.
+	Spread float64
 }
 
 // DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
 // measures the default through /v1/context).
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.2, Asking: 0.2}
+	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.4, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -76,11 +101,30 @@ type ScoredTurn struct {
 // part of its score, because in conversation the answer is often the turn
 // after the one that shares the question's words.
 func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.Query, opt TurnOptions) ([]ScoredTurn, error) {
+	return rankTurns(ctx, st, scope, q, nil, opt)
+}
+
+// rankTurns is RankTurns for a question that names a time (tw, nil when
+// it names none): the turns said then are candidates too (Then), and timeFactor
+// weighs every turn by it.
+func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
 	hits, err := st.RecallTurns(ctx, scope, q, opt.Candidates)
-	if err != nil || len(hits) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	top := hits[0].BM25
+	var then []memory.TurnHit
+	if r, ok := st.(TurnWindowReader); ok && tw != nil && opt.Then > 0 && opt.ThenTurns > 0 {
+		if then, err = r.TurnsWithin(ctx, scope, tw.from, tw.to, opt.ThenTurns); err != nil {
+			return nil, err
+		}
+	}
+	if len(hits) == 0 && len(then) == 0 {
+		return nil, nil
+	}
+	top := 0.0
+	if len(hits) > 0 {
+		top = hits[0].BM25
+	}
 	byKey := map[memory.TurnKey]*ScoredTurn{}
 	var order []memory.TurnKey
 	add := func(h memory.TurnHit) *ScoredTurn {
@@ -100,6 +144,10 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 			s.Text = h.BM25 / top
 		}
 		keys = append(keys, memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex})
+	}
+	for _, h := range then {
+		s := add(h)
+		s.Text = max(s.Text, opt.Then/float64(1+h.TurnIndex))
 	}
 	if opt.Radius > 0 {
 		far := min(opt.Far, len(keys))
@@ -168,6 +216,10 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		if q.AsksWhen && opt.When > 0 && textseg.MentionsTime(s.Content) {
 			s.Score *= 1 + opt.When
 		}
+		if tw != nil {
+			// A question about a time: what was said then counts more.
+			s.Score *= timeFactor(tw, s.Time)
+		}
 		out = append(out, *s)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -176,7 +228,46 @@ func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 		}
 		return out[i].ID < out[j].ID
 	})
+	if opt.Spread > 0 && q.AsksMany {
+		spread(out, opt.Spread)
+	}
 	return out, nil
+}
+
+// spreadFrom is how many of the best turns spread leaves in place, and
+// spreadOver how many it reorders.
+const (
+	spreadFrom = 5
+	spreadOver = 60
+)
+
+// spread reorders turns (best first) past the first spreadFrom: each next
+// place goes to the best turn once every turn is discounted by pen for
+// each turn of its session already placed, and that discounted score is
+// its score.
+func spread(turns []ScoredTurn, pen float64) {
+	n := min(len(turns), spreadOver)
+	placed := map[string]int{}
+	for i := range min(spreadFrom, n) {
+		placed[turns[i].SessionID]++
+	}
+	for i := spreadFrom; i < n; i++ {
+		best, bs := i, -1.0
+		for j := i; j < n; j++ {
+			sc := turns[j].Score * math.Pow(1-pen, float64(placed[turns[j].SessionID]))
+			if sc > bs {
+				best, bs = j, sc
+			}
+		}
+		// Keep the others in their order: move the chosen one up, at the
+		// score it was chosen by (never above the one before it), so a
+		// later sort by score keeps this order.
+		chosen := turns[best]
+		chosen.Score = bs
+		copy(turns[i+1:best+1], turns[i:best])
+		turns[i] = chosen
+		placed[chosen.SessionID]++
+	}
 }
 
 // sessionEvidence is how strongly each session matched the query, scaled
@@ -208,19 +299,6 @@ func sessionEvidence(keys []memory.TurnKey, text []float64, top int) map[string]
 func endsAsking(content string) bool {
 	c := strings.TrimSpace(content)
 	return strings.HasSuffix(c, "?") || strings.HasSuffix(c, "？")
-}
-
-// byTime reorders recalled turns for a question about a time: what was
-// said then counts more (timeFactor).
-func byTime(turns []ScoredTurn, tw *timeWindow) []ScoredTurn {
-	if tw == nil {
-		return turns
-	}
-	for i := range turns {
-		turns[i].Score *= timeFactor(tw, turns[i].Time)
-	}
-	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
-	return turns
 }
 
 // maxCoverTerms bounds the terms the window coverage counts.

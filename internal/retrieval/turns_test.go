@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -82,4 +83,64 @@ func TestBestHitsReachTwoTurns(t *testing.T) {
 		}
 	}
 	t.Fatalf("turns %+v: want the turn two after the question among them", turns)
+}
+
+var _ TurnWindowReader = (*sqlite.Store)(nil)
+
+// A question that names a day is about what was said that day, even where
+// none of its words were (issue 9: time references among the cues): the
+// session of that day opens with its news, and that opener is recalled
+// among the best, though other days said the question's words.
+func TestTurnsOfTheDayNamed(t *testing.T) {
+	f := newFixture(t)
+	day := time.Date(2022, 11, 9, 15, 0, 0, 0, time.UTC)
+	f.turns(user, "that-day", f.now.Sub(day), "Hey, what a wild week! My tournament got pushed back, so I tried out some cooking: homemade coconut ice cream.", "Wow, that looks amazing!")
+	f.turns(user, "later", f.now.Sub(day.AddDate(0, 1, 0)), "Any plans for the weekend?", "Not really, maybe a dish with friends.")
+	f.turns(user, "earlier", f.now.Sub(day.AddDate(0, -1, 0)), "I love my turtles.", "That dish of theirs is so cute.")
+	query := "What dish did Nate make on 9 November, 2022?"
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), parseTimeWindow(query, f.now), DefaultTurnOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range turns[:min(3, len(turns))] {
+		if tr.SessionID == "that-day" && tr.TurnIndex == 0 {
+			return
+		}
+	}
+	t.Fatalf("turns %+v: want the opener of 9 November among the first three", turns)
+}
+
+// A question for several things ("what activities…") finds them in several
+// conversations: past the best few, one session's neighbouring turns give
+// way to the next best of another session (issue 9: multi-hop evidence is
+// spread over sessions).
+func TestListQuestionSpreadsOverSessions(t *testing.T) {
+	f := newFixture(t)
+	f.turns(user, "pottery", 72*time.Hour,
+		"Pottery class was fun, we made bowls in the pottery class today.",
+		"Pottery sounds fun! What did you make in the pottery class?",
+		"Bowls, at the pottery class, and a cup: pottery is my thing.",
+		"The pottery class teacher liked the bowls.",
+		"More pottery next week at the class.",
+		"Pottery class again on Friday!",
+		"The pottery class is my favourite.",
+		"We fired the pottery class bowls.",
+		"Pottery class, pottery class, always the pottery class.")
+	f.turns(user, "camping", 48*time.Hour, "We went camping with the kids and ate from the bowls we made at pottery.")
+	rank := func(query string) int {
+		turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand(query), DefaultTurnOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tr := range turns {
+			if tr.SessionID == "camping" {
+				return i
+			}
+		}
+		return len(turns)
+	}
+	many, one := rank("What bowls and cups did we make in the pottery class?"), rank("What bowl did we make in the pottery class?")
+	if many >= one || many > 5 {
+		t.Fatalf("the camping turn ranks %d for a list question, %d for a question for one thing: want it higher for the list, among the first six", many, one)
+	}
 }

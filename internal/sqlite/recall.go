@@ -217,6 +217,21 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	return out, nil
 }
 
+// TurnsWithin returns a scope's turns said within [from, to), each
+// session's first turns first (a conversation opens with its news), up to
+// limit.
+func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to time.Time, limit int) ([]memory.TurnHit, error) {
+	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM turns t
+		WHERE t.namespace = ? AND t.user_id = ? AND t.time >= ? AND t.time < ?
+		ORDER BY t.turn_index, t.time, t.id`+limitSQL(limit),
+		scope.Namespace, scope.User, from.UnixNano(), to.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("turns within: %w", err)
+	}
+	defer rows.Close()
+	return scanTurnHits(rows, false)
+}
+
 // RecentTurns returns a scope's turns since a time, newest first.
 func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.Time, limit int) ([]memory.TurnHit, error) {
 	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM turns t

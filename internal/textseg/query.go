@@ -1,6 +1,7 @@
 package textseg
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +40,10 @@ type Query struct {
 	// AsksWhen: the last utterance asks when something happened or how
 	// long it took (AsksWhen); what says when is likelier the answer.
 	AsksWhen bool
+	// AsksMany: the last utterance asks for several things ("what
+	// activities…", "which books…", "how many times…"), whose evidence is
+	// usually spread over conversations (AsksMany).
+	AsksMany bool
 }
 
 // Empty reports whether q has nothing to search for.
@@ -109,6 +114,7 @@ func Understand(last string, context ...string) Query {
 	b.expand()
 	q := b.query()
 	q.AsksWhen = AsksWhen(last)
+	q.AsksMany = AsksMany(last)
 	return q
 }
 
@@ -373,3 +379,31 @@ func MatchTerms(part string, terms []Term) string {
 	}
 	return b.String()
 }
+
+// manyRe finds a question for several things: what or which with the
+// words after it ("what activities", "which two books", "what kinds of"),
+// "how many", "in what ways".
+var manyRe = regexp.MustCompile(`(?i)\b(?:what|which)((?:\s+[\w']+){1,3})|\b(how many|in what ways)\b`)
+
+// AsksMany reports whether text asks for several things (Query.AsksMany):
+// a plural noun follows what or which before any verb does.
+func AsksMany(text string) bool {
+	for _, m := range manyRe.FindAllStringSubmatch(text, -1) {
+		if m[2] != "" {
+			return true
+		}
+		for _, w := range strings.Fields(strings.ToLower(m[1])) {
+			if questionVerbs[w] {
+				break
+			}
+			// A word in -ss or -us is no plural ("class", "bus").
+			if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "'s") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// questionVerbs end the noun phrase after what or which.
+var questionVerbs = wordSet(`is was are were do does did has have had can could will would should may might must`)

@@ -41,3 +41,24 @@ func TestMentionsTime(t *testing.T) {
 		}
 	}
 }
+
+func TestAsksMany(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want bool
+	}{
+		{"What activities does Melanie partake in?", true},
+		{"Which two fantasy novels does Tim enjoy?", true},
+		{"How many times has she gone to the beach?", true},
+		{"In what ways is Caroline helping?", true},
+		{"What kinds of pottery have they made?", true},
+		{"What is Caroline's identity?", false},
+		{"What does Jon tell Gina?", false},
+		{"Which class was it?", false},
+		{"What did Melanie paint recently?", false},
+	} {
+		if got := Understand(tc.q).AsksMany; got != tc.want {
+			t.Errorf("Understand(%q).AsksMany = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
