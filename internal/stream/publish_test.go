@@ -17,16 +17,7 @@ import (
 // holding its caller, a worker's partition say, for good. Here the
 // subject's only listener takes the message and never answers.
 func TestPublishAckLost(t *testing.T) {
-	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	nc, err := Connect(ConnConfig{Name: "test"}, emb.ConnectOption())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := startNATS(t)
 	sink, err := nc.Subscribe(SubjectPrefix+".>", func(*nats.Msg) {})
 	if err != nil {
 		t.Fatal(err)

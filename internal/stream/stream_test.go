@@ -17,17 +17,7 @@ import (
 
 func startJS(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
-	nc, err := Connect(ConnConfig{Name: "test"}, emb.ConnectOption())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(startNATS(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +29,23 @@ func startJS(t *testing.T) jetstream.JetStream {
 		t.Fatalf("second EnsureStreams: %v", err)
 	}
 	return js
+}
+
+// startNATS starts an embedded server with JetStream and no streams, and
+// connects to it.
+func startNATS(t *testing.T) *nats.Conn {
+	t.Helper()
+	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	nc, err := Connect(ConnConfig{Name: "test"}, emb.ConnectOption())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 func publishTurns(t *testing.T, js jetstream.JetStream, user string, n int) {
