@@ -64,17 +64,12 @@ func (r *reader) next() byte {
 }
 
 func (r *reader) scanObject(value func(key, path string) error) error {
-	if r.next() != '{' {
-		return errRescan
-	}
-	r.off++
-	if r.next() == '}' {
-		r.off++
-		return nil
+	if empty, err := r.enter('{', '}'); empty || err != nil {
+		return err
 	}
 	var buf [16]string
 	keys := buf[:0]
-	for {
+	for more := true; more; {
 		if r.next() != '"' {
 			return errRescan
 		}
@@ -90,41 +85,55 @@ func (r *reader) scanObject(value func(key, path string) error) error {
 		if err := value(key, ""); err != nil {
 			return errRescan
 		}
-		switch r.next() {
-		case ',':
-			r.off++
-		case '}':
-			r.off++
-			return nil
-		default:
-			return errRescan
+		if more, err = r.more('}'); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 func (r *reader) scanArray(elem func(i int, path string) error) error {
-	if r.next() != '[' {
-		return errRescan
+	if empty, err := r.enter('[', ']'); empty || err != nil {
+		return err
 	}
-	r.off++
-	if r.next() == ']' {
-		r.off++
-		return nil
-	}
-	for i := 0; ; i++ {
+	for i, more := 0, true; more; i++ {
 		if err := elem(i, ""); err != nil {
 			return errRescan
 		}
-		switch r.next() {
-		case ',':
-			r.off++
-		case ']':
-			r.off++
-			return nil
-		default:
-			return errRescan
+		var err error
+		if more, err = r.more(']'); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// enter reads the bracket that opens an object or an array and reports
+// whether it is empty, its closing bracket read too.
+func (r *reader) enter(opening, closing byte) (empty bool, err error) {
+	if r.next() != opening {
+		return false, errRescan
+	}
+	r.off++
+	if r.next() == closing {
+		r.off++
+		return true, nil
+	}
+	return false, nil
+}
+
+// more reads what follows a member or an element: a comma (true) or the
+// closing bracket (false).
+func (r *reader) more(closing byte) (bool, error) {
+	switch r.next() {
+	case ',':
+		r.off++
+		return true, nil
+	case closing:
+		r.off++
+		return false, nil
+	}
+	return false, errRescan
 }
 
 // scanKey reads an object's key; the keys engram's objects know are
