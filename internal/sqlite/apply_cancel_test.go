@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 )
@@ -11,31 +13,38 @@ import (
 // Turns' statements run under a context that cannot interrupt them (see
 // fewRows), yet cancelling the apply's context still ends its
 // transaction: all of the batch or none of it is applied, and the store
-// takes the next batch.
+// takes the next batch. The cancel comes at a range of moments, so that
+// some land before the transaction and some inside it.
 func TestApplyCancelledMidway(t *testing.T) {
-	s := openTest(t)
-	scope := memory.Scope{Namespace: "ns", User: "u"}
 	const n = 4000
 	var batch []memory.Applied
 	for i := range n {
 		batch = append(batch, turn(uint64(i+1), "u", fmt.Sprintf("s%d", i/20), i%20, "deploy the service and read the logs"))
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan []error)
-	go func() { done <- s.Apply(ctx, batch) }()
-	cancel()
-	errs := <-done
-	got, err := s.CountTurns(t.Context(), scope)
-	if err != nil {
-		t.Fatal(err)
+	inside := 0
+	for _, after := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond} {
+		s := openTest(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		stop := time.AfterFunc(after, cancel)
+		err := firstError(s.Apply(ctx, batch))
+		stop.Stop()
+		cancel()
+		if err != nil && !strings.Contains(err.Error(), "begin apply") {
+			inside++
+		}
+		got, cerr := s.CountTurns(t.Context(), memory.Scope{Namespace: "ns", User: "u"})
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		if want := map[bool]int{true: 0, false: n}[err != nil]; got != want {
+			t.Fatalf("cancelled after %v: %d turns applied (error %v), want %d: all or none", after, got, err, want)
+		}
+		mustApply(t, s, turn(n+1, "u", "after", 0, "the next batch applies"))
+		if last, err := s.LastSeq(t.Context()); err != nil || last != n+1 {
+			t.Fatalf("cancelled after %v: LastSeq=%d, %v after the next batch, want %d", after, last, err, n+1)
+		}
 	}
-	if want := map[bool]int{true: 0, false: n}[firstError(errs) != nil]; got != want {
-		t.Fatalf("%d turns applied after a cancelled apply (error %v), want %d: all or none", got, firstError(errs), want)
-	}
-	mustApply(t, s, turn(n+1, "u", "after", 0, "the next batch applies"))
-	if last, err := s.LastSeq(t.Context()); err != nil || last != n+1 {
-		t.Fatalf("LastSeq=%d, %v after the next batch, want %d", last, err, n+1)
-	}
+	t.Logf("%d of 5 cancels came inside the transaction", inside)
 }
 
 // The cancelled context of an apply that has not begun stops it whole.
