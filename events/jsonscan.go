@@ -138,30 +138,28 @@ func (r *reader) more(closing byte) (bool, error) {
 
 // scanKey reads an object's key; the keys engram's objects know are
 // returned without a copy.
-func (r *reader) scanKey() (string, error) {
-	raw, escaped, err := r.skipString()
-	switch {
-	case err != nil:
-		return "", err
-	case escaped:
-		return unescape(raw), nil
-	}
-	if k, ok := knownKey(raw); ok {
-		return k, nil
-	}
-	return string(raw), nil
-}
+func (r *reader) scanKey() (string, error) { return r.readString(true) }
 
 func (r *reader) scanString() (string, error) {
 	if r.next() != '"' {
 		return "", errRescan
 	}
+	return r.readString(false)
+}
+
+// readString reads the string at r.off, a key when key is set.
+func (r *reader) readString(key bool) (string, error) {
 	raw, escaped, err := r.skipString()
 	switch {
 	case err != nil:
 		return "", err
 	case escaped:
 		return unescape(raw), nil
+	}
+	if key {
+		if k, ok := knownKey(raw); ok {
+			return k, nil
+		}
 	}
 	return string(raw), nil
 }
