@@ -27,22 +27,14 @@ func DecodeData(eventType string, data []byte) (any, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fieldErr("data", "required")
 	}
-	if err := checkText(data, "data"); err != nil {
-		return nil, err
-	}
-	r := newReader(data, "data")
-	v, err := decodeData(r, eventType)
-	if err == nil {
-		err = r.end()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return decodeTwice(data, "data", func(r *reader) (any, error) { return decodeData(r, eventType) })
 }
 
 func decodeData(r *reader, eventType string) (any, error) {
-	const path = "data"
+	path := "data"
+	if r.dec == nil {
+		path = "" // the scanner names no problem; this saves building paths
+	}
 	switch eventType {
 	case TypeTurnRecorded:
 		return decoded(decodeTurn(r, path, false))

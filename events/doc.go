@@ -324,7 +324,16 @@
 // # Concurrency
 //
 // Everything here is a pure function of its arguments and safe for
-// concurrent use.
+// concurrent use. (checkURI remembers the last URI it accepted, in an
+// atomic pointer: a cache of a pure function.)
+//
+// # Reading JSON
+//
+// Documents are read by a scanner of our own (jsonscan.go) that takes
+// only well-formed JSON it reads exactly as encoding/json does; anything
+// else, and any document that breaks the contract, is read again with
+// encoding/json's tokenizer, which names the problem. The scanner is for
+// speed (every event is read at ingest) and never words an error.
 //
 // # Testing
 //
@@ -334,4 +343,8 @@
 // schemas cannot judge (listed above) are marked as such.
 // FuzzDecodeStructured checks that decoding never panics and that an
 // accepted event survives a round trip through sdk-go's JSON encoding.
+// The scanner is held to encoding/json's tokenizer on every sample, the
+// fuzz seeds, their mutations and a list of hostile inputs (jsonscan_test.go,
+// with FuzzScanner): it may leave a document to the tokenizer, but never
+// accepts one the tokenizer refuses nor reads one to other values.
 package events

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -134,8 +135,13 @@ func User(e event.Event) string { return extension(e, ExtUser) }
 func Agent(e event.Event) string { return extension(e, ExtAgent) }
 
 func extension(e event.Event, name string) string {
-	if e.Context == nil {
+	switch ctx := e.Context.(type) {
+	case nil:
 		return ""
+	case *event.EventContextV1:
+		// Not Extensions(), which copies the map on every call.
+		s, _ := ctx.Extensions[name].(string)
+		return s
 	}
 	s, _ := e.Extensions()[name].(string)
 	return s
@@ -225,6 +231,27 @@ func zeroTime(field string) error {
 // sdk-go keeps source as a url.URL, so "HTTP://A" would silently become
 // "http://A" and the dedup key (id, source) would change under the producer.
 func checkURI(field, s string, absolute bool) error {
+	if last := lastURI.Load(); last != nil && last.s == s && last.absolute == absolute {
+		return nil
+	}
+	if err := checkURIOnce(field, s, absolute); err != nil {
+		return err
+	}
+	lastURI.Store(&acceptedURI{s: s, absolute: absolute})
+	return nil
+}
+
+// lastURI is the URI reference checkURI last accepted: the events of a
+// producer nearly all carry the same source, and parsing it is most of
+// checking it.
+var lastURI atomic.Pointer[acceptedURI]
+
+type acceptedURI struct {
+	s        string
+	absolute bool
+}
+
+func checkURIOnce(field, s string, absolute bool) error {
 	switch {
 	case s == "":
 		return fieldErr(field, "required")
@@ -266,39 +293,11 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 		return event.Event{}, nil, &FieldError{Field: "event",
 			Problem: fmt.Sprintf("is %d bytes; the limit is %d", len(b), maxBytes), err: ErrTooLarge}
 	}
-	if err := checkText(b, "event"); err != nil {
-		return event.Event{}, nil, err
-	}
-	attrs := make(map[string]string)
-	var data json.RawMessage
-	r := newReader(b, "event")
-	err := r.object("", func(key, path string) error {
-		switch {
-		case key == "data":
-			raw, err := r.raw(path)
-			if err != nil {
-				return err
-			}
-			if raw[0] != '{' {
-				return fieldErr(path, "must be a JSON object, not "+rawKind(raw))
-			}
-			data = raw
-			return nil
-		case key == "data_base64":
-			return noBase64()
-		case !isAttribute(key):
-			return unknownAttribute(key)
-		}
-		s, err := r.str(path)
-		attrs[key] = s
-		return err
-	})
-	if err == nil {
-		err = r.end()
-	}
+	doc, err := decodeTwice(b, "event", readStructured)
 	if err != nil {
 		return event.Event{}, nil, err
 	}
+	attrs, data := doc.attrs, doc.data
 
 	if err := checkSpecVersion(attrs["specversion"]); err != nil {
 		return event.Event{}, nil, err
@@ -351,6 +350,38 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 	return e, v, nil
 }
 
+// structured is a structured-mode event as read, before any check.
+type structured struct {
+	attrs map[string]string
+	data  json.RawMessage
+}
+
+func readStructured(r *reader) (structured, error) {
+	doc := structured{attrs: make(map[string]string, 8)}
+	err := r.object("", func(key, path string) error {
+		switch {
+		case key == "data":
+			raw, err := r.raw(path)
+			if err != nil {
+				return err
+			}
+			if raw[0] != '{' {
+				return fieldErr(path, "must be a JSON object, not "+rawKind(raw))
+			}
+			doc.data = raw
+			return nil
+		case key == "data_base64":
+			return noBase64()
+		case !isAttribute(key):
+			return unknownAttribute(key)
+		}
+		s, err := r.str(path)
+		doc.attrs[key] = s
+		return err
+	})
+	return doc, err
+}
+
 func isAttribute(name string) bool {
 	switch name {
 	case "specversion", "id", "source", "type", "subject", "time", "datacontenttype", "dataschema":
@@ -362,7 +393,7 @@ func isAttribute(name string) bool {
 // parseTime reads an RFC 3339 time for field: the envelope's time or a
 // time in the data.
 func parseTime(field, s string) (time.Time, error) {
-	if !rfc3339.MatchString(s) {
+	if !isRFC3339(s) {
 		return time.Time{}, fieldErr(field, fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -373,6 +404,43 @@ func parseTime(field, s string) (time.Time, error) {
 		return time.Time{}, zeroTime(field)
 	}
 	return t, nil
+}
+
+// isRFC3339 is rfc3339.MatchString written out, for it runs on every
+// event: it reads s at about a tenth of the regular expression's cost.
+func isRFC3339(s string) bool {
+	digits := func(from, to int) bool {
+		for i := from; i < to; i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	// 2006-01-02T15:04:05
+	if len(s) < 20 || !digits(0, 4) || s[4] != '-' || !digits(5, 7) || s[7] != '-' || !digits(8, 10) ||
+		s[10] != 'T' || !digits(11, 13) || s[13] != ':' || !digits(14, 16) || s[16] != ':' || !digits(17, 19) {
+		return false
+	}
+	rest := s[19:]
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && n <= 10 && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return false // no digit, or more than nine
+		}
+		rest = rest[n:]
+	}
+	switch {
+	case rest == "Z":
+		return true
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		s = rest
+		return digits(1, 3) && digits(4, 6)
+	}
+	return false
 }
 
 func rawKind(raw json.RawMessage) string {
@@ -394,19 +462,7 @@ func rawKind(raw json.RawMessage) string {
 // DecodeStructured to take one by one. An empty batch is an error: it is
 // always a producer's mistake.
 func DecodeBatch(b []byte) ([]json.RawMessage, error) {
-	if err := checkText(b, "batch"); err != nil {
-		return nil, err
-	}
-	var out []json.RawMessage
-	r := newReader(b, "batch")
-	err := r.array("batch", func(_ int, path string) error {
-		m, err := r.raw(path)
-		out = append(out, m)
-		return err
-	})
-	if err == nil {
-		err = r.end()
-	}
+	out, err := decodeTwice(b, "batch", readBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -414,4 +470,14 @@ func DecodeBatch(b []byte) ([]json.RawMessage, error) {
 		return nil, fieldErr("batch", "is empty")
 	}
 	return out, nil
+}
+
+func readBatch(r *reader) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	err := r.array("batch", func(_ int, path string) error {
+		m, err := r.raw(path)
+		out = append(out, m)
+		return err
+	})
+	return out, err
 }

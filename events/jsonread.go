@@ -18,15 +18,54 @@ import (
 // decoding cannot: it names no path for an unknown field, keeps the last of
 // two duplicate keys without a word, and rejects 1.0 as an int where JSON
 // Schema calls it an integer.
+//
+// A reader works in one of two modes. newReader's walks encoding/json's
+// tokenizer and names every problem. newScanner's reads the bytes itself
+// (jsonscan.go), several times faster, but only well-formed text that it
+// is sure encoding/json reads the same way: on anything else, and on any
+// problem, it stops with errRescan and names nothing, and the caller
+// reads the document again in the first mode (see decodeTwice). So a
+// document is accepted, with the same values, or refused, with the same
+// error, as by the first mode alone.
 type reader struct {
-	dec  *json.Decoder
-	root string // the field named for a problem at the top level
+	dec  *json.Decoder // nil: the scanner
+	root string        // the field named for a problem at the top level
+
+	b   []byte // the scanner's document
+	off int    // the scanner's position in b
 }
 
 func newReader(b []byte, root string) *reader {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	return &reader{dec: dec, root: root}
+}
+
+// decodeTwice reads b with the scanner and, when that stops, with
+// encoding/json's tokenizer after checkText, so that every refusal is
+// worded as before. read must build its result afresh on each call.
+func decodeTwice[T any](b []byte, root string, read func(r *reader) (T, error)) (T, error) {
+	if v, err := readOnce(newScanner(b, root), read); err == nil {
+		return v, nil
+	}
+	var zero T
+	if err := checkText(b, root); err != nil {
+		return zero, err
+	}
+	v, err := readOnce(newReader(b, root), read)
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// readOnce reads one value with r and checks that nothing follows it.
+func readOnce[T any](r *reader, read func(r *reader) (T, error)) (T, error) {
+	v, err := read(r)
+	if err == nil {
+		err = r.end()
+	}
+	return v, err
 }
 
 func (r *reader) field(path string) string {
@@ -59,6 +98,9 @@ func (r *reader) syntax(path string, err error) error {
 // the key's value. A repeated key is an error: parsers disagree on which
 // copy wins, and the contract must mean one thing.
 func (r *reader) object(path string, value func(key, path string) error) error {
+	if r.dec == nil {
+		return r.scanObject(value)
+	}
 	tok, err := r.token(path)
 	if err != nil {
 		return err
@@ -87,6 +129,9 @@ func (r *reader) object(path string, value func(key, path string) error) error {
 }
 
 func (r *reader) array(path string, elem func(i int, path string) error) error {
+	if r.dec == nil {
+		return r.scanArray(elem)
+	}
 	tok, err := r.token(path)
 	if err != nil {
 		return err
@@ -104,6 +149,9 @@ func (r *reader) array(path string, elem func(i int, path string) error) error {
 }
 
 func (r *reader) str(path string) (string, error) {
+	if r.dec == nil {
+		return r.scanString()
+	}
 	tok, err := r.token(path)
 	if err != nil {
 		return "", err
@@ -116,6 +164,9 @@ func (r *reader) str(path string) (string, error) {
 }
 
 func (r *reader) boolean(path string) (bool, error) {
+	if r.dec == nil {
+		return r.scanBool()
+	}
 	tok, err := r.token(path)
 	if err != nil {
 		return false, err
@@ -129,6 +180,9 @@ func (r *reader) boolean(path string) (bool, error) {
 
 // integer reads a number that is a whole number in [lo, hi].
 func (r *reader) integer(path string, lo, hi int64) (int64, error) {
+	if r.dec == nil {
+		return r.scanInteger(lo, hi)
+	}
 	tok, err := r.token(path)
 	if err != nil {
 		return 0, err
@@ -151,6 +205,9 @@ func (r *reader) integer(path string, lo, hi int64) (int64, error) {
 // literal, exactly, as JSON Schema does: 1.0000000000000000001 is over 1
 // even though it rounds to 1 as a float64.
 func (r *reader) fraction(path string) (float64, error) {
+	if r.dec == nil {
+		return r.scanFraction()
+	}
 	tok, err := r.token(path)
 	if err != nil {
 		return 0, err
@@ -180,6 +237,9 @@ func (r *reader) timestamp(path string) (time.Time, error) {
 
 // raw reads any value and returns its JSON text unchanged.
 func (r *reader) raw(path string) (json.RawMessage, error) {
+	if r.dec == nil {
+		return r.scanRaw()
+	}
 	var m json.RawMessage
 	if err := r.dec.Decode(&m); err != nil {
 		return nil, r.syntax(path, err)
@@ -189,6 +249,9 @@ func (r *reader) raw(path string) (json.RawMessage, error) {
 
 // end checks that nothing but white space follows the value just read.
 func (r *reader) end() error {
+	if r.dec == nil {
+		return r.scanEnd()
+	}
 	if _, err := r.dec.Token(); err != io.EOF {
 		return fieldErr(r.root, "has data after the JSON value")
 	}

@@ -39,7 +39,13 @@
 // TestCorpus holds precision and recall at ≥ 0.95 and `engram-bench -only
 // secrets` prints them.
 //
+// MaskJSON walks a document first, asking of each string what masking it
+// would, and decodes it into Go values only when something may change:
+// the walk never calls a document unchanged that decoding would mask.
+//
 // Testing: a table per pattern in both languages, a table of ordinary text
 // (prose, code, commit hashes, URLs) that must come back unchanged, and the
-// fuzz target FuzzMask with its seed corpus in testdata/fuzz/FuzzMask.
+// fuzz target FuzzMask with its seed corpus in testdata/fuzz/FuzzMask. The
+// walk is held to decoding on the corpus in every JSON shape and by
+// FuzzMaskJSONWalk.
 package secrets

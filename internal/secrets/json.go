@@ -16,6 +16,14 @@ import (
 // data itself, when nothing was masked; otherwise out is the document
 // re-encoded (object keys sorted, HTML characters not escaped).
 func (m *Masker) MaskJSON(data []byte) (out []byte, changed bool, err error) {
+	if m.unchanged(data) {
+		return data, false, nil
+	}
+	return m.maskDecoded(data)
+}
+
+// maskDecoded is MaskJSON on the document decoded into Go values.
+func (m *Masker) maskDecoded(data []byte) (out []byte, changed bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -38,16 +46,7 @@ func (m *Masker) MaskJSON(data []byte) (out []byte, changed bool, err error) {
 func (m *Masker) maskValue(key string, v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		if isIDKey(key) {
-			return x, false
-		}
-		if out, found := m.Mask(x); len(found) > 0 {
-			return out, true
-		}
-		if kind := keyKind(key); kind != "" && plausible(4)(x) && !isRefLike(x) && !strings.ContainsAny(x, " \t\n") {
-			return hashRef(kind, x), true
-		}
-		return x, false
+		return m.maskString(key, x)
 	case map[string]any:
 		changed := false
 		for k, e := range x {
@@ -66,6 +65,20 @@ func (m *Masker) maskValue(key string, v any) (any, bool) {
 		return x, changed
 	}
 	return v, false
+}
+
+// maskString masks a string value of the field key.
+func (m *Masker) maskString(key, x string) (string, bool) {
+	if isIDKey(key) {
+		return x, false
+	}
+	if out, found := m.Mask(x); len(found) > 0 {
+		return out, true
+	}
+	if kind := keyKind(key); kind != "" && plausible(4)(x) && !isRefLike(x) && !strings.ContainsAny(x, " \t\n") {
+		return hashRef(kind, x), true
+	}
+	return x, false
 }
 
 func isIDKey(key string) bool {

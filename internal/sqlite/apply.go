@@ -166,6 +166,21 @@ func firstError(errs []error) error {
 	return nil
 }
 
+// fewRows says whether an event type's statements each touch only rows
+// of the event itself (a turn, a session's row), so that they run in a
+// blink and need no interrupting. The statements of these run under a
+// context that cannot be cancelled, because modernc/sqlite watches a
+// cancellable one with a goroutine per statement: about a fifth of the
+// cost of applying a turn. Cancelling still ends the transaction
+// promptly: database/sql rolls it back, and its next statement fails.
+func fewRows(eventType string) bool {
+	switch eventType {
+	case events.TypeTurnRecorded, events.TypeContextCompressing, events.TypeSessionEnded:
+		return true
+	}
+	return false
+}
+
 // applyBatch runs one apply transaction. Without isolate, the first event
 // error rolls everything back, ok is false and that event's error is set.
 // With next > 0, the batch is applied only if the stored position is
@@ -193,9 +208,14 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		return make([]error, len(batch)), false
 	}
 	top := last
+	quiet := context.WithoutCancel(ctx)
 	for i, a := range batch {
 		if a.Seq != 0 && a.Seq <= last {
 			continue
+		}
+		w.ctx = ctx
+		if fewRows(a.Type) {
+			w.ctx = quiet
 		}
 		if isolate {
 			if _, err := w.exec("savepoint"); err != nil {
@@ -219,6 +239,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		}
 		top = max(top, a.Seq)
 	}
+	w.ctx = ctx
 	if top != last {
 		if _, err := w.exec("position", strconv.FormatUint(top, 10)); err != nil {
 			return fail(fmt.Errorf("store position: %w", err))

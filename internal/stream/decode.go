@@ -19,7 +19,23 @@ const (
 
 // Encode renders an event as a structured-mode CloudEvent message for subject.
 func Encode(subject string, e event.Event) (*nats.Msg, error) {
-	body, err := json.Marshal(e)
+	return encode(subject, e, false)
+}
+
+// encode is Encode; with validated, e is an event this process validated
+// (events.Validate), so its data is JSON and its body is made without
+// encoding/json checking it again: the same bytes as json.Marshal's, at
+// about half the cost.
+func encode(subject string, e event.Event, validated bool) (*nats.Msg, error) {
+	var body []byte
+	var err error
+	if validated {
+		if body, err = e.MarshalJSON(); err == nil {
+			body = compactJSON(body)
+		}
+	} else {
+		body, err = json.Marshal(e)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode event %s: %w", e.ID(), err)
 	}
@@ -28,6 +44,51 @@ func Encode(subject string, e event.Event) (*nats.Msg, error) {
 	m.Header.Set(HeaderContentType, ContentTypeCE)
 	m.Header.Set(jetstreamMsgID, MsgID(events.Namespace(e), events.User(e), e.Source(), e.ID()))
 	return m, nil
+}
+
+// compactJSON does to src, valid JSON, what json.Marshal does to the JSON
+// a json.Marshaler returns: it drops the white space between tokens and
+// escapes <, >, &, U+2028 and U+2029 in strings. It returns src itself
+// when nothing changes.
+func compactJSON(src []byte) []byte {
+	const hex = "0123456789abcdef"
+	var dst []byte
+	start := 0
+	cut := func(i, next int, with ...byte) {
+		if dst == nil {
+			dst = make([]byte, 0, len(src)+16)
+		}
+		dst = append(append(dst, src[start:i]...), with...)
+		start = next
+	}
+	inString := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !inString {
+			switch c {
+			case '"':
+				inString = true
+			case ' ', '\t', '\n', '\r':
+				cut(i, i+1)
+			}
+			continue
+		}
+		switch {
+		case c == '\\':
+			i++ // an escape: the next byte is never one to change
+		case c == '"':
+			inString = false
+		case c == '<' || c == '>' || c == '&':
+			cut(i, i+1, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		case c == 0xe2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xa8:
+			cut(i, i+3, '\\', 'u', '2', '0', '2', hex[src[i+2]&0xf])
+			i += 2
+		}
+	}
+	if dst == nil {
+		return src
+	}
+	return append(dst, src[start:]...)
 }
 
 // Decode reads a CloudEvent from a message in structured mode (JSON body) or

@@ -75,8 +75,10 @@ type Stored struct {
 	Data  any
 }
 
-func (p *Publisher) encode(e event.Event) (*nats.Msg, error) {
-	m, err := Encode(EventSubject(e), e)
+// encode makes e's message; validated says e is an event this process
+// validated (see encode).
+func (p *Publisher) encode(e event.Event, validated bool) (*nats.Msg, error) {
+	m, err := encode(EventSubject(e), e, validated)
 	if err == nil && p.Via != "" {
 		m.Header.Set(HeaderVia, p.Via)
 	}
@@ -106,7 +108,7 @@ func (p *Publisher) Publish(ctx context.Context, e event.Event) (Ack, error) {
 // what events.Validate returned for e exactly as it is published (nil:
 // unknown). Stored is given it along with the message.
 func (p *Publisher) PublishData(ctx context.Context, e event.Event, data any) (Ack, error) {
-	m, err := p.encode(e)
+	m, err := p.encode(e, data != nil)
 	if err != nil {
 		return Ack{}, err
 	}
@@ -147,7 +149,7 @@ func (p *Publisher) PublishBatchData(ctx context.Context, evs []event.Event, dat
 	futures := make([]jetstream.PubAckFuture, len(evs))
 	msgs := make([]*nats.Msg, len(evs))
 	for i, e := range evs {
-		m, err := p.encode(e)
+		m, err := p.encode(e, datas != nil && datas[i] != nil)
 		if err != nil {
 			out[i].Err = err
 			continue
