@@ -68,11 +68,11 @@ func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user st
 	var out Expired
 	mem, err := js.Stream(ctx, MemoryStream)
 	if err != nil {
-		return out, fmt.Errorf("expire turns: %w", err)
+		return out, fmt.Errorf("expire turns: stream %s: %w", MemoryStream, err)
 	}
 	dlq, err := js.Stream(ctx, DeadLetterStream)
 	if err != nil {
-		return out, fmt.Errorf("expire turns: %w", err)
+		return out, fmt.Errorf("expire turns: stream %s: %w", DeadLetterStream, err)
 	}
 	purgeOnly := mem.CachedInfo().Config.DenyDelete
 	for _, typ := range expiringTypes {
@@ -90,7 +90,7 @@ func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user st
 		k, err = eraseDeadLetters(ctx, dlq, subj, before)
 		out.DeadLetters += k
 		if err != nil {
-			return out, fmt.Errorf("expire turns: %w", err)
+			return out, fmt.Errorf("expire turns: dead letters of %s: %w", subj, err)
 		}
 	}
 	return out, nil
