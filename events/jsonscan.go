@@ -202,7 +202,7 @@ func (r *reader) skipString() (raw []byte, escaped bool, err error) {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i += 2
 		case 'u':
-			c := scanHex4(b, i+2)
+			c := hex4(b, i+2)
 			switch {
 			case c < 0:
 				return nil, false, errRescan
@@ -210,7 +210,7 @@ func (r *reader) skipString() (raw []byte, escaped bool, err error) {
 				if c >= 0xdc00 || i+11 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
 					return nil, false, errRescan
 				}
-				if low := scanHex4(b, i+8); low < 0xdc00 || low > 0xdfff {
+				if low := hex4(b, i+8); low < 0xdc00 || low > 0xdfff {
 					return nil, false, errRescan
 				}
 				i += 12
@@ -247,9 +247,9 @@ func unescape(raw []byte) string {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			c := scanHex4(raw, i+2)
+			c := hex4(raw, i+2)
 			if utf16.IsSurrogate(c) {
-				c = utf16.DecodeRune(c, scanHex4(raw, i+8))
+				c = utf16.DecodeRune(c, hex4(raw, i+8))
 				i += 6
 			}
 			out = utf8.AppendRune(out, c)
@@ -261,28 +261,6 @@ func unescape(raw []byte) string {
 		i += 2
 	}
 	return string(out)
-}
-
-// scanHex4 decodes four hex digits at b[i:], or returns -1.
-func scanHex4(b []byte, i int) rune {
-	if i+4 > len(b) {
-		return -1
-	}
-	var n rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		n = n<<4 | rune(c)
-	}
-	return n
 }
 
 // scanNumber reads a number literal as RFC 8259 spells it. What follows

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extraction"
 	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
@@ -33,10 +34,6 @@ import (
 // retentionSource is the CloudEvents source of the receipts and of the
 // extraction requests retention makes.
 const retentionSource = "engram/retention"
-
-// requestPatience is how long an extraction request with no result holds
-// back its user's retention: far longer than an extractor's tries of it.
-const requestPatience = time.Hour
 
 // retentionEvery is how often retention runs for an age: a thirtieth of
 // it (a day for 30 days), within [100 ms, 24 h].
@@ -126,7 +123,7 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		return run, fmt.Errorf("retention: %w", err)
 	}
 	cutoff = min(cutoff, pos+1)
-	plan, err := a.store.PlanRetention(ctx, cutoff, now.Add(-requestPatience))
+	plan, err := a.store.PlanRetention(ctx, cutoff, now.Add(-extraction.RequestPatience))
 	if err != nil {
 		return run, err
 	}

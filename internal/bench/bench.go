@@ -16,6 +16,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
 )
 
@@ -168,10 +169,8 @@ func summarize(d []time.Duration) Latency {
 
 // AckLatency posts n single events one after another and times each 202.
 func AckLatency(ctx context.Context, e *Engram, n int) (Latency, error) {
-	c := newCorpus(2)
-	raws, _ := turnEvents(c, "ack", "u1", 0, n, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
 	d := make([]time.Duration, n)
-	for i, raw := range raws {
+	for i, raw := range ackEvents(n) {
 		start := time.Now()
 		if _, err := e.Post(ctx, "application/cloudevents+json", raw); err != nil {
 			return Latency{}, err
@@ -179,4 +178,28 @@ func AckLatency(ctx context.Context, e *Engram, n int) (Latency, error) {
 		d[i] = time.Since(start)
 	}
 	return summarize(d), nil
+}
+
+// JetStreamAckLatency publishes AckLatency's events one after another
+// straight to a JetStream of its own with sync policy and times each
+// acknowledgement: the floor engram's ack latency stands on.
+func JetStreamAckLatency(ctx context.Context, sync stream.Sync, n int) (Latency, error) {
+	r, err := stream.OpenRateStream(ctx, sync, nil, 1)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer r.Close()
+	d := make([]time.Duration, n)
+	for i, raw := range ackEvents(n) {
+		if d[i], err = r.Publish(ctx, [][]byte{raw}); err != nil {
+			return Latency{}, err
+		}
+	}
+	return summarize(d), nil
+}
+
+// ackEvents are the single events the ack latencies are timed with.
+func ackEvents(n int) []json.RawMessage {
+	raws, _ := turnEvents(newCorpus(2), "ack", "u1", 0, n, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	return raws
 }

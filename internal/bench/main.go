@@ -16,6 +16,7 @@ import (
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
+	"github.com/engramhq/engram/internal/stream"
 )
 
 // Main runs the benchmarks named by -only (default all) and prints the
@@ -110,6 +111,13 @@ func Main(args []string, out io.Writer) int {
 		}
 		logf("ingest ack latency, single events, sync %s (n=%d): p50 %.2f ms, p99 %.2f ms, max %.2f ms",
 			e.App.Config.NATS.Sync, l.N, l.P50, l.P99, l.Max)
+		j, err := JetStreamAckLatency(ctx, stream.Sync(e.App.Config.NATS.Sync), *acks)
+		if err != nil {
+			logf("ack, JetStream alone: %v", err)
+			return 1
+		}
+		logf("  the same events published straight to JetStream, one at a time: p50 %.2f ms, p99 %.2f ms, max %.2f ms",
+			j.P50, j.P99, j.Max)
 	}
 	if run["locomo"] {
 		// Its own engram: FTS5 takes BM25's IDF from the whole index, so

@@ -59,9 +59,9 @@ type pending struct {
 // are not waited for any more.
 type HandledTurns func(ctx context.Context, scope memory.Scope, session string, since time.Time) (map[int]uint64, error)
 
-// requestPatience is how long a request with no result counts as on its
-// way: far longer than an extractor's tries of it take.
-const requestPatience = time.Hour
+// RequestPatience is how long an extraction request with no result
+// counts as on its way: far longer than an extractor's tries of it take.
+const RequestPatience = time.Hour
 
 // Batcher decides when a session's turns are extracted.
 type Batcher struct {
@@ -282,7 +282,7 @@ func (b *Batcher) flush(ctx context.Context, key sessionKey, reason string) erro
 		b.requestedAll(key, unsure)
 	}
 	if b.Handled != nil && len(turns) > 0 {
-		handled, err := b.Handled(ctx, key.scope, key.session, time.Now().Add(-requestPatience))
+		handled, err := b.Handled(ctx, key.scope, key.session, time.Now().Add(-RequestPatience))
 		if err != nil {
 			return fmt.Errorf("request extraction of session %q: %w", key.session, err)
 		}
@@ -347,6 +347,7 @@ func (b *Batcher) forget(key sessionKey, turns []events.ExtractionTurn) {
 			if old, ok := cur.turns[t.TurnIndex]; ok {
 				cur.tokens -= turnTokens(old)
 				delete(cur.turns, t.TurnIndex)
+				delete(cur.seqs, t.TurnIndex)
 			}
 		}
 	}

@@ -307,7 +307,7 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	}
 	// A question about a time ("三月初", "late May", "上周") recalls what
 	// was written then, even when no word matches.
-	tw := anchor(ctx, e.Store, scope, parseTimeWindow(query, now))
+	tw := askedWindow(ctx, e.Store, scope, query, now)
 	if tw != nil && !textFailed {
 		then, err := e.Store.Memories(ctx, memory.MemoryQuery{Scope: scope, CreatedFrom: tw.from, CreatedTo: tw.to, Limit: e.PerPath})
 		if err == nil {

@@ -100,7 +100,7 @@ func TestLoCoMoExperiment(t *testing.T) {
 			// As /v1/context ranks them: a question naming a time prefers
 			// what was said then.
 			scope := memory.Scope{Namespace: "locomo", User: conv.ID}
-			tw := anchor(ctx, st, scope, parseTimeWindow(q.Question, time.Now()))
+			tw := askedWindow(ctx, st, scope, q.Question, time.Now())
 			turns, err := rankTurns(ctx, st, scope, textseg.Understand(q.Question), tw, opt)
 			return diaIDs(conv, turns), err
 		}, locomo.DefaultKs)

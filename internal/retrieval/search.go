@@ -14,9 +14,9 @@ var _ memory.Searcher = (*Engine)(nil)
 // Search finds what q.Scope's memory holds about q.Text (GET /v1/search,
 // the NATS search service): active memories, raw turns and daily
 // summaries, merged best first. It reads the query as /v1/context does
-// (textseg.Understand), and ranks turns as /v1/context does: RankTurns
-// (neighbours, the answer after its question, the conversation cues),
-// then a time the query names (timeFactor). A search and a context request
+// (textseg.Understand), and ranks turns as /v1/context does: rankTurns
+// (neighbours, the answer after its question, the conversation cues, a
+// time the query names). A search and a context request
 // for the same words find the same turns in the same order.
 //
 // Scores of the lists are not on one scale, so each is scaled by its own
@@ -40,7 +40,7 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	}
 	var turns []ScoredTurn
 	if informative {
-		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, anchor(ctx, e.Store, q.Scope, parseTimeWindow(q.Text, e.Now())), e.Turns); err != nil {
+		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), e.Turns); err != nil {
 			return nil, err
 		}
 		// Evidence that says nothing ("Understood.") ranks after evidence

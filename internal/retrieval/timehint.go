@@ -2,12 +2,12 @@ package retrieval
 
 import (
 	"context"
-
-	"github.com/engramhq/engram/internal/memory"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engramhq/engram/internal/memory"
 )
 
 // timeWindow is the span of time a question points at: "三月初", "late
@@ -182,6 +182,12 @@ func monthWindow(month time.Month, part string, year int, now time.Time) *timeWi
 	return &timeWindow{from: start.Add(-timeSlack), to: end.Add(timeSlack), sharp: explicit, yearless: !explicit}
 }
 
+// askedWindow is the time text asks about (parseTimeWindow), anchored to
+// the user's own years: nil when it names none.
+func askedWindow(ctx context.Context, st TurnStore, scope memory.Scope, text string, now time.Time) *timeWindow {
+	return anchor(ctx, st, scope, parseTimeWindow(text, now))
+}
+
 // maxYearsBack bounds how far anchor looks for a year the user spoke in.
 const maxYearsBack = 5
 
@@ -198,9 +204,9 @@ func anchor(ctx context.Context, st TurnStore, scope memory.Scope, tw *timeWindo
 	for back := range maxYearsBack + 1 {
 		w := *tw
 		w.from, w.to = tw.from.AddDate(-back, 0, 0), tw.to.AddDate(-back, 0, 0)
-		if said, err := r.TurnsWithin(ctx, scope, w.from, w.to, 1); err != nil {
+		if said, err := r.SaidWithin(ctx, scope, w.from, w.to); err != nil {
 			return tw
-		} else if len(said) > 0 {
+		} else if said {
 			return &w
 		}
 	}

@@ -26,6 +26,9 @@ type TurnWindowReader interface {
 	// TurnsWithin returns a scope's turns said within [from, to), each
 	// session's first turns first, up to limit.
 	TurnsWithin(ctx context.Context, scope memory.Scope, from, to time.Time, limit int) ([]memory.TurnHit, error)
+	// SaidWithin reports whether the scope has a turn said within
+	// [from, to), reading none.
+	SaidWithin(ctx context.Context, scope memory.Scope, from, to time.Time) (bool, error)
 }
 
 // TurnOptions tunes raw-turn recall.
@@ -96,17 +99,12 @@ type ScoredTurn struct {
 	Score    float64
 }
 
-// RankTurns recalls a scope's turns for query: BM25 over the segmented
+// rankTurns recalls a scope's turns for query: BM25 over the segmented
 // text, then neighbour expansion — a turn next to a strong hit inherits
 // part of its score, because in conversation the answer is often the turn
-// after the one that shares the question's words.
-func RankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.Query, opt TurnOptions) ([]ScoredTurn, error) {
-	return rankTurns(ctx, st, scope, q, nil, opt)
-}
-
-// rankTurns is RankTurns for a question that names a time (tw, nil when
-// it names none): the turns said then are candidates too (Then), and timeFactor
-// weighs every turn by it.
+// after the one that shares the question's words. For a question that
+// names a time (tw, nil when it names none) the turns said then are
+// candidates too (Then), and timeFactor weighs every turn by it.
 func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
 	hits, err := st.RecallTurns(ctx, scope, q, opt.Candidates)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestAnswerFollowsQuestion(t *testing.T) {
 	f := newFixture(t)
 	f.turns(user, "asked", 48*time.Hour, "What was the poetry reading about?", "It was about trans people telling their own stories.")
 	f.turns(user, "told", 24*time.Hour, "The poetry reading was long.", "I had pasta for dinner after that.")
-	turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand("What was the poetry reading about?"), DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("What was the poetry reading about?"), nil, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestAskingTurnRanksBelowTelling(t *testing.T) {
 	f := newFixture(t)
 	f.turns(user, "asks", 48*time.Hour, "So you went to the pottery class on Friday?")
 	f.turns(user, "tells", 24*time.Hour, "So you went to the pottery class on Friday.")
-	turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand("pottery class"), DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("pottery class"), nil, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestBestHitsReachTwoTurns(t *testing.T) {
 	f := newFixture(t)
 	f.turns(user, "s", time.Hour, "Did you go to the poetry reading on Friday?", "Which one?", "The one downtown: it was about trans people telling their own stories.", "Sounds good.")
 	f.turns(user, "other", 2*time.Hour, "Lunch was fine.")
-	turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand("Did you go to the poetry reading?"), DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("Did you go to the poetry reading?"), nil, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestListQuestionSpreadsOverSessions(t *testing.T) {
 		"Pottery class, pottery class, always the pottery class.")
 	f.turns(user, "camping", 48*time.Hour, "We went camping with the kids and ate from the bowls we made at pottery.")
 	rank := func(query string) int {
-		turns, err := RankTurns(t.Context(), f.st, user, textseg.Understand(query), DefaultTurnOptions())
+		turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), nil, DefaultTurnOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

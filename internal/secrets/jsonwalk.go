@@ -201,7 +201,10 @@ func (w *walker) str(escapes bool) (string, bool) {
 			return "", false
 		}
 		if out == nil {
-			out = append(make([]byte, 0, len(w.b)-start), w.b[start:i]...)
+			// Sized by what is read so far, not the rest of the document:
+			// a long document of many escaped strings would otherwise
+			// allocate its remainder for each.
+			out = append(make([]byte, 0, 2*(i-start)+16), w.b[start:i]...)
 		}
 		switch e := w.b[i+1]; e {
 		case '"', '\\', '/':

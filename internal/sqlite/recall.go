@@ -232,6 +232,19 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 	return scanTurnHits(rows, false)
 }
 
+// SaidWithin reports whether a scope has a turn said within [from, to),
+// from the index alone.
+func (s *Store) SaidWithin(ctx context.Context, scope memory.Scope, from, to time.Time) (bool, error) {
+	var said bool
+	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM turns
+		WHERE namespace = ? AND user_id = ? AND time >= ? AND time < ?)`,
+		scope.Namespace, scope.User, from.UnixNano(), to.UnixNano()).Scan(&said)
+	if err != nil {
+		return false, fmt.Errorf("turns said within: %w", err)
+	}
+	return said, nil
+}
+
 // RecentTurns returns a scope's turns since a time, newest first.
 func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.Time, limit int) ([]memory.TurnHit, error) {
 	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM turns t

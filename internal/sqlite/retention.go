@@ -194,7 +194,7 @@ func (s *Store) expiry(ctx context.Context, sc memory.Scope, cutoff uint64, wait
 		}
 		return nil
 	}
-	if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ? AND user_id = ? AND extracted = 0 AND first_seq < ?`); err != nil {
+	if err := lower(`SELECT min(first_seq) FROM turns WHERE namespace = ?1 AND user_id = ?2 AND extracted = 0 AND first_seq < ?3`); err != nil {
 		return x, err
 	}
 	// A request is the extractor's copy of its turns until a result is

@@ -125,6 +125,18 @@ func eraseSubject(ctx context.Context, s jetstream.Stream, subj string, before u
 		after, err := count()
 		return before - after, err
 	}
+	return eraseWhere(ctx, s, subj, func(raw *jetstream.RawStreamMsg) (erase, more bool) {
+		if before > 0 && raw.Sequence >= before {
+			return false, false
+		}
+		return true, true
+	})
+}
+
+// eraseWhere erases the messages on subj, in order, that which says to
+// erase, until it says there are no more to look at, and reports how many
+// went.
+func eraseWhere(ctx context.Context, s jetstream.Stream, subj string, which func(*jetstream.RawStreamMsg) (erase, more bool)) (int, error) {
 	n := 0
 	for seq := uint64(1); ; {
 		raw, err := s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
@@ -134,14 +146,17 @@ func eraseSubject(ctx context.Context, s jetstream.Stream, subj string, before u
 		if err != nil {
 			return n, fmt.Errorf("erase %s from seq %d: %w", subj, seq, err)
 		}
-		if before > 0 && raw.Sequence >= before {
+		erase, more := which(raw)
+		seq = raw.Sequence + 1
+		if erase {
+			if err := s.SecureDeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+				return n, fmt.Errorf("erase %s seq %d: %w", subj, raw.Sequence, err)
+			}
+			n++
+		}
+		if !more {
 			return n, nil
 		}
-		seq = raw.Sequence + 1
-		if err := s.SecureDeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return n, fmt.Errorf("erase %s seq %d: %w", subj, raw.Sequence, err)
-		}
-		n++
 	}
 }
 

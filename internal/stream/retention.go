@@ -105,22 +105,13 @@ func eraseDeadLetters(ctx context.Context, dlq jetstream.Stream, subject string,
 	}
 	n := 0
 	for _, subj := range subjects {
-		for seq := uint64(1); ; {
-			raw, err := dlq.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				break
-			}
-			if err != nil {
-				return n, fmt.Errorf("dead letters on %s from seq %d: %w", subj, seq, err)
-			}
-			seq = raw.Sequence + 1
-			if orig, err := strconv.ParseUint(raw.Header.Get(HeaderDLQSeq), 10, 64); err != nil || orig >= before {
-				continue
-			}
-			if err := dlq.SecureDeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-				return n, fmt.Errorf("erase dead letter %d on %s: %w", raw.Sequence, subj, err)
-			}
-			n++
+		k, err := eraseWhere(ctx, dlq, subj, func(raw *jetstream.RawStreamMsg) (erase, more bool) {
+			orig, err := strconv.ParseUint(raw.Header.Get(HeaderDLQSeq), 10, 64)
+			return err == nil && orig < before, true
+		})
+		n += k
+		if err != nil {
+			return n, err
 		}
 	}
 	return n, nil
