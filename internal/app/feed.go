@@ -104,7 +104,7 @@ func (f *feed) run(ctx context.Context) {
 func (f *feed) step(ctx context.Context) bool {
 	f.gate.Lock()
 	defer f.gate.Unlock()
-	last, err := f.store.LastSeq(ctx)
+	last, err := f.store.Position(ctx)
 	if err != nil {
 		return false
 	}

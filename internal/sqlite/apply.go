@@ -204,6 +204,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 	if err != nil {
 		return fail(err)
 	}
+	s.seen.Store(last)
 	if next > 0 && last+1 != next {
 		return make([]error, len(batch)), false
 	}
@@ -248,6 +249,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("commit apply: %w", err))
 	}
+	s.seen.Store(top)
 	// After the commit, so that an index built from what a reader saw
 	// before it is never taken for current.
 	for _, a := range batch {

@@ -81,6 +81,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("reset read model: %w", err)
 	}
+	s.seen.Store(0)
 	for i := range s.vectors.gens {
 		s.vectors.gens[i].Add(1)
 	}

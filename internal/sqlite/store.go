@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -29,6 +30,12 @@ type Store struct {
 	// queryRead): parsing them anew took a sixth of /v1/context's time.
 	readsMu sync.Mutex
 	reads   map[string]*sql.Stmt
+	// seen is the read model's position as this process's writer last
+	// read or wrote it (0: not yet known). A hint for the feed, which
+	// would otherwise ask the database before every run: ApplyNext
+	// checks the real position inside its transaction, so a stale hint
+	// costs a retry, never a wrong apply.
+	seen atomic.Uint64
 }
 
 // maxReadStmts bounds the prepared read statements; the queries of the
@@ -153,6 +160,21 @@ func (s *Store) Ping(ctx context.Context) error { return s.r.PingContext(ctx) }
 // LastSeq is the stream sequence of the last event applied.
 func (s *Store) LastSeq(ctx context.Context) (uint64, error) {
 	return lastSeq(ctx, s.r) // not s.w: callers poll it while the projector writes
+}
+
+// Position is the read model's position as this process last applied or
+// read it, without asking the database: another writer of the same file
+// (or a rebuild) can have moved it since. For guesses that ApplyNext
+// verifies, such as where the feed's next run starts; LastSeq for facts.
+func (s *Store) Position(ctx context.Context) (uint64, error) {
+	if p := s.seen.Load(); p > 0 {
+		return p, nil
+	}
+	p, err := s.LastSeq(ctx)
+	if err == nil {
+		s.seen.CompareAndSwap(0, p)
+	}
+	return p, err
 }
 
 type querier interface {

@@ -166,6 +166,51 @@ func TestStopwordSearchNewestFirst(t *testing.T) {
 	}
 }
 
+// Position is a hint that never leads to a wrong apply: after another
+// writer of the same file moved the position, or after a reset, a run
+// started from the hint is declined and the hint corrected.
+func TestPositionHintIsCheckedByApplyNext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	open := func() *Store {
+		s, err := Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s, other := open(), open()
+	position := func(want uint64) {
+		t.Helper()
+		if got, err := s.Position(t.Context()); err != nil || got != want {
+			t.Fatalf("position hint %d (%v), want %d", got, err, want)
+		}
+	}
+	position(0)
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b")}); !ok || err != nil {
+		t.Fatalf("the next run: ok %v, err %v", ok, err)
+	}
+	position(2)
+	if errs := other.Apply(t.Context(), []memory.Applied{turn(3, "u", "s", 2, "c")}); errs != nil {
+		t.Fatal(errs)
+	}
+	position(2) // stale: the other writer's apply is not seen
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(3, "u", "s", 2, "c")}); ok || err != nil {
+		t.Fatalf("a run from a stale hint: ok %v, err %v; want declined", ok, err)
+	}
+	position(3)
+	if err := s.Reset(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	position(0)
+	if ok, err := s.ApplyNext(t.Context(), []memory.Applied{turn(1, "u", "s", 0, "a")}); !ok || err != nil {
+		t.Fatalf("the first run after a reset: ok %v, err %v", ok, err)
+	}
+	if n, _ := s.CountTurns(t.Context(), memory.Scope{Namespace: "ns", User: "u"}); n != 1 {
+		t.Fatalf("turns after reset and one run = %d, want 1", n)
+	}
+}
+
 // ApplyNext applies a run only right after the position and only whole:
 // a run that does not follow, or one with a failing event in the middle,
 // leaves the read model as it was, for Apply to take the events in turn.
