@@ -29,6 +29,7 @@ func Main(args []string, out io.Writer) int {
 	only := fs.String("only", "secrets,ingest,ack,search,locomo,recall,llm,context,dedupe,extractors", "comma-separated: secrets, ingest, ack, search, locomo, recall, llm, context, dedupe, extractors")
 	recallDir := fs.String("recall", "testdata/recall", "the recall sets: dev/ (tuned on) and test/ (held out)")
 	recallSplits := fs.String("recall-splits", "dev,test", "which recall splits to run")
+	recallMisses := fs.Bool("recall-misses", false, "print each recall case engram misses at 5, with both rankings (tune on dev only)")
 	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
@@ -45,6 +46,9 @@ func Main(args []string, out io.Writer) int {
 	ctxDir := fs.String("context-dir", "", "keep the /v1/context runs' read models here and reuse them in later runs")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *recallMisses {
+		Misses = out
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

@@ -198,11 +198,20 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet) (*RecallR
 			bm, bt := base.rank(c)
 			b5, b10 := recallAt(c.Gold, bm, bt, profile)
 			rep.BM25[s.Lang].add(c.Type, b5, b10)
+			if Misses != nil && a5 < 1 {
+				top := func(l []string) []string { return l[:min(len(l), 8)] }
+				fmt.Fprintf(Misses, "%s %s %s engram@5 %.2f bm25@5 %.2f gold %v\n  query %q recent %d\n  engram mems %v turns %v\n  bm25   mems %v turns %v\n",
+					s.File, c.ID, c.Type, a5, b5, c.Gold, c.Query, len(c.Recent), top(mems), top(turns), top(bm), top(bt))
+			}
 		}
 	}
 	e.App.SetRetrievalClock(time.Now)
 	return rep, nil
 }
+
+// Misses, when set, gets every case engram's top 5 misses, with both
+// rankings: for tuning on the dev split (-recall-misses), never the test.
+var Misses io.Writer
 
 // Write prints the report.
 func (r *RecallReport) Write(w io.Writer, split string) {
@@ -263,7 +272,7 @@ func indexOf(list []string, s string) int {
 // and the profile block's ids.
 func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase) (mems, turns []string, profile map[string]bool, err error) {
 	body, _ := json.Marshal(map[string]any{"namespace": s.Namespace, "user": s.User, "query": c.Query,
-		"recent_messages": c.Recent, "force": true, "turn_limit": 50, "budget_tokens": 200000})
+		"recent_messages": c.Recent, "force": true, "turn_limit": 50, "budget_tokens": 200000, "explain": Misses != nil})
 	req, err := http.NewRequestWithContext(ctx, "POST", e.base+"/v1/context", bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, nil, err
@@ -281,7 +290,8 @@ func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase) (mem
 	var out struct {
 		Blocks struct {
 			Profile, Memories []struct {
-				ID string `json:"id"`
+				ID      string             `json:"id"`
+				Signals map[string]float64 `json:"signals"`
 			}
 			Turns []struct {
 				SessionID string `json:"session_id"`
@@ -296,8 +306,11 @@ func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase) (mem
 	for _, p := range out.Blocks.Profile {
 		profile[strings.TrimPrefix(p.ID, s.User+"-")] = true
 	}
-	for _, m := range out.Blocks.Memories {
+	for i, m := range out.Blocks.Memories {
 		mems = append(mems, strings.TrimPrefix(m.ID, s.User+"-"))
+		if Misses != nil && i < 8 {
+			fmt.Fprintf(Misses, "    %s %v\n", mems[i], m.Signals)
+		}
 	}
 	for _, t := range out.Blocks.Turns {
 		if t.TurnIndex != nil {

@@ -475,15 +475,17 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		age := now.Sub(written)
 		recency := math.Exp(-age.Hours() / (24 * 30)) // a month's e-folding
 		access := accessSignal(h.Memory, now)
+		// Seed 001 §8: the category decay is of importance (it replaces
+		// ORDER BY importance), so an old event keeps its relevance.
 		decay := maintain.DecayFactor(h.Category, now.Sub(maintain.LastUsed(h.Memory)))
-		score := rel * (w.Relevance + w.Recency*recency + w.Importance*h.Importance + w.Access*access) / sum
+		importance := h.Importance * decay
+		score := rel * (w.Relevance + w.Recency*recency + w.Importance*importance + w.Access*access) / sum
 		if semantic != nil {
 			score = e.Hybrid.Score(semantic[h.ID], rel, recency)
 			// seed 000's importance and access still count beside the
 			// semantic score, as a bounded factor.
-			score *= 0.85 + 0.1*h.Importance + 0.05*access
+			score *= 0.85 + 0.1*importance + 0.05*access
 		}
-		score *= decay
 		boost := 1.0
 		if persona != "" && (strings.EqualFold(persona, string(h.Kind)) || strings.EqualFold(persona, h.Topic) || strings.EqualFold(persona, h.Project)) {
 			boost *= 1.2

@@ -262,3 +262,21 @@ func TestSpeakerNamed(t *testing.T) {
 		t.Fatalf("turns = %q, want Caroline's first", got)
 	}
 }
+
+// The category decay of seed 001 §8 is of importance: an event written
+// half a year ago that answers the question still comes before a new one
+// that only shares a word with it.
+func TestDecayLeavesRelevanceFirst(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 10)
+	event := func(id, content string, age time.Duration) {
+		f.apply(user, events.TypeMemoryAdded, f.now.Add(-age), &events.MemoryAdded{MemoryID: id, Kind: "context", Category: "event",
+			Subject: "user", Predicate: "note", Content: content, Importance: 0.85, Confidence: 1})
+	}
+	event("engine", "用户在做像素解谜游戏《雾港信使》，引擎是 Unity 2022.3.21f1 LTS，用 URP 渲染管线", 200*24*time.Hour)
+	event("wishlist", "截至 7 月底，《雾港信使》Steam 愿望单约 8,400", 90*24*time.Hour)
+	resp := f.ask(Request{Query: "雾港信使用的 Unity 版本是多少"})
+	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != "engine" {
+		t.Fatalf("memories = %v, want engine first: its age lowers its importance, not its relevance", got)
+	}
+}
