@@ -44,6 +44,12 @@ func Start(ctx context.Context, sync string) (*Engram, error) {
 // StartWith opens an engram in a temp dir with the changes set makes to
 // the default config.
 func StartWith(ctx context.Context, set func(*Config)) (*Engram, error) {
+	return StartRoles(ctx, app.RoleAll, set)
+}
+
+// StartRoles is StartWith for a process with only roles: app.RoleIngest
+// is the ingest worker apart, with no read model of its own.
+func StartRoles(ctx context.Context, roles app.Roles, set func(*Config)) (*Engram, error) {
 	dir, err := os.MkdirTemp("", "engram-bench-")
 	if err != nil {
 		return nil, err
@@ -53,7 +59,7 @@ func StartWith(ctx context.Context, set func(*Config)) (*Engram, error) {
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = ""
 	set(&cfg)
-	a := app.New(cfg, app.RoleAll, zap.NewNop())
+	a := app.New(cfg, roles, zap.NewNop())
 	if err := a.Open(ctx); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/engramhq/engram/internal/app"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,6 +123,23 @@ func Main(args []string, out io.Writer) int {
 		}
 		logf("  the same events published straight to JetStream, one at a time: p50 %.2f ms, p99 %.2f ms, max %.2f ms",
 			j.P50, j.P99, j.Max)
+		alone, err := StartRoles(ctx, app.RoleIngest, func(c *Config) {
+			if *sync != "" {
+				c.NATS.Sync = *sync
+			}
+		})
+		if err != nil {
+			logf("start ingest alone: %v", err)
+			return 1
+		}
+		defer alone.Close()
+		a, err := AckLatency(ctx, alone, *acks)
+		if err != nil {
+			logf("ack, ingest alone: %v", err)
+			return 1
+		}
+		logf("  the ingest worker apart (no read model in its process): p50 %.2f ms, p99 %.2f ms, max %.2f ms",
+			a.P50, a.P99, a.Max)
 	}
 	if run["locomo"] {
 		// Its own engram: FTS5 takes BM25's IDF from the whole index, so
