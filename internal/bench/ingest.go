@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/engramhq/engram/internal/app"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,6 +30,10 @@ type IngestResult struct {
 	DirectRate float64
 	// JetStreamRatio and Ratio are PipelineRate over each bound.
 	JetStreamRatio, Ratio float64
+	// AloneAckRate is the acknowledged rate of the ingest worker apart (no
+	// read model in its process) on the same events, when one was given:
+	// what ingest itself costs beside the stream it stores into.
+	AloneAckRate float64
 }
 
 // Ingest sends n events to engram in HTTP batches of batch (concurrency
@@ -37,7 +42,7 @@ type IngestResult struct {
 // read model of their own. The three are interleaved in rounds, so that
 // whatever else the machine does in the meantime weighs on all of them
 // alike; each rate is the events over the sum of its rounds' times.
-func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, concurrency, rounds int) (*IngestResult, error) {
+func Ingest(ctx context.Context, e, alone *Engram, js *stream.RateStream, n, batch, concurrency, rounds int) (*IngestResult, error) {
 	c := newCorpus(1)
 	raws, applied := turnEvents(c, "ingest", "u1", 0, n, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	dir, err := os.MkdirTemp("", "engram-direct-")
@@ -51,7 +56,7 @@ func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, con
 	}
 	defer store.Close()
 
-	var tJS, tAck, tPipe, tDirect time.Duration
+	var tJS, tAck, tPipe, tDirect, tAlone time.Duration
 	per := (n + rounds - 1) / rounds
 	for from := 0; from < n; from += per {
 		to := min(from+per, n)
@@ -76,6 +81,13 @@ func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, con
 			return nil, err
 		}
 		tAck, tPipe = tAck+ack, tPipe+pipe
+		if alone != nil {
+			start := time.Now()
+			if _, err := postAll(ctx, alone, bodies, concurrency); err != nil {
+				return nil, fmt.Errorf("ingest alone: %w", err)
+			}
+			tAlone += time.Since(start)
+		}
 
 		start := time.Now()
 		for i := from; i < to; i += 512 {
@@ -93,6 +105,9 @@ func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, con
 	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
 	r := &IngestResult{Events: n, Batch: batch, Rounds: rounds, AckRate: rate(tAck), PipelineRate: rate(tPipe),
 		JetStreamRate: rate(tJS), DirectRate: rate(tDirect)}
+	if alone != nil {
+		r.AloneAckRate = rate(tAlone)
+	}
 	r.JetStreamRatio = r.PipelineRate / r.JetStreamRate
 	r.Ratio = r.PipelineRate / r.DirectRate
 	return r, nil
@@ -102,6 +117,20 @@ func Ingest(ctx context.Context, e *Engram, js *stream.RateStream, n, batch, con
 // every event was acknowledged and until the last was searchable.
 func ingestRound(ctx context.Context, e *Engram, bodies [][]byte, concurrency int) (acked, searchable time.Duration, err error) {
 	start := time.Now()
+	top, err := postAll(ctx, e, bodies, concurrency)
+	if err != nil {
+		return 0, 0, err
+	}
+	acked = time.Since(start)
+	if err := e.WaitProjected(ctx, top); err != nil {
+		return 0, 0, err
+	}
+	return acked, time.Since(start), nil
+}
+
+// postAll posts the batches in bodies, concurrency at a time, and returns
+// the highest sequence acknowledged.
+func postAll(ctx context.Context, e *Engram, bodies [][]byte, concurrency int) (uint64, error) {
 	p := pool.NewWithResults[uint64]().WithContext(ctx).WithMaxGoroutines(concurrency).WithCancelOnError()
 	for _, b := range bodies {
 		p.Go(func(ctx context.Context) (uint64, error) {
@@ -109,18 +138,11 @@ func ingestRound(ctx context.Context, e *Engram, bodies [][]byte, concurrency in
 		})
 	}
 	seqs, err := p.Wait()
-	if err != nil {
-		return 0, 0, err
-	}
 	var top uint64
 	for _, s := range seqs {
 		top = max(top, s)
 	}
-	acked = time.Since(start)
-	if err := e.WaitProjected(ctx, top); err != nil {
-		return 0, 0, err
-	}
-	return acked, time.Since(start), nil
+	return top, err
 }
 
 // IngestSetup is one configuration the ingest benchmark runs in.
@@ -164,10 +186,18 @@ func IngestIn(ctx context.Context, setup IngestSetup, n, rounds int) (*IngestRes
 		return nil, err
 	}
 	defer e.Close()
+	// On one node, the ingest worker apart too, on a server of its own.
+	var alone *Engram
+	if setup.Nodes <= 1 {
+		if alone, err = StartRoles(ctx, app.RoleIngest, func(c *Config) { c.NATS.Sync = setup.Sync }); err != nil {
+			return nil, err
+		}
+		defer alone.Close()
+	}
 	js, err := stream.OpenRateStream(ctx, stream.Sync(setup.Sync), cluster, setup.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	defer js.Close()
-	return Ingest(ctx, e, js, n, 1000, 4, rounds)
+	return Ingest(ctx, e, alone, js, n, 1000, 4, rounds)
 }

@@ -99,6 +99,10 @@ func Main(args []string, out io.Writer) int {
 					setup, r.PipelineRate, r.AckRate, r.JetStreamRate, r.DirectRate)
 				logf("  engram / JetStream %.2f (goal ≥ 0.9 under sync always); engram / direct SQLite %.2f (goal ≥ 0.7 with a 1 s interval)",
 					r.JetStreamRatio, r.Ratio)
+				if r.AloneAckRate > 0 {
+					logf("  the ingest worker apart (no read model in its process) acknowledged at %.0f/s: %.2f of JetStream alone",
+						r.AloneAckRate, r.AloneAckRate/r.JetStreamRate)
+				}
 			}
 		}
 	}
