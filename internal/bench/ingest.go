@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/engramhq/engram/internal/app"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/sourcegraph/conc/pool"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/engramhq/engram/internal/app"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
@@ -47,9 +47,6 @@ func Main(args []string, out io.Writer) int {
 	ctxDir := fs.String("context-dir", "", "keep the /v1/context runs' read models here and reuse them in later runs")
 	if err := fs.Parse(args); err != nil {
 		return 2
-	}
-	if *recallMisses {
-		Misses = out
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -219,7 +216,11 @@ func Main(args []string, out io.Writer) int {
 				logf("recall load: %v", err)
 				return 1
 			}
-			rep, err := EvaluateRecall(ctx, e, sets)
+			var misses io.Writer
+			if *recallMisses {
+				misses = out
+			}
+			rep, err := EvaluateRecall(ctx, e, sets, misses)
 			e.Close()
 			if err != nil {
 				logf("recall: %v", err)

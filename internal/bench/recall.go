@@ -176,7 +176,11 @@ type RecallReport struct {
 // its own kind (the memories block, the turns block), at rank k. A memory
 // in the core-profile block is in every prompt, so it counts as found, for
 // engram and for BM25 alike.
-func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet) (*RecallReport, error) {
+//
+// misses, when not nil, gets each case engram misses at 5, with both
+// rankings and the signals of engram's memories: for tuning on the dev
+// split (-recall-misses), never on the test.
+func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io.Writer) (*RecallReport, error) {
 	rep := &RecallReport{Engram: map[string]*RecallScores{}, BM25: map[string]*RecallScores{}}
 	for _, s := range sets {
 		if rep.Engram[s.Lang] == nil {
@@ -189,7 +193,7 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet) (*RecallR
 			e.App.SetRetrievalClock(func() time.Time { return s.Now })
 		}
 		for _, c := range s.Cases {
-			mems, turns, profile, err := askContext(ctx, e, s, c)
+			mems, turns, profile, signals, err := askContext(ctx, e, s, c, misses != nil)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", s.File, c.ID, err)
 			}
@@ -198,20 +202,19 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet) (*RecallR
 			bm, bt := base.rank(c)
 			b5, b10 := recallAt(c.Gold, bm, bt, profile)
 			rep.BM25[s.Lang].add(c.Type, b5, b10)
-			if Misses != nil && a5 < 1 {
+			if misses != nil && a5 < 1 {
 				top := func(l []string) []string { return l[:min(len(l), 8)] }
-				fmt.Fprintf(Misses, "%s %s %s engram@5 %.2f bm25@5 %.2f gold %v\n  query %q recent %d\n  engram mems %v turns %v\n  bm25   mems %v turns %v\n",
+				fmt.Fprintf(misses, "%s %s %s engram@5 %.2f bm25@5 %.2f gold %v\n  query %q recent %d\n  engram mems %v turns %v\n  bm25   mems %v turns %v\n",
 					s.File, c.ID, c.Type, a5, b5, c.Gold, c.Query, len(c.Recent), top(mems), top(turns), top(bm), top(bt))
+				for i, sig := range signals[:min(len(signals), 8)] {
+					fmt.Fprintf(misses, "    %s %v\n", mems[i], sig)
+				}
 			}
 		}
 	}
 	e.App.SetRetrievalClock(time.Now)
 	return rep, nil
 }
-
-// Misses, when set, gets every case engram's top 5 misses, with both
-// rankings: for tuning on the dev split (-recall-misses), never the test.
-var Misses io.Writer
 
 // Write prints the report.
 func (r *RecallReport) Write(w io.Writer, split string) {
@@ -269,23 +272,23 @@ func indexOf(list []string, s string) int {
 
 // askContext asks /v1/context as an agent would before its next turn and
 // returns the memories and turns blocks in order (turns as "session#index")
-// and the profile block's ids.
-func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase) (mems, turns []string, profile map[string]bool, err error) {
+// and the profile block's ids; with explain, each memory's signals too.
+func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase, explain bool) (mems, turns []string, profile map[string]bool, signals []map[string]float64, err error) {
 	body, _ := json.Marshal(map[string]any{"namespace": s.Namespace, "user": s.User, "query": c.Query,
-		"recent_messages": c.Recent, "force": true, "turn_limit": 50, "budget_tokens": 200000, "explain": Misses != nil})
+		"recent_messages": c.Recent, "force": true, "turn_limit": 50, "budget_tokens": 200000, "explain": explain})
 	req, err := http.NewRequestWithContext(ctx, "POST", e.base+"/v1/context", bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := e.hc.Do(req)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		raw, _ := io.ReadAll(resp.Body)
-		return nil, nil, nil, fmt.Errorf("context: %d %s", resp.StatusCode, raw)
+		return nil, nil, nil, nil, fmt.Errorf("context: %d %s", resp.StatusCode, raw)
 	}
 	var out struct {
 		Blocks struct {
@@ -300,24 +303,22 @@ func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase) (mem
 		} `json:"blocks"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	profile = map[string]bool{}
 	for _, p := range out.Blocks.Profile {
 		profile[strings.TrimPrefix(p.ID, s.User+"-")] = true
 	}
-	for i, m := range out.Blocks.Memories {
+	for _, m := range out.Blocks.Memories {
 		mems = append(mems, strings.TrimPrefix(m.ID, s.User+"-"))
-		if Misses != nil && i < 8 {
-			fmt.Fprintf(Misses, "    %s %v\n", mems[i], m.Signals)
-		}
+		signals = append(signals, m.Signals)
 	}
 	for _, t := range out.Blocks.Turns {
 		if t.TurnIndex != nil {
 			turns = append(turns, fmt.Sprintf("%s#%d", t.SessionID, *t.TurnIndex))
 		}
 	}
-	return mems, turns, profile, nil
+	return mems, turns, profile, signals, nil
 }
 
 // baseline is plain BM25 (k1 1.2, b 0.75) over one user's memories and
