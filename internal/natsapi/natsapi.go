@@ -92,25 +92,45 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 }
 
 // Timed records each request's latency and outcome in /metrics under
-// endpoint.
+// endpoint, as the reply goes out: a client that has its answer finds the
+// request counted.
 func Timed(endpoint string, h micro.Handler) micro.Handler {
 	metrics.Default.Endpoint(endpoint)
 	return micro.HandlerFunc(func(req micro.Request) {
-		start := time.Now()
-		cr := &codeRequest{Request: req}
-		h.Handle(cr)
-		metrics.Default.NATSRequest(endpoint, cr.code, time.Since(start))
+		tr := &timedRequest{Request: req, endpoint: endpoint, start: time.Now()}
+		h.Handle(tr)
+		tr.record("no_reply") // a handler that never answered
 	})
 }
 
-// codeRequest remembers the error code a handler answered with.
-type codeRequest struct {
+// timedRequest records its request once, with the error code the handler
+// answered with ("" on success), before the answer is sent.
+type timedRequest struct {
 	micro.Request
-	code string
+	endpoint string
+	start    time.Time
+	recorded bool
 }
 
-func (r *codeRequest) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
-	r.code = code
+func (r *timedRequest) record(code string) {
+	if !r.recorded {
+		r.recorded = true
+		metrics.Default.NATSRequest(r.endpoint, code, time.Since(r.start))
+	}
+}
+
+func (r *timedRequest) Respond(data []byte, opts ...micro.RespondOpt) error {
+	r.record("")
+	return r.Request.Respond(data, opts...)
+}
+
+func (r *timedRequest) RespondJSON(v any, opts ...micro.RespondOpt) error {
+	r.record("")
+	return r.Request.RespondJSON(v, opts...)
+}
+
+func (r *timedRequest) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
+	r.record(code)
 	return r.Request.Error(code, description, data, opts...)
 }
 
