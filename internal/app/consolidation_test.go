@@ -25,12 +25,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-func endAt(id, user, session string, n int, at time.Time) map[string]any {
-	e := endEvent(id, user, session, n)
-	e["time"] = at.Format(time.RFC3339Nano)
-	return e
-}
-
 // conversation is a working session: a request, a tool call with its
 // result, and the answer.
 func conversation(prefix, user, session string) []any {

@@ -165,8 +165,10 @@ func IngestIn(ctx context.Context, setup IngestSetup, n, rounds int) (*IngestRes
 	var e *Engram
 	var err error
 	if setup.Nodes > 1 {
-		dir, err := os.MkdirTemp("", "engram-cluster-")
-		if err != nil {
+		// err is the function's: StartWith's below must reach the check
+		// after this branch.
+		var dir string
+		if dir, err = os.MkdirTemp("", "engram-cluster-"); err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)

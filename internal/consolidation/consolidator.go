@@ -151,8 +151,6 @@ type run struct {
 	caughtUp bool
 }
 
-func (r *run) scheduled() bool { return r.trigger == nil }
-
 // Handle runs the rules an event fires. An error a retry may cure (the
 // read model lagging, the stream unavailable) is returned, and the event
 // comes back: every action publishes under deterministic ids, so running a

@@ -174,8 +174,9 @@ func TestRecoveryAndSweep(t *testing.T) {
 
 func TestRequestIDIsStable(t *testing.T) {
 	a := []events.ExtractionTurn{{TurnIndex: 1}, {TurnIndex: 2}}
-	if RequestID(scope, "s", a) != RequestID(scope, "s", a) || RequestID(scope, "s", a) == RequestID(scope, "s", a[:1]) ||
-		RequestID(scope, "s", a) == RequestID(memory.Scope{Namespace: "default", User: "v"}, "s", a) {
+	id := RequestID(scope, "s", a)
+	if again := RequestID(scope, "s", slices.Clone(a)); id != again || id == RequestID(scope, "s", a[:1]) ||
+		id == RequestID(memory.Scope{Namespace: "default", User: "v"}, "s", a) {
 		t.Fatal("request ids must be a function of scope, session and turns")
 	}
 }

@@ -33,12 +33,14 @@ func OpenRateStream(ctx context.Context, sync Sync, c *Cluster, replicas int) (*
 	r := &RateStream{}
 	var err error
 	if c == nil {
-		dir, err := os.MkdirTemp("", "engram-jsrate-")
-		if err != nil {
+		// err is the function's: the connect below must reach the check
+		// after this branch.
+		var dir string
+		if dir, err = os.MkdirTemp("", "engram-jsrate-"); err != nil {
 			return nil, err
 		}
-		emb, err := StartEmbedded(EmbeddedConfig{StoreDir: dir, Sync: sync})
-		if err != nil {
+		var emb *Embedded
+		if emb, err = StartEmbedded(EmbeddedConfig{StoreDir: dir, Sync: sync}); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
