@@ -43,7 +43,7 @@ var concepts = [][]string{
 	{"colleague", "coworker", "teammate", "同事"},
 	{"friend", "friends", "buddy", "朋友", "好友", "哥们", "闺蜜"},
 	{"alert", "alerts", "notification", "notify", "page", "oncall", "告警", "通知", "报警", "值班"},
-	{"memory", "oom", "ram", "内存"},
+	{"memory", "oom", "ram", "内存", "显存"},
 	{"slow", "latency", "performance", "speed", "慢", "延迟", "性能", "卡"},
 	{"test", "tests", "testing", "测试", "单测"},
 	{"reply", "respond", "response", "answer", "style", "tone", "回复", "回答", "风格", "语气"},
@@ -125,6 +125,14 @@ var concepts = [][]string{
 	{"baby", "pregnant", "pregnancy", "newborn", "宝宝", "怀孕", "二胎", "新生儿"},
 	{"grandma", "grandmother", "grandpa", "grandfather", "外婆", "奶奶", "姥姥", "外公", "爷爷", "姥爷"},
 	{"school", "university", "college", "学校", "大学"},
+	{"gpu", "gpus", "cuda", "显卡"},
+	{"backbone", "主干", "骨干网络"},
+	{"baseline", "基线", "基准"},
+	{"validation", "validate", "eval", "evaluation", "evaluate", "验证", "评估", "评测"},
+	{"dataset", "datasets", "数据集"},
+	{"paper", "papers", "论文"},
+	{"dorm", "dormitory", "宿舍", "寝室"},
+	{"advisor", "adviser", "导师"},
 }
 
 // conceptIndex maps each member of a group (lowercased) to its groups;
