@@ -11,7 +11,7 @@ import (
 // "多久". Its answer is usually in a turn that says when ("yesterday",
 // "last week", "two years ago", "上周"), not in the one that shares the
 // most words with it.
-var asksWhen = regexp.MustCompile(`(?i)(?:^|[.?!]\s+)when\b|\bwhen (?:did|do|does|was|were|is|are|will|has|have|had|would|could)\b|\bhow long\b|\bwhat (?:year|month|day|date|time)\b|\bhow many (?:days|weeks|months|years)\b|什么时候|哪天|哪一天|几号|几月|哪年|哪一年|多久|多长时间|何时`)
+var asksWhen = regexp.MustCompile(`(?i)(?:^|[.?!]\s+)when\b|\bwhen (?:did|do|does|was|were|is|are|will|has|have|had|would|could)\b|\bhow long\b|\bwhat (?:year|month|day|date|time)\b|\bhow many (?:days|weeks|months|years)\b|什么时候|哪天|哪一天|几号|几月|几点|哪年|哪一年|多久|多长时间|何时`)
 
 // AsksWhen reports whether an utterance asks when something happened or
 // how long it took.
