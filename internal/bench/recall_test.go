@@ -15,6 +15,9 @@ import (
 func TestRecallSetsAreWellFormed(t *testing.T) {
 	types := map[string]bool{"direct": true, "paraphrase": true, "dialogue": true, "long": true, "emotional": true,
 		"time": true, "single_char": true, "cross_lingual": true, "multi": true}
+	kinds := map[string]bool{"fact": true, "preference": true, "rule": true, "skill": true, "error": true, "context": true, "identity": true}
+	categories := map[string]bool{"identity": true, "config": true, "credential": true, "decision": true, "solution": true,
+		"event": true, "conversation": true, "temp": true, "debug": true}
 	for _, split := range []string{"dev", "test"} {
 		sets, err := LoadRecallSets(filepath.Join("..", "..", "testdata", "recall", split))
 		if err != nil {
@@ -45,6 +48,9 @@ func TestRecallSetsAreWellFormed(t *testing.T) {
 						t.Errorf("memory %s twice", m.ID)
 					}
 					mems[m.ID] = true
+					if !kinds[m.Kind] || !categories[m.Category] {
+						t.Errorf("memory %s: kind %q, category %q", m.ID, m.Kind, m.Category)
+					}
 					if m.Time.IsZero() || !m.Time.Before(s.Now.Add(time.Second)) {
 						t.Errorf("memory %s at %v, not before now %v", m.ID, m.Time, s.Now)
 					}

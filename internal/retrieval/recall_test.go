@@ -231,6 +231,7 @@ func TestParaphrase(t *testing.T) {
 	f.memory(user, "font", "fact", "User installed the JetBrains Mono font last week", 5*24*time.Hour)
 	f.memory(user, "backbone", "fact", "把论文模型的backbone从ResNet-50换成Swin-T，因为mIoU提升了2.3个点", 20*24*time.Hour)
 	f.memory(user, "oom", "error", "验证阶段CUDA out of memory：验证循环没加torch.no_grad()，加上后解决", 20*24*time.Hour)
+	f.memory(user, "metformin", "fact", "二甲双胍改成缓释片，每天晚饭后1g", 30*24*time.Hour)
 	for _, tc := range []struct{ query, want string }{
 		{"Which theme do I like?", "dark"},
 		{"How should I ship this fix?", "pr"},
@@ -238,6 +239,7 @@ func TestParaphrase(t *testing.T) {
 		// A developer's Chinese names the English term's thing.
 		{"当初为啥把主干网络给换掉了", "backbone"},
 		{"之前一跑评估显存就爆，最后咋弄好的", "oom"},
+		{"metformin 我现在什么剂量", "metformin"},
 	} {
 		resp := f.ask(Request{Query: tc.query})
 		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {

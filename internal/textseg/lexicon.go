@@ -133,6 +133,15 @@ var concepts = [][]string{
 	{"paper", "papers", "论文"},
 	{"dorm", "dormitory", "宿舍", "寝室"},
 	{"advisor", "adviser", "导师"},
+	{"hypertension", "高血压", "血压", "降压"},
+	{"diabetes", "diabetic", "glucose", "糖尿病", "血糖", "控糖"},
+	{"hba1c", "a1c", "糖化", "糖化血红蛋白"},
+	{"metformin", "二甲双胍"},
+	{"insulin", "胰岛素"},
+	{"amlodipine", "氨氯地平"},
+	{"cholesterol", "statin", "胆固醇", "血脂", "他汀"},
+	{"cataract", "白内障"},
+	{"checkup", "physical", "体检", "复查", "复诊"},
 }
 
 // conceptIndex maps each member of a group (lowercased) to its groups;
