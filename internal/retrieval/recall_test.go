@@ -221,6 +221,18 @@ func TestSingleCharacterNoun(t *testing.T) {
 	}
 }
 
+// A one-character verb is found by its bigram with the 了 after it: the
+// run before 了 ("钱赔") shares nothing with "顺丰那单赔了我 800 块".
+func TestSingleCharacterVerb(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 10)
+	f.memory(user, "paid", "fact", "顺丰那单丢件最后赔了我 800 块", 3*24*time.Hour)
+	resp := f.ask(Request{Query: "钱赔了没"})
+	if got := ids(resp.Blocks.Memories); !slices.Contains(got, "paid") {
+		t.Fatalf("memories = %v, want paid among them", got)
+	}
+}
+
 // 7. Paraphrase without a model: the concept lexicon and the kind a
 // question asks for.
 func TestParaphrase(t *testing.T) {

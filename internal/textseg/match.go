@@ -24,6 +24,9 @@ type term struct {
 	key  string // lowercased; what Terms returns and what duplicates are found by
 	text string // as written (words joined by one space); what Match quotes
 	cjk  bool
+	// verb is a CJK bigram of a run's last character and the 了 after
+	// it (赔了, 丢了): the only term that finds a one-character verb.
+	verb bool
 }
 
 // Terms returns the normalized search terms of query, in order, without
@@ -171,6 +174,7 @@ func (s *splitter) scan(query string) {
 
 type splitter struct {
 	dropStop  bool
+	verbs     bool // add a run's last character with the 了 after it (term.verb)
 	unbounded bool // no maxTerms: Understand bounds by weight instead
 	terms     []term
 	seen      map[string]bool
@@ -244,6 +248,10 @@ func (s *splitter) run(query string, i int) int {
 		}
 		if w := prefixIn(run[j:], cjkStop); w != "" {
 			s.addCJK(run[start:j], false)
+			if s.verbs && w == "了" && j > start {
+				_, size := utf8.DecodeLastRuneInString(run[start:j])
+				s.add(term{key: run[j-size : j+len(w)], text: run[j-size : j+len(w)], cjk: true, verb: true}, false)
+			}
 			s.addCJK(w, true)
 			j += len(w)
 			start = j

@@ -58,6 +58,11 @@ const (
 	contextDecay  = 0.75
 	contextFloor  = 0.2
 	expandWeight  = 0.6
+	// verbWeight is what a one-character verb's bigram with the 了 after
+	// it (赔了, 丢了) weighs beside the words around it: the only term that
+	// finds the verb, and a weak one (了 follows every verb).
+	verbWeight = 0.5
+
 	// positionDiscount is what the first words of an utterance weigh less
 	// than its last ones.
 	positionDiscount = 0.15
@@ -188,12 +193,16 @@ func isQuestion(s string) bool {
 
 // add reads one utterance at weight w.
 func (b *queryBuilder) add(text string, w float64) {
-	s := splitter{dropStop: !b.keepStop, seen: map[string]bool{}, unbounded: true}
+	s := splitter{dropStop: !b.keepStop, verbs: !b.keepStop, seen: map[string]bool{}, unbounded: true}
 	s.scan(text)
 	for i, t := range s.terms {
 		// Within an utterance the end weighs a little more: the cue of a
 		// long question is usually its last clause.
 		w := w * (1 - positionDiscount*float64(len(s.terms)-1-i)/float64(len(s.terms)))
+		if t.verb {
+			b.term(piece{t.text, t.text}, false, w*verbWeight)
+			continue
+		}
 		if t.cjk {
 			b.cjk(t.text, w)
 			continue

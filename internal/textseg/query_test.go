@@ -165,3 +165,21 @@ func TestScorerIDF(t *testing.T) {
 		t.Fatalf("Select kept %+v", got.Terms)
 	}
 }
+
+// Understand reads a one-character verb by its bigram with the 了 after
+// it, at less than a word's weight; Terms (the plain search terms) does not.
+func TestVerbBeforeLe(t *testing.T) {
+	var found *Term
+	q := Understand("钱赔了没")
+	for i, term := range q.Terms {
+		if term.Token == "赔了" {
+			found = &q.Terms[i]
+		}
+	}
+	if found == nil || found.Weight >= 1 || found.Prefix {
+		t.Fatalf("Understand(钱赔了没).Terms = %+v, want 赔了 at a weight below 1", q.Terms)
+	}
+	if got := Terms("钱赔了没"); slices.Contains(got, "赔了") {
+		t.Fatalf("Terms(钱赔了没) = %q, want no verb bigram", got)
+	}
+}
