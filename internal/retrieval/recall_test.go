@@ -244,6 +244,10 @@ func TestParaphrase(t *testing.T) {
 	f.memory(user, "backbone", "fact", "把论文模型的backbone从ResNet-50换成Swin-T，因为mIoU提升了2.3个点", 20*24*time.Hour)
 	f.memory(user, "oom", "error", "验证阶段CUDA out of memory：验证循环没加torch.no_grad()，加上后解决", 20*24*time.Hour)
 	f.memory(user, "metformin", "fact", "二甲双胍改成缓释片，每天晚饭后1g", 30*24*time.Hour)
+	f.memory(user, "wedding", "event", "婚宴订在国庆节那天，在老家的饭店", 30*24*time.Hour)
+	f.memory(user, "courier", "rule", "给客户发货一律走顺丰，运费到付", 30*24*time.Hour)
+	f.memory(user, "cron", "fact", "每天凌晨三点用 cron 跑一次数据库导出", 20*24*time.Hour)
+	f.memory(user, "throttle", "fact", "支付网关每秒超过 20 次请求就限流，返回 429", 20*24*time.Hour)
 	for _, tc := range []struct{ query, want string }{
 		{"Which theme do I like?", "dark"},
 		{"How should I ship this fix?", "pr"},
@@ -252,6 +256,12 @@ func TestParaphrase(t *testing.T) {
 		{"当初为啥把主干网络给换掉了", "backbone"},
 		{"之前一跑评估显存就爆，最后咋弄好的", "oom"},
 		{"metformin 我现在什么剂量", "metformin"},
+		// Colloquial Chinese names what was written down in standard words.
+		{"我跟媳妇哪天办酒来着", "wedding"},
+		{"寄件一般用哪家快递", "courier"},
+		// A developer's Chinese names the English term and the other way round.
+		{"那个定时任务几点跑", "cron"},
+		{"why does the payment gateway throttle us", "throttle"},
 	} {
 		resp := f.ask(Request{Query: tc.query})
 		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {
