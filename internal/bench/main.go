@@ -109,8 +109,8 @@ func Main(args []string, out io.Writer) int {
 			logf("start: %v", err)
 			return 1
 		}
-		defer e.Close()
 		l, err := AckLatency(ctx, e, *acks)
+		e.Close()
 		if err != nil {
 			logf("ack: %v", err)
 			return 1
@@ -133,8 +133,8 @@ func Main(args []string, out io.Writer) int {
 			logf("start ingest alone: %v", err)
 			return 1
 		}
-		defer alone.Close()
 		a, err := AckLatency(ctx, alone, *acks)
+		alone.Close()
 		if err != nil {
 			logf("ack, ingest alone: %v", err)
 			return 1

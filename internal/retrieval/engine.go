@@ -439,7 +439,7 @@ func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query s
 
 // rankMemories scores memory hits with seed 000's signals (relevance,
 // recency, importance, access), or seed 004's hybrid ones when semantic
-// scores are given, times seed 001's category decay.
+// scores are given; seed 001's category decay scales importance.
 //
 // Relevance leads: the other signals scale with it (score = relevance ×
 // (weights of all four)), so a memory that matches worse cannot be lifted

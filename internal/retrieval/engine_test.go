@@ -126,8 +126,10 @@ func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ s
 func TestVectorFusion(t *testing.T) {
 	st := openWith(t)
 	tea := memory.Applied{Envelope: memory.Envelope{Seq: 100, Source: "t", ID: "tea", Type: events.TypeMemoryAdded,
-		Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC()},
-		Data: &events.MemoryAdded{Kind: "preference", Category: "config", Subject: "user", Predicate: "drink",
+		Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC().Add(-60 * 24 * time.Hour)},
+		// An event two months old: its category decay (0.325) scales its
+		// importance, not its score.
+		Data: &events.MemoryAdded{Kind: "preference", Category: "event", Subject: "user", Predicate: "drink",
 			Content: "用户爱喝乌龙茶", Importance: 0.5, Confidence: 1}}
 	for _, err := range st.Apply(t.Context(), []memory.Applied{tea}) {
 		if err != nil {
@@ -146,10 +148,10 @@ func TestVectorFusion(t *testing.T) {
 		t.Fatalf("memories = %+v", resp.Blocks.Memories)
 	}
 	sig := resp.Blocks.Memories[0].Signals
-	// seed 004's hybrid score, with importance and access as a bounded
-	// factor beside it.
-	want := (0.55*0.8 + 0.30*sig["relevance"] + 0.15*sig["recency"]) * (0.85 + 0.1*0.5 + 0.05*sig["access"]) * sig["decay"] * sig["boost"]
-	if sig["semantic"] != 0.8 || math.Abs(sig["score"]-want) > 1e-9 {
+	// seed 004's hybrid score, with importance (decayed) and access as a
+	// bounded factor beside it.
+	want := (0.55*0.8 + 0.30*sig["relevance"] + 0.15*sig["recency"]) * (0.85 + 0.1*0.5*sig["decay"] + 0.05*sig["access"]) * sig["boost"]
+	if sig["semantic"] != 0.8 || sig["decay"] >= 1 || math.Abs(sig["score"]-want) > 1e-9 {
 		t.Fatalf("signals = %v, want hybrid score %v", sig, want)
 	}
 

@@ -90,7 +90,8 @@ const (
 // their siblings in at a lower weight, so a paraphrase still matches
 // without a model.
 func Understand(last string, context ...string) Query {
-	b := queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{}}
+	b := queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
+		verbs: map[string]bool{}}
 	// A long utterance is read sentence by sentence: its questions and
 	// its last sentence ask; what comes before sets the scene ("work has
 	// been crazy this week, … What does Sam have on Saturday?").
@@ -107,10 +108,14 @@ func Understand(last string, context ...string) Query {
 		b.add(c, w)
 		w = max(w*contextDecay, contextFloor)
 	}
-	if len(b.order) == 0 {
-		// Stopwords alone ("what about that?"): search them rather than
+	if len(b.order) == len(b.verbs) {
+		// Stopwords alone ("what about that?", and "好了吗", whose only
+		// term would be the verb bigram 好了): search them rather than
 		// nothing; the caller knows such a query is not informative.
 		b.keepStop = true
+		b.order, b.verbs, b.phr = nil, nil, nil
+		clear(b.weights)
+		clear(b.phrases)
 		b.add(last, 1)
 		q := b.query()
 		q.Uninformative = true
@@ -135,6 +140,9 @@ type queryBuilder struct {
 	sources []weighted
 	// keepStop reads stopwords as terms.
 	keepStop bool
+	// verbs are the verb bigrams added (term.verb): alone they make no
+	// informative query.
+	verbs map[string]bool
 }
 
 type weighted struct {
@@ -201,6 +209,7 @@ func (b *queryBuilder) add(text string, w float64) {
 		w := w * (1 - positionDiscount*float64(len(s.terms)-1-i)/float64(len(s.terms)))
 		if t.verb {
 			b.term(piece{t.text, t.text}, false, w*verbWeight)
+			b.verbs[t.text] = true
 			continue
 		}
 		if t.cjk {

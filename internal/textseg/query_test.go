@@ -183,3 +183,16 @@ func TestVerbBeforeLe(t *testing.T) {
 		t.Fatalf("Terms(钱赔了没) = %q, want no verb bigram", got)
 	}
 }
+
+// An utterance whose only term would be a verb bigram (好了吗, 对了) says
+// nothing to search for, as before the bigram existed.
+func TestVerbAloneIsUninformative(t *testing.T) {
+	for _, u := range []string{"好了吗", "对了", "算了吧", "到了吗"} {
+		if q := Understand(u); !q.Uninformative {
+			t.Errorf("Understand(%q) = %+v, want Uninformative", u, q)
+		}
+	}
+	if q := Understand("钱赔了没"); q.Uninformative {
+		t.Errorf("Understand(钱赔了没) is Uninformative; 钱 is a word")
+	}
+}

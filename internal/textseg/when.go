@@ -11,11 +11,37 @@ import (
 // "多久". Its answer is usually in a turn that says when ("yesterday",
 // "last week", "two years ago", "上周"), not in the one that shares the
 // most words with it.
-var asksWhen = regexp.MustCompile(`(?i)(?:^|[.?!]\s+)when\b|\bwhen (?:did|do|does|was|were|is|are|will|has|have|had|would|could)\b|\bhow long\b|\bwhat (?:year|month|day|date|time)\b|\bhow many (?:days|weeks|months|years)\b|什么时候|哪天|哪一天|几号|几月|几点|哪年|哪一年|多久|多长时间|何时`)
+var asksWhen = regexp.MustCompile(`(?i)(?:^|[.?!]\s+)when\b|\bwhen (?:did|do|does|was|were|is|are|will|has|have|had|would|could)\b|\bhow long\b|\bwhat (?:year|month|day|date|time)\b|\bhow many (?:days|weeks|months|years)\b|什么时候|哪天|哪一天|几号|几月|哪年|哪一年|多久|多长时间|何时`)
 
 // AsksWhen reports whether an utterance asks when something happened or
 // how long it took.
-func AsksWhen(utterance string) bool { return asksWhen.MatchString(utterance) }
+func AsksWhen(utterance string) bool { return asksWhen.MatchString(utterance) || asksClock(utterance) }
+
+// notClock are what 几点 counts when it is not the hour ("有几点建议",
+// "总结的几点原因").
+var notClock = []string{"建议", "意见", "看法", "想法", "要求", "原因", "问题", "注意", "内容", "理由", "好处", "区别", "体会", "原则"}
+
+// asksClock reports whether utterance asks the hour with 几点 ("几点走的",
+// "是几点的车"), as "what time" does in English.
+func asksClock(utterance string) bool {
+	for rest := utterance; ; {
+		i := strings.Index(rest, "几点")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("几点"):]
+		counted := false
+		for _, w := range notClock {
+			if strings.HasPrefix(rest, w) {
+				counted = true
+				break
+			}
+		}
+		if !counted {
+			return true
+		}
+	}
+}
 
 // timeWords are English words that place what a turn says in time.
 // Words that are mostly something else (may, fall, spring, day in "a great

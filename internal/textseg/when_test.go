@@ -12,7 +12,8 @@ func TestAsksWhen(t *testing.T) {
 		{"what year did you move here", true},
 		{"I was thinking. When is the dentist?", true},
 		{"我上次什么时候去的医院", true},
-		{"上次回宜昌那趟车是几点走的", true}, // as "what time" is in English
+		{"上次回宜昌那趟车是几点走的", true},  // as "what time" is in English
+		{"你给我的那几点建议再说一遍", false}, // a few points, not the hour
 		{"那个会是哪天开的", true},
 		{"What did Melanie feel when she saw the meteor shower?", false},
 		{"What activities does Melanie do?", false},
