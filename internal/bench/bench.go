@@ -186,6 +186,23 @@ func AckLatency(ctx context.Context, e *Engram, n int) (Latency, error) {
 	return summarize(d), nil
 }
 
+// AckLatencyOf starts a fresh engram of roles with sync policy (""
+// for the default), times n single events with AckLatency, stops it, and
+// returns the latencies with the policy it ran under.
+func AckLatencyOf(ctx context.Context, roles app.Roles, sync string, n int) (Latency, string, error) {
+	e, err := StartRoles(ctx, roles, func(c *Config) {
+		if sync != "" {
+			c.NATS.Sync = sync
+		}
+	})
+	if err != nil {
+		return Latency{}, "", err
+	}
+	defer e.Close()
+	l, err := AckLatency(ctx, e, n)
+	return l, e.App.Config.NATS.Sync, err
+}
+
 // JetStreamAckLatency publishes AckLatency's events one after another
 // straight to a JetStream of its own with sync policy and times each
 // acknowledgement: the floor engram's ack latency stands on.

@@ -104,37 +104,21 @@ func Main(args []string, out io.Writer) int {
 		}
 	}
 	if run["ack"] {
-		e, err := Start(ctx, *sync)
-		if err != nil {
-			logf("start: %v", err)
-			return 1
-		}
-		l, err := AckLatency(ctx, e, *acks)
-		e.Close()
+		l, policy, err := AckLatencyOf(ctx, app.RoleAll, *sync, *acks)
 		if err != nil {
 			logf("ack: %v", err)
 			return 1
 		}
 		logf("ingest ack latency, single events, sync %s (n=%d): p50 %.2f ms, p99 %.2f ms, max %.2f ms",
-			e.App.Config.NATS.Sync, l.N, l.P50, l.P99, l.Max)
-		j, err := JetStreamAckLatency(ctx, stream.Sync(e.App.Config.NATS.Sync), *acks)
+			policy, l.N, l.P50, l.P99, l.Max)
+		j, err := JetStreamAckLatency(ctx, stream.Sync(policy), *acks)
 		if err != nil {
 			logf("ack, JetStream alone: %v", err)
 			return 1
 		}
 		logf("  the same events published straight to JetStream, one at a time: p50 %.2f ms, p99 %.2f ms, max %.2f ms",
 			j.P50, j.P99, j.Max)
-		alone, err := StartRoles(ctx, app.RoleIngest, func(c *Config) {
-			if *sync != "" {
-				c.NATS.Sync = *sync
-			}
-		})
-		if err != nil {
-			logf("start ingest alone: %v", err)
-			return 1
-		}
-		a, err := AckLatency(ctx, alone, *acks)
-		alone.Close()
+		a, _, err := AckLatencyOf(ctx, app.RoleIngest, *sync, *acks)
 		if err != nil {
 			logf("ack, ingest alone: %v", err)
 			return 1
