@@ -198,8 +198,11 @@ func TestFeedAppliesWhatTheStreamHolds(t *testing.T) {
 	}
 
 	waitProjected(t, a, seq)
-	if got := a.feed.applied.Load(); got < seq {
-		t.Fatalf("the feed applied up to %d, want %d: the test did not exercise it", got, seq)
+	// The feed and the projector's consumer race for each event: the
+	// message can reach the consumer before its publisher has offered it
+	// to the feed. Whichever applies it, the feed must have applied some.
+	if a.feed.applied.Load() == 0 {
+		t.Fatalf("the feed applied nothing: the test did not exercise it")
 	}
 	if last := waitSettled(t, a); last != seq {
 		t.Fatalf("stream ends at %d, want %d: a refused event was stored", last, seq)
