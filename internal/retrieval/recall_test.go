@@ -233,6 +233,18 @@ func TestSingleCharacterVerb(t *testing.T) {
 	}
 }
 
+// A query whose only content is cut by function words still finds what
+// a plain bigram search finds: 买的 in "票买的几点的".
+func TestBigramAcrossFunctionWord(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 10)
+	f.memory(user, "train", "fact", "国庆回老家，买的是 10 月 1 日早上 8:12 从西安北出发的高铁", 10*24*time.Hour)
+	resp := f.ask(Request{Query: "票买的几点的"})
+	if got := ids(resp.Blocks.Memories); !slices.Contains(got, "train") {
+		t.Fatalf("memories = %v, want train among them", got)
+	}
+}
+
 // 7. Paraphrase without a model: the concept lexicon and the kind a
 // question asks for.
 func TestParaphrase(t *testing.T) {

@@ -2,6 +2,7 @@ package textseg
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -62,6 +63,9 @@ const (
 	// it (赔了, 丢了) weighs beside the words around it: the only term that
 	// finds the verb, and a weak one (了 follows every verb).
 	verbWeight = 0.5
+	// looseWeight is what a bigram across a function word (looseBigrams)
+	// weighs beside the words around it.
+	looseWeight = 0.5
 
 	// positionDiscount is what the first words of an utterance weigh less
 	// than its last ones.
@@ -91,7 +95,7 @@ const (
 // without a model.
 func Understand(last string, context ...string) Query {
 	b := queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
-		verbs: map[string]bool{}}
+		verbs: map[string]bool{}, loose: map[string]bool{}}
 	// A long utterance is read sentence by sentence: its questions and
 	// its last sentence ask; what comes before sets the scene ("work has
 	// been crazy this week, … What does Sam have on Saturday?").
@@ -108,12 +112,12 @@ func Understand(last string, context ...string) Query {
 		b.add(c, w)
 		w = max(w*contextDecay, contextFloor)
 	}
-	if len(b.order) == len(b.verbs) {
+	if len(b.order) == len(b.verbs)+len(b.loose) {
 		// Stopwords alone ("what about that?", and "好了吗", whose only
 		// term would be the verb bigram 好了): search them rather than
 		// nothing; the caller knows such a query is not informative.
 		b.keepStop = true
-		b.order, b.verbs, b.phr = nil, nil, nil
+		b.order, b.verbs, b.loose, b.phr = nil, nil, nil, nil
 		clear(b.weights)
 		clear(b.phrases)
 		b.add(last, 1)
@@ -143,6 +147,9 @@ type queryBuilder struct {
 	// verbs are the verb bigrams added (term.verb): alone they make no
 	// informative query.
 	verbs map[string]bool
+	// loose are the bigrams across a function word (loose): alone
+	// they make no informative query either.
+	loose map[string]bool
 }
 
 type weighted struct {
@@ -154,6 +161,8 @@ func (b *queryBuilder) term(p piece, prefix bool, w float64) {
 	if p.token == "" {
 		return
 	}
+	// A word read as one is no loose bigram, whichever came first.
+	delete(b.loose, p.token)
 	if old, ok := b.weights[p.token]; ok {
 		b.weights[p.token] = max(old, w)
 		return
@@ -232,6 +241,43 @@ func (b *queryBuilder) add(text string, w float64) {
 			b.phrase(t.key)
 		}
 	}
+	if !b.keepStop && looseWeight > 0 {
+		b.looseBigrams(text, w)
+	}
+}
+
+// looseNever are the characters no loose bigram holds: pronouns and
+// demonstratives frame a request ("我发给你的那张…") and share that frame
+// with every other request, not what it is about.
+const looseNever = "我你他她它这那"
+
+// looseBigrams adds, at looseWeight, the bigrams of text's CJK runs that
+// reading cut at a function word (票买的几点 → 买的, 的几): the words
+// around a function word are often a word of their own (买的是, 目的地,
+// 好的), and a memory that shares nothing else with the query is found
+// by them, as a plain bigram search finds it. A function word itself
+// (上次, 一下) is no such bigram.
+func (b *queryBuilder) looseBigrams(text string, w float64) {
+	var run strings.Builder
+	flush := func() {
+		for _, bg := range bigrams(run.String()) {
+			if _, ok := b.weights[bg]; !ok && utf8.RuneCountInString(bg) == 2 && !strings.ContainsAny(bg, looseNever) && !slices.Contains(cjkStop, bg) {
+				b.term(piece{bg, bg}, false, w*looseWeight)
+				b.loose[bg] = true
+			}
+		}
+		run.Reset()
+	}
+	for _, r := range text {
+		if isCJK(r) {
+			run.WriteRune(r)
+			continue
+		}
+		if !isMark(r) {
+			flush()
+		}
+	}
+	flush()
 }
 
 // cjk adds a CJK word (a run cut at function words).

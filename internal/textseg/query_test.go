@@ -27,6 +27,7 @@ func weightOf(q Query, tok string) float64 {
 
 // A Chinese run is searched by its bigrams, each a term: no phrase is
 // required, so a memory holding 巧克力蛋糕 is found from 我可以带巧克力蛋糕.
+// A bigram across a function word is a term too, but a light one.
 func TestUnderstandChineseBigrams(t *testing.T) {
 	q := Understand("周六我可以带巧克力蛋糕吗")
 	got := tokensOf(q)
@@ -35,10 +36,23 @@ func TestUnderstandChineseBigrams(t *testing.T) {
 			t.Errorf("terms %v lack %s", got, want)
 		}
 	}
-	for _, tok := range got {
-		if strings.ContainsRune(tok, '吗') || tok == "我可" {
-			t.Errorf("term %q straddles a function word", tok)
+	for _, tok := range []string{"糕吗", "我可"} {
+		if w := weightOf(q, tok); w > looseWeight {
+			t.Errorf("term %q straddles a function word and weighs %.2f, more than %.2f", tok, w, looseWeight)
 		}
+	}
+}
+
+// The bigrams across a function word are what a plain bigram search
+// matches on: a memory that shares only 买的 with "票买的几点的" ("买的是
+// 早上 8:12 的高铁") is found by them.
+func TestLooseBigrams(t *testing.T) {
+	q := Understand("票买的几点的")
+	if w := weightOf(q, "买的"); w == 0 || w > looseWeight {
+		t.Errorf("买的 weighs %.2f in %v, want a term of at most %.2f", w, tokensOf(q), looseWeight)
+	}
+	if w := weightOf(q, "票买"); w <= looseWeight {
+		t.Errorf("票买, a run of its own, weighs %.2f in %v", w, tokensOf(q))
 	}
 }
 
