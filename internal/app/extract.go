@@ -175,10 +175,12 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		Description:    "engram extractor: turns extraction requests into memories (LLM, or the rules without one)",
 		FilterSubjects: []string{stream.SubjectPrefix + ".*.*." + events.TypeExtractionRequested},
 		MaxDeliver:     xc.MaxAttempts,
-		// One request at a time, each given the LLM's timeout and then some
-		// before JetStream would redeliver it.
+		// One request at a time. A live instance keeps its requests however
+		// long the model takes (stream.Consumer tells JetStream they are in
+		// progress); AckWait is how soon a dead instance's request goes to
+		// another: the LLM's timeout and then some, at most 30 s.
 		Batch:         1,
-		AckWait:       a.Config.LLM.Timeout + a.Config.LLM.Timeout/2,
+		AckWait:       min(a.Config.LLM.Timeout+a.Config.LLM.Timeout/2, 30*time.Second),
 		Backoff:       a.extractBackoff,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 	}, log)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -32,10 +33,6 @@ type Message struct {
 
 	msg jetstream.Msg
 }
-
-// InProgress tells JetStream the message is still being worked on, so it is
-// not redelivered while a slow handler (an LLM call) runs.
-func (m *Message) InProgress() error { return m.msg.InProgress() }
 
 // BatchHandler processes messages in stream order and returns one error per
 // message (nil for success). Returning nil means every message succeeded.
@@ -180,6 +177,15 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		err error
 	}
 	inbox := make(chan arrival, c.cfg.Batch)
+	// Every message this instance holds, waiting in the inbox or in the
+	// handler, is kept from redelivery while the instance lives: a slow
+	// handler (an LLM call past AckWait) keeps its own and those queued
+	// behind it, and AckWait is only how long a dead instance's messages
+	// wait before another instance gets them.
+	held := &heldMsgs{msgs: map[jetstream.Msg]struct{}{}}
+	hbCtx, stopHB := context.WithCancel(ctx)
+	defer stopHB()
+	go held.keepAlive(hbCtx, c.cfg.AckWait/3, c.log)
 	cc, err := c.cons.Consume(func(m jetstream.Msg) {
 		if c.cfg.Done != nil {
 			if md, err := m.Metadata(); err == nil && c.cfg.Done(md.Sequence.Stream) {
@@ -190,6 +196,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			}
 		}
 		msg, err := decodeMsg(m, c.cfg.MaxEventBytes, c.cfg.Recent)
+		held.add(m)
 		select {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
@@ -208,6 +215,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 	}
 	defer cc.Stop()
 	batch := make([]*Message, 0, c.cfg.Batch)
+	// take adds an arrival to the batch, or settles it at once.
 	take := func(a arrival) {
 		if other := a.msg.redrivenFor(); other != "" && other != c.cfg.Durable && (a.err != nil || !c.cfg.TakeEveryRedrive) {
 			// Another consumer's redrive: not ours to handle, nor, when it
@@ -215,10 +223,12 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			if aerr := a.msg.msg.Ack(); aerr != nil {
 				c.log.Warn("ack", zap.Uint64(FieldSeq, a.msg.Seq), zap.Error(aerr))
 			}
+			held.remove(a.msg.msg)
 			return
 		}
 		if a.err != nil {
 			c.deadLetter(ctx, a.msg, a.err)
+			held.remove(a.msg.msg)
 			return
 		}
 		batch = append(batch, a.msg)
@@ -250,6 +260,51 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 				err = errs[i]
 			}
 			c.decide(ctx, msg, err)
+			held.remove(msg.msg)
+		}
+	}
+}
+
+// heldMsgs are the messages a consumer instance has been delivered and not
+// yet settled.
+type heldMsgs struct {
+	mu   sync.Mutex
+	msgs map[jetstream.Msg]struct{}
+}
+
+func (h *heldMsgs) add(m jetstream.Msg) {
+	h.mu.Lock()
+	h.msgs[m] = struct{}{}
+	h.mu.Unlock()
+}
+
+func (h *heldMsgs) remove(m jetstream.Msg) {
+	h.mu.Lock()
+	delete(h.msgs, m)
+	h.mu.Unlock()
+}
+
+// keepAlive tells JetStream every interval that each held message is still
+// being worked on, until ctx ends.
+func (h *heldMsgs) keepAlive(ctx context.Context, interval time.Duration, log *zap.Logger) {
+	t := time.NewTicker(max(interval, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		msgs := make([]jetstream.Msg, 0, len(h.msgs))
+		for m := range h.msgs {
+			msgs = append(msgs, m)
+		}
+		h.mu.Unlock()
+		for _, m := range msgs {
+			if err := m.InProgress(); err != nil {
+				log.Debug("in progress", zap.Error(err))
+			}
 		}
 	}
 }

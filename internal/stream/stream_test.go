@@ -264,3 +264,72 @@ func TestEnsureStreamsUpdatesOnlyWhatChanged(t *testing.T) {
 	default:
 	}
 }
+
+// A handler slower than AckWait keeps its message, and the messages queued
+// behind it, while its instance lives: neither a second instance on the
+// same durable nor the instance itself is handed one again. AckWait is
+// only how long a dead instance's messages wait.
+func TestSlowHandlerKeepsItsMessages(t *testing.T) {
+	js := startJS(t)
+	publishTurns(t, js, "u", 3)
+	const ackWait = 600 * time.Millisecond
+	var mu sync.Mutex
+	handled := map[uint64][]int{} // seq → the Delivered count of each handling
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: "slow", AckWait: ackWait, Batch: 1},
+			zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			_ = cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+				for _, m := range msgs {
+					mu.Lock()
+					handled[m.Seq] = append(handled[m.Seq], m.Delivered)
+					mu.Unlock()
+					if m.Seq == 1 {
+						<-release // an LLM call four AckWaits long
+					}
+				}
+				return nil
+			})
+		})
+		if i == 0 {
+			// The first instance takes seq 1 before the second starts.
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
+		}
+	}
+	time.Sleep(4 * ackWait)
+	close(release)
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(handled[2]) > 0 && len(handled[3]) > 0
+	})
+	// Anything redelivered would come within an AckWait.
+	time.Sleep(2 * ackWait)
+	cancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for seq := uint64(1); seq <= 3; seq++ {
+		if d := handled[seq]; len(d) != 1 || d[0] != 1 {
+			t.Errorf("seq %d handled with deliveries %v, want once, on its first delivery", seq, d)
+		}
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
