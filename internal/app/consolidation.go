@@ -94,8 +94,10 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		Durable:        "consolidator",
 		Description:    "engram consolidator: runs the rules on events (episodes, scratchpad, profile, dedupe)",
 		FilterSubjects: consolidatorSubjects(current(), log),
-		// An episode or scratchpad written by the model, plus the wait for
-		// the read model, before JetStream would redeliver.
+		// How soon a dead instance's events go to another: an episode or
+		// scratchpad written by the model, plus the wait for the read
+		// model. A live instance keeps its own however long its batch
+		// takes (stream.Consumer tells JetStream they are in progress).
 		AckWait:       2*a.Config.LLM.Timeout + consolidation.DefaultCatchUp,
 		Batch:         64,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
