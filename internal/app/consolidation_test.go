@@ -308,10 +308,7 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 		t.Fatalf("weekly ran %v: %v", ran, err)
 	}
 	waitSettled(t, a)
-	var teas []memory.Memory
-	for _, m := range listMemories(t, a, "kim", "&project=home") {
-		teas = append(teas, m)
-	}
+	teas := listMemories(t, a, "kim", "&project=home")
 	if len(teas) != 1 || teas[0].Importance != 0.61 {
 		t.Fatalf("after dedupe, active tea memories = %+v", teas)
 	}
