@@ -2,7 +2,6 @@ package textseg
 
 import (
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -241,30 +240,36 @@ func (b *queryBuilder) add(text string, w float64) {
 			b.phrase(t.key)
 		}
 	}
-	if !b.keepStop && looseWeight > 0 {
+	if !b.keepStop {
 		b.looseBigrams(text, w)
 	}
 }
 
 // looseNever are the characters no loose bigram holds: pronouns and
-// demonstratives frame a request ("我发给你的那张…") and share that frame
-// with every other request, not what it is about.
-const looseNever = "我你他她它这那"
+// demonstratives frame a request ("我发给你的那张…", "我们去…") and share
+// that frame with every other request, not what it is about.
+const looseNever = "我你他她它们这那"
+
+// particles start no loose bigram: what follows 的, 了 or the 么 of 什么
+// is the next word (的几, 了一, 么关), seldom one with it, while what
+// precedes them often is (买的, 目的, 好的).
+const particles = "的了吗呢吧啊呀嘛么"
 
 // looseBigrams adds, at looseWeight, the bigrams of text's CJK runs that
-// reading cut at a function word (票买的几点 → 买的, 的几): the words
-// around a function word are often a word of their own (买的是, 目的地,
-// 好的), and a memory that shares nothing else with the query is found
-// by them, as a plain bigram search finds it. A function word itself
-// (上次, 一下) is no such bigram.
+// reading cut at a function word (票买的几点 → 买的): the words around a
+// function word are often a word of their own (买的是, 目的地, 好的), and
+// a memory that shares nothing else with the query is found by them, as
+// a plain bigram search finds it. No bigram of a function word itself
+// (上次, 一下, 有没有, 为什么) is one.
 func (b *queryBuilder) looseBigrams(text string, w float64) {
 	var run strings.Builder
 	flush := func() {
 		for _, bg := range bigrams(run.String()) {
-			if _, ok := b.weights[bg]; !ok && utf8.RuneCountInString(bg) == 2 && !strings.ContainsAny(bg, looseNever) && !slices.Contains(cjkStop, bg) {
-				b.term(piece{bg, bg}, false, w*looseWeight)
-				b.loose[bg] = true
+			if _, ok := b.weights[bg]; (ok && !b.loose[bg]) || !isLoose(bg) {
+				continue
 			}
+			b.term(piece{bg, bg}, false, w*looseWeight) // the heaviest reading stays
+			b.loose[bg] = true
 		}
 		run.Reset()
 	}
@@ -278,6 +283,22 @@ func (b *queryBuilder) looseBigrams(text string, w float64) {
 		}
 	}
 	flush()
+}
+
+// isLoose reports whether a bigram across a function word may be a term.
+func isLoose(bg string) bool {
+	if strings.ContainsAny(bg, looseNever) {
+		return false
+	}
+	if first, _ := utf8.DecodeRuneInString(bg); strings.ContainsRune(particles, first) {
+		return false
+	}
+	for _, w := range cjkStop {
+		if strings.Contains(w, bg) {
+			return false
+		}
+	}
+	return true
 }
 
 // cjk adds a CJK word (a run cut at function words).

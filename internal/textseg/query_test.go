@@ -54,6 +54,19 @@ func TestLooseBigrams(t *testing.T) {
 	if w := weightOf(q, "票买"); w <= looseWeight {
 		t.Errorf("票买, a run of its own, weighs %.2f in %v", w, tokensOf(q))
 	}
+	// Read in a scene sentence first and then in the question, a loose
+	// bigram weighs as the question reads it.
+	q = Understand("昨天票买的。票买的几点？")
+	if w := weightOf(q, "买的"); w < looseWeight-1e-9 {
+		t.Errorf("买的 weighs %.3f, want the question's %.2f", w, looseWeight)
+	}
+	// None inside a function word, after a particle, or with a pronoun.
+	q = Understand("我们去的那家店有没有开门，为什么关了一天")
+	for _, tok := range []string{"有没", "没有", "为什", "什么", "么关", "们去", "的那", "了一"} {
+		if w := weightOf(q, tok); w > 0 {
+			t.Errorf("%s is a term (%.2f) in %v", tok, w, tokensOf(q))
+		}
+	}
 }
 
 // A one-character noun is a prefix term, inside a run or alone.
