@@ -177,15 +177,18 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		err error
 	}
 	inbox := make(chan arrival, c.cfg.Batch)
-	// Every message this instance holds, waiting in the inbox or in the
-	// handler, is kept from redelivery while the instance lives: a slow
-	// handler (an LLM call past AckWait) keeps its own and those queued
-	// behind it, and AckWait is only how long a dead instance's messages
-	// wait before another instance gets them.
+	// The messages that reached this instance's inbox, waiting there or in
+	// the handler, are kept from redelivery while the instance lives: a
+	// slow handler (an LLM call past AckWait) keeps its own and the Batch
+	// queued behind it, and AckWait is how long a dead instance's messages
+	// wait before another instance gets them. (Behind a full inbox, up to
+	// Batch-1 more can wait in the client's buffer, outside this; with
+	// Batch 1, as the extractor runs, none.)
 	held := &heldMsgs{msgs: map[jetstream.Msg]struct{}{}}
+	var hb sync.WaitGroup
 	hbCtx, stopHB := context.WithCancel(ctx)
-	defer stopHB()
-	go held.keepAlive(hbCtx, c.cfg.AckWait/3, c.log)
+	defer func() { stopHB(); hb.Wait() }()
+	hb.Go(func() { held.keepAlive(hbCtx, c.cfg.AckWait/3, c.log) })
 	cc, err := c.cons.Consume(func(m jetstream.Msg) {
 		if c.cfg.Done != nil {
 			if md, err := m.Metadata(); err == nil && c.cfg.Done(md.Sequence.Stream) {
@@ -220,15 +223,15 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		if other := a.msg.redrivenFor(); other != "" && other != c.cfg.Durable && (a.err != nil || !c.cfg.TakeEveryRedrive) {
 			// Another consumer's redrive: not ours to handle, nor, when it
 			// does not even decode, ours to dead-letter again.
+			held.remove(a.msg.msg)
 			if aerr := a.msg.msg.Ack(); aerr != nil {
 				c.log.Warn("ack", zap.Uint64(FieldSeq, a.msg.Seq), zap.Error(aerr))
 			}
-			held.remove(a.msg.msg)
 			return
 		}
 		if a.err != nil {
-			c.deadLetter(ctx, a.msg, a.err)
 			held.remove(a.msg.msg)
+			c.deadLetter(ctx, a.msg, a.err)
 			return
 		}
 		batch = append(batch, a.msg)
@@ -259,8 +262,10 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			if errs != nil {
 				err = errs[i]
 			}
-			c.decide(ctx, msg, err)
+			// Out of the held set first: no "in progress" may follow an
+			// ack or a nak, whose delay it would cut to AckWait.
 			held.remove(msg.msg)
+			c.decide(ctx, msg, err)
 		}
 	}
 }
@@ -285,7 +290,8 @@ func (h *heldMsgs) remove(m jetstream.Msg) {
 }
 
 // keepAlive tells JetStream every interval that each held message is still
-// being worked on, until ctx ends.
+// being worked on, until ctx ends. It sends under the lock, so a message
+// removed before it is settled gets no "in progress" after.
 func (h *heldMsgs) keepAlive(ctx context.Context, interval time.Duration, log *zap.Logger) {
 	t := time.NewTicker(max(interval, 10*time.Millisecond))
 	defer t.Stop()
@@ -296,16 +302,13 @@ func (h *heldMsgs) keepAlive(ctx context.Context, interval time.Duration, log *z
 		case <-t.C:
 		}
 		h.mu.Lock()
-		msgs := make([]jetstream.Msg, 0, len(h.msgs))
 		for m := range h.msgs {
-			msgs = append(msgs, m)
-		}
-		h.mu.Unlock()
-		for _, m := range msgs {
-			if err := m.InProgress(); err != nil {
+			// An asynchronous publish: the lock is held for microseconds.
+			if err := m.InProgress(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 				log.Debug("in progress", zap.Error(err))
 			}
 		}
+		h.mu.Unlock()
 	}
 }
 

@@ -273,8 +273,9 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 	js := startJS(t)
 	publishTurns(t, js, "u", 3)
 	const ackWait = 600 * time.Millisecond
+	type handling struct{ instance, delivered int }
 	var mu sync.Mutex
-	handled := map[uint64][]int{} // seq → the Delivered count of each handling
+	handled := map[uint64][]handling{}
 	release := make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -286,10 +287,10 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
-			_ = cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+			err := cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
 				for _, m := range msgs {
 					mu.Lock()
-					handled[m.Seq] = append(handled[m.Seq], m.Delivered)
+					handled[m.Seq] = append(handled[m.Seq], handling{i, m.Delivered})
 					mu.Unlock()
 					if m.Seq == 1 {
 						<-release // an LLM call four AckWaits long
@@ -297,15 +298,24 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 				}
 				return nil
 			})
+			if err != nil {
+				t.Errorf("instance %d: %v", i, err)
+			}
 		})
 		if i == 0 {
-			// The first instance takes seq 1 before the second starts.
-			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
+			// The second instance starts once the first holds all three:
+			// seq 1 in its handler, 2 and 3 queued behind it.
+			waitUntil(t, "the first instance to hold every message", func() bool {
+				info, err := cons.cons.Info(t.Context())
+				return err == nil && info.NumAckPending == 3 && info.NumPending == 0
+			})
 		}
 	}
+	// Nothing can be polled for here: what is tested is that nothing
+	// happens while the handler runs past AckWait, four times over.
 	time.Sleep(4 * ackWait)
 	close(release)
-	waitFor(t, func() bool {
+	waitUntil(t, "seq 2 and 3 to be handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(handled[2]) > 0 && len(handled[3]) > 0
@@ -317,19 +327,8 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for seq := uint64(1); seq <= 3; seq++ {
-		if d := handled[seq]; len(d) != 1 || d[0] != 1 {
-			t.Errorf("seq %d handled with deliveries %v, want once, on its first delivery", seq, d)
+		if h := handled[seq]; len(h) != 1 || h[0] != (handling{0, 1}) {
+			t.Errorf("seq %d handled as %+v (instance, delivery), want once, by the first instance, on its first delivery", seq, h)
 		}
-	}
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
