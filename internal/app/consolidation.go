@@ -96,12 +96,13 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		FilterSubjects: consolidatorSubjects(current(), log),
 		// How soon a dead instance's events go to another: an episode or
 		// scratchpad written by the model, plus the wait for the read
-		// model. A live instance keeps the events of its batch and inbox
-		// however long the batch takes (stream.Consumer tells JetStream
-		// they are in progress); up to a batch more, still in the client's
-		// buffer, wait only this.
+		// model. A live instance keeps every event it was handed however
+		// long its batch takes (stream.Consumer tells JetStream they are
+		// in progress), pulling one at a time so that none waits in the
+		// client's buffer, unseen.
 		AckWait:       2*a.Config.LLM.Timeout + consolidation.DefaultCatchUp,
 		Batch:         64,
+		Pull:          1,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 		Recent:        a.recent,
 	}

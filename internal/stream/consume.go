@@ -68,6 +68,13 @@ type ConsumerConfig struct {
 	// Backoff gives the nak delay after the n-th failed delivery.
 	Backoff func(delivered int) time.Duration
 	Batch   int
+	// Pull is how many messages one pull asks JetStream for (0: Batch).
+	// Those a pull delivers past the first wait in the NATS client while
+	// the inbox is full, where nothing tells JetStream they are in
+	// progress: a consumer whose batch can outlast AckWait (a model call
+	// per message) pulls one at a time, so every message it was handed is
+	// held.
+	Pull int
 	// Restart, when set, deletes any existing consumer of this name and
 	// starts a new one at StartSeq (0 = the start of the stream). A
 	// projection that stores its own position uses it: the position in
@@ -120,6 +127,9 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = 256
+	}
+	if cfg.Pull <= 0 || cfg.Pull > cfg.Batch {
+		cfg.Pull = cfg.Batch
 	}
 	if cfg.MaxEventBytes == 0 {
 		cfg.MaxEventBytes = events.DefaultMaxEventBytes
@@ -182,8 +192,8 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 	// slow handler (an LLM call past AckWait) keeps its own and the Batch
 	// queued behind it, and AckWait is how long a dead instance's messages
 	// wait before another instance gets them. (Behind a full inbox, up to
-	// Batch-1 more can wait in the client's buffer, outside this; with
-	// Batch 1, as the extractor runs, none.)
+	// Pull-1 more can wait in the client's buffer, outside this: none with
+	// Pull 1, as the extractor and the consolidator run.)
 	held := &heldMsgs{msgs: map[jetstream.Msg]struct{}{}}
 	var hb sync.WaitGroup
 	hbCtx, stopHB := context.WithCancel(ctx)
@@ -204,7 +214,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
 		}
-	}, jetstream.PullMaxMessages(c.cfg.Batch),
+	}, jetstream.PullMaxMessages(c.cfg.Pull),
 		// Short pulls: a pull lost while JetStream was off (a full disk,
 		// healed without a restart) is noticed by its missing heartbeat
 		// and asked again within seconds, not half a minute.

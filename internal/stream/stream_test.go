@@ -332,3 +332,54 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 		}
 	}
 }
+
+// A consumer that batches but pulls one at a time holds every message it
+// was handed while a batch outlasts AckWait: none waits in the client's
+// buffer, unseen, to be delivered again.
+func TestPullOneHoldsEveryMessage(t *testing.T) {
+	js := startJS(t)
+	publishTurns(t, js, "u", 10)
+	const ackWait = 600 * time.Millisecond
+	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: "slowbatch", AckWait: ackWait, Batch: 4, Pull: 1},
+		zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	handled := map[uint64][]int{} // seq → the delivery count of each handling
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+			for _, m := range msgs {
+				mu.Lock()
+				handled[m.Seq] = append(handled[m.Seq], m.Delivered)
+				mu.Unlock()
+				if m.Seq == 1 {
+					<-release
+				}
+			}
+			return nil
+		})
+	}()
+	waitUntil(t, "seq 1 in the handler", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
+	// Nothing can be polled for: what is tested is that nothing is
+	// delivered again while the batch runs four AckWaits.
+	time.Sleep(4 * ackWait)
+	close(release)
+	waitUntil(t, "every message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 10 })
+	time.Sleep(2 * ackWait) // a redelivery would come within an AckWait
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for seq := uint64(1); seq <= 10; seq++ {
+		if d := handled[seq]; len(d) != 1 || d[0] != 1 {
+			t.Errorf("seq %d handled on deliveries %v, want once, on the first", seq, d)
+		}
+	}
+}
