@@ -177,6 +177,7 @@ type splitter struct {
 	verbs     bool // add a run's last character with the 了 after it (term.verb)
 	unbounded bool // no maxTerms: Understand bounds by weight instead
 	terms     []term
+	runs      []string // each CJK run whole, before it is cut at function words
 	seen      map[string]bool
 	word      strings.Builder // the word being read
 	hasLetter bool            // word has more than combining marks
@@ -234,6 +235,7 @@ func (s *splitter) run(query string, i int) int {
 		i += size
 	}
 	run := rb.String()
+	s.runs = append(s.runs, run)
 	if !s.dropStop {
 		s.addCJK(run, false)
 		return i

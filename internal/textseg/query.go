@@ -241,7 +241,7 @@ func (b *queryBuilder) add(text string, w float64) {
 		}
 	}
 	if !b.keepStop {
-		b.looseBigrams(text, w)
+		b.looseBigrams(s.runs, w)
 	}
 }
 
@@ -255,50 +255,43 @@ const looseNever = "我你他她它们这那"
 // precedes them often is (买的, 目的, 好的).
 const particles = "的了吗呢吧啊呀嘛么"
 
-// looseBigrams adds, at looseWeight, the bigrams of text's CJK runs that
-// reading cut at a function word (票买的几点 → 买的): the words around a
-// function word are often a word of their own (买的是, 目的地, 好的), and
-// a memory that shares nothing else with the query is found by them, as
-// a plain bigram search finds it. No bigram of a function word itself
-// (上次, 一下, 有没有, 为什么) is one.
-func (b *queryBuilder) looseBigrams(text string, w float64) {
-	var run strings.Builder
-	flush := func() {
-		for _, bg := range bigrams(run.String()) {
+// looseBigrams adds, at looseWeight, the bigrams of CJK runs (read
+// whole) that reading cut at a function word (票买的几点 → 买的): the
+// words around a function word are often a word of their own (买的是,
+// 目的地, 好的), and a memory that shares nothing else with the query is
+// found by them, as a plain bigram search finds it. No bigram of a
+// function word itself (上次, 一下, 有没有, 为什么) is one.
+func (b *queryBuilder) looseBigrams(runs []string, w float64) {
+	for _, run := range runs {
+		for _, bg := range bigrams(run) {
 			if _, ok := b.weights[bg]; (ok && !b.loose[bg]) || !isLoose(bg) {
 				continue
 			}
 			b.term(piece{bg, bg}, false, w*looseWeight) // the heaviest reading stays
 			b.loose[bg] = true
 		}
-		run.Reset()
 	}
-	for _, r := range text {
-		if isCJK(r) {
-			run.WriteRune(r)
-			continue
-		}
-		if !isMark(r) {
-			flush()
-		}
-	}
-	flush()
 }
+
+// stopBigrams are the bigrams inside the function words (有没有 → 有没,
+// 没有), which no loose bigram may be.
+var stopBigrams = func() map[string]bool {
+	set := map[string]bool{}
+	for _, w := range cjkStop {
+		for _, bg := range bigrams(w) {
+			set[bg] = true
+		}
+	}
+	return set
+}()
 
 // isLoose reports whether a bigram across a function word may be a term.
 func isLoose(bg string) bool {
-	if strings.ContainsAny(bg, looseNever) {
+	if strings.ContainsAny(bg, looseNever) || stopBigrams[bg] {
 		return false
 	}
-	if first, _ := utf8.DecodeRuneInString(bg); strings.ContainsRune(particles, first) {
-		return false
-	}
-	for _, w := range cjkStop {
-		if strings.Contains(w, bg) {
-			return false
-		}
-	}
-	return true
+	first, _ := utf8.DecodeRuneInString(bg)
+	return !strings.ContainsRune(particles, first)
 }
 
 // cjk adds a CJK word (a run cut at function words).

@@ -30,14 +30,7 @@ func asksClock(utterance string) bool {
 			return false
 		}
 		rest = rest[i+len("几点"):]
-		counted := false
-		for _, w := range notClock {
-			if strings.HasPrefix(rest, w) {
-				counted = true
-				break
-			}
-		}
-		if !counted {
+		if prefixIn(rest, notClock) == "" {
 			return true
 		}
 	}
