@@ -62,6 +62,7 @@ type App struct {
 	js       jetstream.JetStream
 	store    *sqlite.Store
 	engine   *retrieval.Engine
+	access   *retrieval.AccessLog // nil unless a retriever
 	services []micro.Service
 	catchUp  *catchUp // nil unless a retriever
 	feed     *feed    // nil unless ingest beside a read model
@@ -151,6 +152,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 		}
 		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: 2 * time.Second, Log: a.Log.Named("access")}
 		a.engine.Recorder = access
+		a.access = access
 		a.engine.Degraded = a.degraded(a.emitter("engram/retriever"))
 		if embedder != nil {
 			a.engine.Vectors = &queryVectors{client: embedder, store: a.store, model: a.Config.Embed.Model,
@@ -500,6 +502,24 @@ func (a *App) SetRetrievalClock(now func() time.Time) {
 	if a.engine != nil {
 		a.engine.Now = now
 	}
+}
+
+// SettleAccess publishes the accesses retrievals have recorded and waits
+// until the read model holds them, so that what is asked next ranks as
+// it would after the access log's next flush. A benchmark calls it between
+// questions to score the same way every run.
+func (a *App) SettleAccess(ctx context.Context) error {
+	if a.access == nil {
+		return nil
+	}
+	if err := a.access.Flush(ctx); err != nil {
+		return err
+	}
+	head, err := a.streamHead(ctx)
+	if err != nil {
+		return err
+	}
+	return a.WaitProjected(ctx, head)
 }
 
 // HTTPAddr is the address the HTTP API listens on ("" if none).

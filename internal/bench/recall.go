@@ -197,6 +197,12 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", s.File, c.ID, err)
 			}
+			// What this question used is reinforced before the next
+			// one is asked, as the access log's flush would do between
+			// an agent's turns; settled here, every run scores alike.
+			if err := e.App.SettleAccess(ctx); err != nil {
+				return nil, fmt.Errorf("%s %s: settle accesses: %w", s.File, c.ID, err)
+			}
 			a5, a10 := recallAt(c.Gold, mems, turns, profile)
 			rep.Engram[s.Lang].add(c.Type, a5, a10)
 			bm, bt := base.rank(c)
