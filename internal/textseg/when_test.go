@@ -15,6 +15,9 @@ func TestAsksWhen(t *testing.T) {
 		{"上次回宜昌那趟车是几点走的", true},  // as "what time" is in English
 		{"你给我的那几点建议再说一遍", false}, // a few points, not the hour
 		{"那个会是哪天开的", true},
+		{"那个证啥时候考来着", true}, // as people type it
+		{"他上回说的啥时候还来着", true},
+		{"你记得是哪个月交的吗", true},
 		{"What did Melanie feel when she saw the meteor shower?", false},
 		{"What activities does Melanie do?", false},
 		{"我喜欢喝什么咖啡", false},
@@ -37,6 +40,13 @@ func TestMentionsTime(t *testing.T) {
 		{"It was a great day at the beach.", false},
 		{"You may like this painting, it's 20x30.", false},
 		{"我们去爬山了", false},
+		{"考试是11月28号 理论加实操", true},
+		{"婚期定在 2027 年 5 月 20 日", true},
+		{"说年底再还", true},
+		{"明早 8 点出发", true},
+		{"周三下班后去拿", true},
+		{"总结了 3 点原因", false}, // points, not the hour
+		{"还欠2.5万", false},
 	} {
 		if got := MentionsTime(tc.text); got != tc.want {
 			t.Errorf("MentionsTime(%q) = %v, want %v", tc.text, got, tc.want)
