@@ -260,6 +260,11 @@ func TestParaphrase(t *testing.T) {
 	f.memory(user, "courier", "rule", "给客户发货一律走顺丰，运费到付", 30*24*time.Hour)
 	f.memory(user, "cron", "fact", "每天凌晨三点用 cron 跑一次数据库导出", 20*24*time.Hour)
 	f.memory(user, "throttle", "fact", "支付网关每秒超过 20 次请求就限流，返回 429", 20*24*time.Hour)
+	f.memory(user, "acupuncture", "fact", "在中医院做了六次针灸，肩膀松多了", 40*24*time.Hour)
+	f.memory(user, "tutoring", "fact", "给儿子报了物理补习班，周日上午上", 25*24*time.Hour)
+	f.memory(user, "closed", "fact", "楼下理发店每周二关门", 50*24*time.Hour)
+	f.memory(user, "roommate", "decision", "跟合租的室友约定晚上十一点以后不用洗衣机", 15*24*time.Hour)
+	f.memory(user, "rent", "event", "房东通知明年房租涨到 3000", 12*24*time.Hour)
 	for _, tc := range []struct{ query, want string }{
 		{"Which theme do I like?", "dark"},
 		{"How should I ship this fix?", "pr"},
@@ -274,6 +279,12 @@ func TestParaphrase(t *testing.T) {
 		// A developer's Chinese names the English term and the other way round.
 		{"那个定时任务几点跑", "cron"},
 		{"why does the payment gateway throttle us", "throttle"},
+		// Spoken words for what a note writes down otherwise.
+		{"上回扎针扎了几次", "acupuncture"},
+		{"孩子补课是哪天", "tutoring"},
+		{"剪头的那家店礼拜几歇业", "closed"},
+		{"当时说好的是啥", "roommate"},
+		{"他说涨就涨 气人", "rent"},
 	} {
 		resp := f.ask(Request{Query: tc.query})
 		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {
