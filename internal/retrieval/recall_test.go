@@ -152,6 +152,21 @@ func TestLongQueryKeepsItsEnd(t *testing.T) {
 	}
 }
 
+// A long Chinese question typed as one run of clauses is read clause by
+// clause, as sentences are: what it asks, at the end, outweighs the scene
+// the clauses before it set, even when the scene shares more words with
+// another memory.
+func TestLongChineseQuestionAsksAtTheEnd(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 20)
+	f.memory(user, "checkup", "fact", "王姐的健康证 12 月到期，店里两个人都要去体检办证", 20*24*time.Hour)
+	f.memory(user, "waist", "fact", "医生说腰椎间盘突出先做理疗，不一定要开刀", 60*24*time.Hour)
+	resp := f.ask(Request{Query: "最近天一冷店里事情也多，王姐说她也要去体检办证，我自己腰又不舒服，好多事情堆在一起，我想问下医生到底是咋说的，是不是一定要开刀"})
+	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != "waist" {
+		t.Fatalf("memories = %v, want waist first", got)
+	}
+}
+
 // 3. recent_messages shape the raw turns too: a vague last utterance is
 // answered from the turns its dialogue points at.
 func TestRecentMessagesShapeTurns(t *testing.T) {

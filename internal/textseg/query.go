@@ -99,6 +99,9 @@ func Understand(last string, context ...string) Query {
 	// its last sentence ask; what comes before sets the scene ("work has
 	// been crazy this week, … What does Sam have on Saturday?").
 	sents := sentences(last)
+	if len(sents) == 1 && hasCJK(last) && utf8.RuneCountInString(last) >= longClauses {
+		sents = clauses(last)
+	}
 	for i, sent := range sents {
 		w := 1.0
 		if i < len(sents)-1 && !isQuestion(sent) {
@@ -191,6 +194,30 @@ func sentences(text string) []string {
 			if r == '.' && i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' {
 				continue
 			}
+			if s := strings.TrimSpace(text[start : i+utf8.RuneLen(r)]); s != "" {
+				out = append(out, s)
+			}
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// longClauses is the length from which a one-sentence utterance is read
+// clause by clause: people type a long question as one run of clauses
+// joined by commas, its ask at the end.
+const longClauses = 50
+
+// clauses cuts text after each comma or semicolon.
+func clauses(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		switch r {
+		case ',', '，', ';', '；':
 			if s := strings.TrimSpace(text[start : i+utf8.RuneLen(r)]); s != "" {
 				out = append(out, s)
 			}
