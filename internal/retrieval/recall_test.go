@@ -260,6 +260,26 @@ func TestBigramAcrossFunctionWord(t *testing.T) {
 	}
 }
 
+// A one-character verb is a word of its own: "被罚" finds what says "被站长
+// 罚了", though the two share no bigram.
+func TestOneCharacterVerb(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 20)
+	f.memory(user, "fined", "event", "没穿工服被站长罚了 100 元", 100*24*time.Hour)
+	f.memory(user, "etc", "event", "ETC 这个月多扣了 320 元，已打客服申诉", 130*24*time.Hour)
+	f.memory(user, "bike", "event", "电瓶车昨晚在楼下让人偷了，报了警", 60*24*time.Hour)
+	for _, tc := range []struct{ query, want string }{
+		{"被罚的那个钱是为啥", "fined"},
+		{"扣钱扣错那个事后来咋样", "etc"},
+		{"被偷的那次报案没", "bike"},
+	} {
+		resp := f.ask(Request{Query: tc.query})
+		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {
+			t.Errorf("%q: memories = %v, want %s first", tc.query, got, tc.want)
+		}
+	}
+}
+
 // 7. Paraphrase without a model: the concept lexicon and the kind a
 // question asks for.
 func TestParaphrase(t *testing.T) {

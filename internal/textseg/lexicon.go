@@ -2,10 +2,11 @@ package textseg
 
 import "strings"
 
-// singleNouns are one-character Chinese nouns (and the few verbs that
-// carry a question alone: 喝, 吃, 住, 养, 穿) a person uses as a whole word
-// (猫的照片, 买了车, 吃药). Bigrams alone never find them when the characters
-// around them differ between the question and what was said, so Understand
+// singleNouns are one-character Chinese nouns, and the verbs of everyday
+// events (罚, 赔, 丢, 借, 修, 卖, 寄, 还, …), that a person uses as a whole
+// word (猫的照片, 买了车, 被罚的钱, 扣错了). Bigrams alone never find them
+// when the characters around them differ between the question and what
+// was said ("被罚" and "被站长罚了 100 元" share no bigram), so Understand
 // searches each as a prefix term. The list keeps to everyday things: a
 // character that is mostly part of other words (生, 学, 发) would match
 // half of everything.
@@ -17,6 +18,9 @@ var singleNouns = wordSet(`
 	钱 卡 礼 信 歌 戏 画 照 花 树 草 山 河 海 湖 雨 雪 风
 	妈 爸 哥 姐 弟 妹 娃 儿 女 妻 夫 爷 奶 婆
 	喝 吃 住 养 穿
+	罚 赔 丢 偷 摔 涨 扣 借 骗 撞 吵 咬 欠
+	修 卖 搬 退 换 租 考 输 赢 哭 骂 追 陪
+	买 送 寄 订 收 交 付 还 打 拍
 `)
 
 // concepts are groups of words that ask for the same thing, in English and
