@@ -143,6 +143,25 @@ type RecallScores struct {
 	At5    float64
 	At10   float64
 	ByType map[string][3]float64 // type → cases, recall@5 sum, recall@10 sum
+	// ByBlock counts gold items by the block they are looked for in
+	// ("memories", "turns"): items, found at 5, found at 10.
+	ByBlock map[string][3]float64
+}
+
+// addItems counts the gold items of one case by block.
+func (r *RecallScores) addItems(gold, mems, turns []string, profile map[string]bool) {
+	if r.ByBlock == nil {
+		r.ByBlock = map[string][3]float64{}
+	}
+	for _, g := range gold {
+		block := "memories"
+		if strings.Contains(g, "#") {
+			block = "turns"
+		}
+		at5, at10 := recallAt([]string{g}, mems, turns, profile)
+		b := r.ByBlock[block]
+		r.ByBlock[block] = [3]float64{b[0] + 1, b[1] + at5, b[2] + at10}
+	}
 }
 
 func (r *RecallScores) add(typ string, at5, at10 float64) {
@@ -205,9 +224,11 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io
 			}
 			a5, a10 := recallAt(c.Gold, mems, turns, profile)
 			rep.Engram[s.Lang].add(c.Type, a5, a10)
+			rep.Engram[s.Lang].addItems(c.Gold, mems, turns, profile)
 			bm, bt := base.rank(c)
 			b5, b10 := recallAt(c.Gold, bm, bt, profile)
 			rep.BM25[s.Lang].add(c.Type, b5, b10)
+			rep.BM25[s.Lang].addItems(c.Gold, bm, bt, profile)
 			if misses != nil && a5 < 1 {
 				top := func(l []string) []string { return l[:min(len(l), 8)] }
 				fmt.Fprintf(misses, "%s %s %s engram@5 %.2f bm25@5 %.2f gold %v\n  query %q recent %d\n  engram mems %v turns %v\n  bm25   mems %v turns %v\n",
@@ -241,6 +262,12 @@ func (r *RecallReport) Write(w io.Writer, split string) {
 		for _, t := range types {
 			x, y := en.ByType[t], bm.ByType[t]
 			fmt.Fprintf(w, "  %-13s n=%3.0f  engram %.2f / %.2f   bm25 %.2f / %.2f\n", t, x[0], x[1]/x[0], x[2]/x[0], y[1]/y[0], y[2]/y[0])
+		}
+		for _, b := range []string{"memories", "turns"} {
+			x, y := en.ByBlock[b], bm.ByBlock[b]
+			if x[0] > 0 {
+				fmt.Fprintf(w, "  gold %-8s n=%3.0f  engram %.2f / %.2f   bm25 %.2f / %.2f\n", b, x[0], x[1]/x[0], x[2]/x[0], y[1]/y[0], y[2]/y[0])
+			}
 		}
 	}
 }
