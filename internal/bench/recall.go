@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -81,12 +82,73 @@ func LoadRecallSets(dir string) ([]*RecallSet, error) {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		s.File = filepath.Base(f)
-		if s.Namespace == "" || s.User == "" || (s.Lang != "zh" && s.Lang != "en") {
-			return nil, fmt.Errorf("%s: namespace, user and lang (zh or en) are required", f)
+		if err := s.check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		out = append(out, &s)
 	}
 	return out, nil
+}
+
+var (
+	caseTypes = map[string]bool{"direct": true, "paraphrase": true, "dialogue": true, "long": true, "emotional": true,
+		"time": true, "single_char": true, "cross_lingual": true, "multi": true}
+	memoryKinds = map[string]bool{"fact": true, "preference": true, "rule": true, "skill": true, "error": true,
+		"context": true, "identity": true}
+	memoryCategories = map[string]bool{"identity": true, "config": true, "credential": true, "decision": true,
+		"solution": true, "event": true, "conversation": true, "temp": true, "debug": true}
+)
+
+// check holds a set to what FORMAT.md promises: enough memories and turns,
+// kinds and categories engram accepts, every gold id a memory or a turn
+// that exists, every time before the set's now. A slip in a file written
+// by hand would otherwise show only as a lower score, or as an ingest
+// error that names an event rather than the file's line.
+func (s *RecallSet) check() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if s.Namespace == "" || s.User == "" || (s.Lang != "zh" && s.Lang != "en") {
+		bad("namespace, user and lang (zh or en) are required")
+	}
+	if len(s.Memories) < 50 {
+		bad("%d memories, want ≥ 50", len(s.Memories))
+	}
+	turns := map[string]bool{}
+	for _, sess := range s.Sessions {
+		for i := range sess.Turns {
+			turns[fmt.Sprintf("%s#%d", sess.ID, i)] = true
+		}
+		if !sess.Time.Before(s.Now) {
+			bad("session %s at %v, not before now %v", sess.ID, sess.Time, s.Now)
+		}
+	}
+	if len(s.Sessions) < 6 || len(turns) < 80 {
+		bad("%d sessions, %d turns; want ≥ 6 and ≥ 80", len(s.Sessions), len(turns))
+	}
+	mems := map[string]bool{}
+	for _, m := range s.Memories {
+		if mems[m.ID] {
+			bad("memory %s twice", m.ID)
+		}
+		mems[m.ID] = true
+		if !memoryKinds[m.Kind] || !memoryCategories[m.Category] {
+			bad("memory %s: kind %q, category %q (FORMAT.md lists both)", m.ID, m.Kind, m.Category)
+		}
+		if m.Time.IsZero() || !m.Time.Before(s.Now.Add(time.Second)) {
+			bad("memory %s at %v, not before now %v", m.ID, m.Time, s.Now)
+		}
+	}
+	for _, c := range s.Cases {
+		if !caseTypes[c.Type] || strings.TrimSpace(c.Query) == "" || len(c.Gold) == 0 {
+			bad("case %s: type %q, query %q, gold %v", c.ID, c.Type, c.Query, c.Gold)
+		}
+		for _, g := range c.Gold {
+			if !mems[g] && !turns[g] {
+				bad("case %s: gold %s is neither a memory nor a turn of the set", c.ID, g)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // memoryID is the id a set's memory is stored under: memory ids are one
