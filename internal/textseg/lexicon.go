@@ -3,7 +3,7 @@ package textseg
 import "strings"
 
 // singleNouns are one-character Chinese nouns, and the verbs of everyday
-// events (罚, 赔, 丢, 借, 修, 卖, 寄, 还, …), that a person uses as a whole
+// events (罚, 赔, 丢, 借, 修, 卖, 寄, …), that a person uses as a whole
 // word (猫的照片, 买了车, 被罚的钱, 扣错了). Bigrams alone never find them
 // when the characters around them differ between the question and what
 // was said ("被罚" and "被站长罚了 100 元" share no bigram), so Understand
@@ -20,7 +20,7 @@ var singleNouns = wordSet(`
 	喝 吃 住 养 穿
 	罚 赔 丢 偷 摔 涨 扣 借 骗 撞 吵 咬 欠
 	修 卖 搬 退 换 租 考 输 赢 哭 骂 追 陪
-	买 送 寄 订 收 交 付 还 打 拍
+	买 送 寄 订 收 交 付 打 拍
 `)
 
 // concepts are groups of words that ask for the same thing, in English and
