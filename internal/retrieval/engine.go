@@ -335,7 +335,18 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		limit = 8
 	}
 	if !textFailed && searchable {
-		turns, err := rankTurns(ctx, e.Store, scope, q, tw, e.Turns)
+		// The best memories name, in the words the conversation used,
+		// what the question is about: their words weigh among the turns
+		// the question reached (TurnOptions.Feedback).
+		var fb textseg.Query
+		if len(b.Memories) > 0 {
+			var found []string
+			for _, m := range b.Memories[:min(feedbackMemories, len(b.Memories))] {
+				found = append(found, m.Content)
+			}
+			fb = q.Feedback(found...)
+		}
+		turns, err := rankTurns(ctx, e.Store, scope, q, fb, tw, e.Turns)
 		if err != nil {
 			fall(err)
 		}
@@ -565,6 +576,10 @@ var intents = []struct {
 	{[]memory.Kind{memory.KindContext}, []string{"i feel", "i'm feeling", "feeling", "i felt", "scared", "worried", "upset",
 		"sad", "stressed", "miserable", "drained", "心情", "难过", "伤心", "焦虑", "害怕", "担心", "郁闷", "崩溃", "累死", "烦死"}},
 }
+
+// feedbackMemories is how many of the best memories lend their words to
+// the turns (TurnOptions.Feedback).
+const feedbackMemories = 2
 
 // asksFor returns the kinds of memory query asks for, or nil.
 func asksFor(query string) []memory.Kind {

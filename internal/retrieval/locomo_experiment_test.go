@@ -101,7 +101,7 @@ func TestLoCoMoExperiment(t *testing.T) {
 			// what was said then.
 			scope := memory.Scope{Namespace: "locomo", User: conv.ID}
 			tw := askedWindow(ctx, st, scope, q.Question, time.Now())
-			turns, err := rankTurns(ctx, st, scope, textseg.Understand(q.Question), tw, opt)
+			turns, err := rankTurns(ctx, st, scope, textseg.Understand(q.Question), textseg.Query{}, tw, opt)
 			return diaIDs(conv, turns), err
 		}, locomo.DefaultKs)
 		if err != nil {

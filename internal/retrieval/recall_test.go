@@ -182,6 +182,25 @@ func TestRecentMessagesShapeTurns(t *testing.T) {
 	}
 }
 
+// Among the turns a question reaches, the one that said what the best
+// memory records comes first, though it shares no word with the
+// question: "谈下来了 2450 签三年" answers "跟房东谈的房租最后是多少" only
+// through the memory the question finds.
+func TestMemoriesLeadToTheirTurns(t *testing.T) {
+	f := newFixture(t)
+	f.fillers(user, 10)
+	f.memory(user, "lease", "decision", "用户不搬铺子，跟房东刘老板谈成签三年合同，每月 2450，押一付三", 60*24*time.Hour)
+	f.turns(user, "rent", 60*24*time.Hour, "房东刘老板说明年房租要涨到 2600", "可以跟他谈谈长租，锁定价格。",
+		"我明天去找他试试", "好 谈下来了 2450 签三年 押一付三", "太好了！")
+	f.turns(user, "tea", 50*24*time.Hour, "隔壁茶馆的房租听说也涨了", "最近很多铺面都在涨。")
+	f.turns(user, "noodles", 30*24*time.Hour, "今天面发不起来", "水温多少？", "自来水 酵母照以前放的", "天冷了水温要调高。")
+	resp := f.ask(Request{Query: "跟房东谈的房租最后是多少"})
+	got := turnContents(resp.Blocks.Turns)
+	if !slices.Contains(got[:min(2, len(got))], "好 谈下来了 2450 签三年 押一付三") {
+		t.Fatalf("turns = %q, want the turn that settled the lease among the first two", got)
+	}
+}
+
 // 4. Access reinforcement cannot run away: a memory returned 50 times for
 // one topic does not outrank the best match for another.
 func TestAccessDoesNotRunAway(t *testing.T) {

@@ -40,7 +40,7 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	}
 	var turns []ScoredTurn
 	if informative {
-		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), e.Turns); err != nil {
+		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, textseg.Query{}, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), e.Turns); err != nil {
 			return nil, err
 		}
 		// Evidence that says nothing ("Understood.") ranks after evidence

@@ -82,13 +82,21 @@ type TurnOptions struct {
 	// conversations, and one session's neighbouring turns would crowd the
 	// rest out.
 	Spread float64
+	// Feedback weighs how well a candidate matches the words of the best
+	// memories the question found (textseg.Query.Feedback), scaled so the
+	// best match is 1: among the turns the question reached, the one that
+	// said what a memory records.
+	Feedback float64
 }
 
 // DefaultTurnOptions are tuned on LoCoMo conversations 0–4 (ENGRAM_LOCOMO_EXPERIMENT=1 go
 // test ./internal/retrieval prints the variants; make bench-locomo
-// measures the default through /v1/context).
+// measures the default through /v1/context), but Feedback, which LoCoMo
+// (no memories) cannot exercise: it is tuned on the dev sets, where 0.6
+// to 1.3 all did as well.
 func DefaultTurnOptions() TurnOptions {
-	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.4, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3}
+	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.4, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3,
+		Feedback: 0.8}
 }
 
 // ScoredTurn is a recalled turn with its signals.
@@ -96,6 +104,7 @@ type ScoredTurn struct {
 	memory.TurnHit
 	Text     float64 // BM25 scaled by the best hit's, in [0, 1]
 	Neighbor float64 // what its neighbours passed on
+	Feedback float64 // what matching the best memories' words adds
 	Score    float64
 }
 
@@ -105,7 +114,7 @@ type ScoredTurn struct {
 // after the one that shares the question's words. For a question that
 // names a time (tw, nil when it names none) the turns said then are
 // candidates too (Then), and timeFactor weighs every turn by it.
-func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
+func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
 	hits, err := st.RecallTurns(ctx, scope, q, opt.Candidates)
 	if err != nil {
 		return nil, err
@@ -178,6 +187,9 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 			}
 		}
 	}
+	if opt.Feedback > 0 && !fb.Empty() {
+		feedback(byKey, fb, opt.Feedback)
+	}
 	var sessions map[string]float64
 	if opt.Session > 0 {
 		text := make([]float64, len(keys))
@@ -201,7 +213,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q textseg.
 	out := make([]ScoredTurn, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
-		s.Score = s.Text + s.Neighbor + opt.Session*sessions[k.SessionID]
+		s.Score = s.Text + s.Neighbor + s.Feedback + opt.Session*sessions[k.SessionID]
 		if cover != nil {
 			s.Score += opt.Window * cover.window(k)
 		}
@@ -354,4 +366,47 @@ func (c *coverer) window(k memory.TurnKey) float64 {
 		}
 	}
 	return found / c.total
+}
+
+// feedback scores every candidate for fb, the words of the best memories,
+// with BM25 over the candidates themselves (no read: they are at hand),
+// and gives each w times its score over the best one's.
+func feedback(byKey map[memory.TurnKey]*ScoredTurn, fb textseg.Query, w float64) {
+	texts := make([]string, 0, len(byKey))
+	turns := make([]*ScoredTurn, 0, len(byKey))
+	st := textseg.Stats{DF: map[string]int{}}
+	total := 0
+	want := map[string]bool{}
+	for _, t := range fb.Terms {
+		want[t.Token] = true
+	}
+	for _, s := range byKey {
+		text := s.TurnHit.Text()
+		toks := textseg.Tokens(text)
+		total += len(toks)
+		seen := map[string]bool{}
+		for _, tok := range toks {
+			if want[tok] && !seen[tok] {
+				seen[tok] = true
+				st.DF[tok]++
+			}
+		}
+		texts = append(texts, text)
+		turns = append(turns, s)
+	}
+	st.Docs = len(texts)
+	st.AvgLen = float64(total) / float64(max(len(texts), 1))
+	sc := textseg.NewScorer(fb, st)
+	scores := make([]float64, len(texts))
+	best := 0.0
+	for i, t := range texts {
+		scores[i], _ = sc.Score(t)
+		best = max(best, scores[i])
+	}
+	if best <= 0 {
+		return
+	}
+	for i, s := range turns {
+		s.Feedback = w * scores[i] / best
+	}
 }

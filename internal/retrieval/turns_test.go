@@ -17,7 +17,7 @@ func TestAnswerFollowsQuestion(t *testing.T) {
 	f := newFixture(t)
 	f.turns(user, "asked", 48*time.Hour, "What was the poetry reading about?", "It was about trans people telling their own stories.")
 	f.turns(user, "told", 24*time.Hour, "The poetry reading was long.", "I had pasta for dinner after that.")
-	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("What was the poetry reading about?"), nil, DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("What was the poetry reading about?"), textseg.Query{}, nil, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestAskingTurnRanksBelowTelling(t *testing.T) {
 	f := newFixture(t)
 	f.turns(user, "asks", 48*time.Hour, "So you went to the pottery class on Friday?")
 	f.turns(user, "tells", 24*time.Hour, "So you went to the pottery class on Friday.")
-	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("pottery class"), nil, DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("pottery class"), textseg.Query{}, nil, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestBestHitsReachTwoTurns(t *testing.T) {
 	f := newFixture(t)
 	f.turns(user, "s", time.Hour, "Did you go to the poetry reading on Friday?", "Which one?", "The one downtown: it was about trans people telling their own stories.", "Sounds good.")
 	f.turns(user, "other", 2*time.Hour, "Lunch was fine.")
-	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("Did you go to the poetry reading?"), nil, DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("Did you go to the poetry reading?"), textseg.Query{}, nil, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestTurnsOfTheDayNamed(t *testing.T) {
 	f.turns(user, "later", f.now.Sub(day.AddDate(0, 1, 0)), "Any plans for the weekend?", "Not really, maybe a dish with friends.")
 	f.turns(user, "earlier", f.now.Sub(day.AddDate(0, -1, 0)), "I love my turtles.", "That dish of theirs is so cute.")
 	query := "What dish did Nate make on 9 November, 2022?"
-	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), parseTimeWindow(query, f.now), DefaultTurnOptions())
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), textseg.Query{}, parseTimeWindow(query, f.now), DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestListQuestionSpreadsOverSessions(t *testing.T) {
 		"Pottery class, pottery class, always the pottery class.")
 	f.turns(user, "camping", 48*time.Hour, "We went camping with the kids and ate from the bowls we made at pottery.")
 	rank := func(query string) int {
-		turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), nil, DefaultTurnOptions())
+		turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), textseg.Query{}, nil, DefaultTurnOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

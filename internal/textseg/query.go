@@ -2,6 +2,7 @@ package textseg
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -93,8 +94,7 @@ const (
 // their siblings in at a lower weight, so a paraphrase still matches
 // without a model.
 func Understand(last string, context ...string) Query {
-	b := queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
-		verbs: map[string]bool{}, loose: map[string]bool{}}
+	b := newBuilder()
 	// A long utterance is read sentence by sentence: its questions and
 	// its last sentence ask; what comes before sets the scene ("work has
 	// been crazy this week, … What does Sam have on Saturday?").
@@ -132,6 +132,29 @@ func Understand(last string, context ...string) Query {
 	q.AsksWhen = AsksWhen(last)
 	q.AsksMany = AsksMany(last)
 	return q
+}
+
+// Feedback reads found (what one recall path found) as a query of the
+// words q does not already have: a light cue for another path. The
+// memories a question finds are distilled from the turns that said them,
+// and name what those turns talk about in the words they used, which the
+// question often does not.
+func (q Query) Feedback(found ...string) Query {
+	b := newBuilder()
+	for _, t := range found {
+		b.add(t, 1)
+	}
+	fb := b.query()
+	fb.Phrases = nil
+	fb.Terms = slices.DeleteFunc(fb.Terms, func(t Term) bool {
+		return slices.ContainsFunc(q.Terms, func(o Term) bool { return o.Token == t.Token })
+	})
+	return fb
+}
+
+func newBuilder() queryBuilder {
+	return queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
+		verbs: map[string]bool{}, loose: map[string]bool{}}
 }
 
 type queryBuilder struct {

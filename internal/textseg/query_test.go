@@ -223,3 +223,16 @@ func TestVerbAloneIsUninformative(t *testing.T) {
 		t.Errorf("Understand(钱赔了没) is Uninformative; 钱 is a word")
 	}
 }
+
+// Feedback reads what was found as a query of the words the question
+// does not have.
+func TestFeedback(t *testing.T) {
+	q := Understand("房东的房租是什么时候涨的")
+	fb := q.Feedback("跟房东刘老板谈成签三年合同，每月 2450")
+	if weightOf(fb, "三年") == 0 || weightOf(fb, "2450") == 0 {
+		t.Fatalf("feedback %v lacks 三年 or 2450", tokensOf(fb))
+	}
+	if weightOf(fb, "房东") != 0 || len(fb.Phrases) != 0 {
+		t.Fatalf("feedback %v, phrases %v: holds the question's own words", tokensOf(fb), fb.Phrases)
+	}
+}
