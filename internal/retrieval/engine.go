@@ -337,16 +337,23 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	if !textFailed && searchable {
 		// The best memories name, in the words the conversation used,
 		// what the question is about: their words weigh among the turns
-		// the question reached (TurnOptions.Feedback).
+		// the question reached (TurnOptions.Feedback), in full once a
+		// memory holds feedbackCover of the question's own words, less
+		// below: a memory that shares nothing with the question may be
+		// the best of a few unrelated ones.
 		var fb textseg.Query
+		topt := e.Turns
 		if len(b.Memories) > 0 {
 			var found []string
+			cover := 0.0
 			for _, m := range b.Memories[:min(feedbackMemories, len(b.Memories))] {
 				found = append(found, m.Content)
+				cover = max(cover, covers(q, m.Content))
 			}
 			fb = q.Feedback(found...)
+			topt.Feedback *= min(1, cover/feedbackCover)
 		}
-		turns, err := rankTurns(ctx, e.Store, scope, q, fb, tw, e.Turns)
+		turns, err := rankTurns(ctx, e.Store, scope, q, fb, tw, topt)
 		if err != nil {
 			fall(err)
 		}
@@ -578,8 +585,15 @@ var intents = []struct {
 }
 
 // feedbackMemories is how many of the best memories lend their words to
-// the turns (TurnOptions.Feedback).
-const feedbackMemories = 2
+// the turns (TurnOptions.Feedback), and feedbackCover the share of the
+// question's own words one must hold for them to weigh in full (tuned on
+// the dev sets and on LoCoMo 0–4 with its sessions ended, where rule
+// extraction leaves a few memories per conversation: in full whatever
+// they held, they cost 0.010 at 5 there).
+const (
+	feedbackMemories = 2
+	feedbackCover    = 0.3
+)
 
 // asksFor returns the kinds of memory query asks for, or nil.
 func asksFor(query string) []memory.Kind {
@@ -716,4 +730,26 @@ func asksForAttachment(q string) bool {
 		}
 	}
 	return false
+}
+
+// covers is the share of the weight of q's own words (the last
+// utterance's: weight 0.8 and more) that text holds.
+func covers(q textseg.Query, text string) float64 {
+	toks := textseg.Tokens(text)
+	var all, held float64
+	for _, t := range q.Terms {
+		if t.Weight < 0.8 {
+			continue
+		}
+		all += t.Weight
+		if slices.ContainsFunc(toks, func(tok string) bool {
+			return tok == t.Token || (t.Prefix && strings.HasPrefix(tok, t.Token))
+		}) {
+			held += t.Weight
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return held / all
 }

@@ -201,6 +201,21 @@ func TestMemoriesLeadToTheirTurns(t *testing.T) {
 	}
 }
 
+// A memory that holds little of the question lends its words little: the
+// best of a few unrelated memories does not steer the turns.
+func TestUnrelatedMemoryDoesNotSteerTurns(t *testing.T) {
+	f := newFixture(t)
+	f.memory(user, "hike", "fact", "Sam went hiking at Mount Tam with friends on Friday and the view was great", 60*24*time.Hour)
+	f.turns(user, "party", 30*24*time.Hour, "The birthday dinner for Ana is at the Thai place on Friday", "Nice, which one?",
+		"The one on Pine Street, booked for eight", "Sounds good.")
+	f.turns(user, "trail", 20*24*time.Hour, "Sam said the Friday evening hike at Mount Tam was great, friends loved the view, dinner after", "Great!")
+	resp := f.ask(Request{Query: "where is the birthday dinner for Ana and her parents on Friday evening?"})
+	got := turnContents(resp.Blocks.Turns)
+	if len(got) == 0 || got[0] != "The birthday dinner for Ana is at the Thai place on Friday" {
+		t.Fatalf("turns = %q, want the birthday dinner first", got)
+	}
+}
+
 // 4. Access reinforcement cannot run away: a memory returned 50 times for
 // one topic does not outrank the best match for another.
 func TestAccessDoesNotRunAway(t *testing.T) {
