@@ -522,6 +522,10 @@ func (a *App) SettleAccess(ctx context.Context) error {
 	return a.WaitProjected(ctx, head)
 }
 
+// StreamHead is the MEMORY stream's last sequence: WaitProjected(head)
+// waits until the read model holds everything stored so far.
+func (a *App) StreamHead(ctx context.Context) (uint64, error) { return a.streamHead(ctx) }
+
 // HTTPAddr is the address the HTTP API listens on ("" if none).
 func (a *App) HTTPAddr() string {
 	if a.httpLn == nil {

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,19 +112,8 @@ func ExtractionCost(ctx context.Context, ds *locomo.Dataset) (*LLMCost, error) {
 	if err := LoadLoCoMo(ctx, e, ds, true); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		left, err := e.App.Store().Unextracted(ctx, time.Now().Add(24*365*time.Hour), 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("turns still unextracted after 10 minutes")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := waitUnextracted(ctx, e); err != nil {
+		return nil, err
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/locomo"
+	"github.com/engramhq/engram/internal/memory"
 )
 
 // LoadLoCoMo ingests every conversation through the HTTP API, one user per
@@ -149,3 +150,46 @@ func turnAt(conv *locomo.Conversation, session, index int) (locomo.Turn, bool) {
 
 // timeOffset spaces a session's turns a second apart, in order.
 func timeOffset(i int) time.Duration { return time.Duration(i) * time.Second }
+
+// waitExtracted waits until every LoCoMo turn is extracted and the
+// memories written are in the read model, and returns how many there are.
+func waitExtracted(ctx context.Context, e *Engram, ds *locomo.Dataset) (int, error) {
+	if err := waitUnextracted(ctx, e); err != nil {
+		return 0, err
+	}
+	head, err := e.App.StreamHead(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := e.WaitProjected(ctx, head); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range ds.Conversations {
+		ms, err := e.App.Store().Memories(ctx, memory.MemoryQuery{Scope: memory.Scope{Namespace: "locomo", User: c.ID}, Limit: 1 << 20})
+		if err != nil {
+			return 0, err
+		}
+		n += len(ms)
+	}
+	return n, nil
+}
+
+// waitUnextracted waits until no turn is left to extract, for up to ten
+// minutes.
+func waitUnextracted(ctx context.Context, e *Engram) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		left, err := e.App.Store().Unextracted(ctx, time.Now().Add(24*365*time.Hour), 1)
+		if err != nil {
+			return err
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("turns still unextracted after 10 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

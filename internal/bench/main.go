@@ -42,6 +42,7 @@ func Main(args []string, out io.Writer) int {
 	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
 	queries := fs.Int("queries", 1000, "queries per search scale step")
 	locomoPath := fs.String("locomo", "../shared/data/locomo/locomo10.json", "LoCoMo data file")
+	locomoEnded := fs.Bool("locomo-ended", false, "end every LoCoMo session, as an agent would, and wait for rule extraction (no LLM) before asking: engram as shipped, with the memories it writes down")
 	sync := fs.String("sync", "", "JetStream sync policy for the run (default: engram's default; the ingest run: both always and 1s)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	ctxDir := fs.String("context-dir", "", "keep the /v1/context runs' read models here and reuse them in later runs")
@@ -142,9 +143,17 @@ func Main(args []string, out io.Writer) int {
 			return 1
 		}
 		t0 := time.Now()
-		if err := LoadLoCoMo(ctx, e, ds, false); err != nil {
+		if err := LoadLoCoMo(ctx, e, ds, *locomoEnded); err != nil {
 			logf("locomo load: %v", err)
 			return 1
+		}
+		if *locomoEnded {
+			n, err := waitExtracted(ctx, e, ds)
+			if err != nil {
+				logf("locomo extraction: %v", err)
+				return 1
+			}
+			logf("locomo: sessions ended; rule extraction wrote %d memories", n)
 		}
 		srep, err := locomo.Evaluate(ctx, ds, LoCoMoSearch(e), locomo.DefaultKs)
 		if err != nil {
