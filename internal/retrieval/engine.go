@@ -335,24 +335,11 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		limit = 8
 	}
 	if !textFailed && searchable {
-		// The best memories name, in the words the conversation used,
-		// what the question is about: their words weigh among the turns
-		// the question reached (TurnOptions.Feedback), in full once a
-		// memory holds feedbackCover of the question's own words, less
-		// below: a memory that shares nothing with the question may be
-		// the best of a few unrelated ones.
-		var fb textseg.Query
-		topt := e.Turns
-		if len(b.Memories) > 0 {
-			var found []string
-			cover := 0.0
-			for _, m := range b.Memories[:min(feedbackMemories, len(b.Memories))] {
-				found = append(found, m.Content)
-				cover = max(cover, covers(q, m.Content))
-			}
-			fb = q.Feedback(found...)
-			topt.Feedback *= min(1, cover/feedbackCover)
+		contents := make([]string, 0, feedbackMemories)
+		for _, m := range b.Memories[:min(feedbackMemories, len(b.Memories))] {
+			contents = append(contents, m.Content)
 		}
+		fb, topt := e.memoryFeedback(q, contents)
 		turns, err := rankTurns(ctx, e.Store, scope, q, fb, tw, topt)
 		if err != nil {
 			fall(err)
@@ -730,6 +717,26 @@ func asksForAttachment(q string) bool {
 		}
 	}
 	return false
+}
+
+// memoryFeedback is what the best memories (contents, best first) lend
+// the turns: their words (textseg.Query.Feedback), weighed among the turns
+// the question reached (TurnOptions.Feedback). The best memories name, in
+// the words the conversation used, what the question is about. They weigh
+// in full once a memory holds feedbackCover of the question's own words,
+// less below: a memory that shares nothing with the question may be the
+// best of a few unrelated ones.
+func (e *Engine) memoryFeedback(q textseg.Query, contents []string) (textseg.Query, TurnOptions) {
+	opt := e.Turns
+	if len(contents) == 0 {
+		return textseg.Query{}, opt
+	}
+	cover := 0.0
+	for _, c := range contents {
+		cover = max(cover, covers(q, c))
+	}
+	opt.Feedback *= min(1, cover/feedbackCover)
+	return q.Feedback(contents...), opt
 }
 
 // covers is the share of the weight of q's own words (the last

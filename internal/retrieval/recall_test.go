@@ -199,6 +199,20 @@ func TestMemoriesLeadToTheirTurns(t *testing.T) {
 	if !slices.Contains(got[:min(2, len(got))], "好 谈下来了 2450 签三年 押一付三") {
 		t.Fatalf("turns = %q, want the turn that settled the lease among the first two", got)
 	}
+	// A search ranks the turns alike.
+	res, err := f.search("跟房东谈的房租最后是多少")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, r := range res {
+		if r.Kind == memory.ResultTurn {
+			found = append(found, r.Content)
+		}
+	}
+	if !slices.Contains(found[:min(2, len(found))], "好 谈下来了 2450 签三年 押一付三") {
+		t.Fatalf("search turns = %q, want the turn that settled the lease among the first two", found)
+	}
 }
 
 // A memory that holds little of the question lends its words little: the

@@ -16,8 +16,10 @@ var _ memory.Searcher = (*Engine)(nil)
 // summaries, merged best first. It reads the query as /v1/context does
 // (textseg.Understand), and ranks turns as /v1/context does: rankTurns
 // (neighbours, the answer after its question, the conversation cues, a
-// time the query names). A search and a context request
-// for the same words find the same turns in the same order.
+// time the query names, the words of the best two memories). A search and
+// a context request for the same words find the same turns in the same
+// order, where they agree on the best two memories (a search ranks
+// memories by their words alone).
 //
 // Scores of the lists are not on one scale, so each is scaled by its own
 // best before merging; a memory, being distilled, wins a tie with a turn,
@@ -40,7 +42,12 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	}
 	var turns []ScoredTurn
 	if informative {
-		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, textseg.Query{}, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), e.Turns); err != nil {
+		contents := make([]string, 0, feedbackMemories)
+		for _, m := range mems[:min(feedbackMemories, len(mems))] {
+			contents = append(contents, m.Content)
+		}
+		fb, opt := e.memoryFeedback(query, contents)
+		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, fb, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), opt); err != nil {
 			return nil, err
 		}
 		// Evidence that says nothing ("Understood.") ranks after evidence
