@@ -35,7 +35,8 @@ var writeSQL = map[string]string{
 	"turnInsert": `INSERT INTO turns
 		(namespace, user_id, agent, session_id, turn_index, role, speaker, content, tool_calls, tool_results,
 		 attachments, has_tool_calls, channel, project, time, tokens, event_source, event_id, seq, first_seq, carried_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?19, ?19, ?19)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?19, ?19, ?19)
+		ON CONFLICT (namespace, user_id, session_id, turn_index) DO NOTHING`,
 	"turnUpdate": `UPDATE turns SET agent = ?, role = ?, speaker = ?, content = ?, tool_calls = ?,
 		tool_results = ?, attachments = ?, has_tool_calls = ?, channel = ?, project = ?, time = ?,
 		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ?15, carried_seq = max(carried_seq, ?15) WHERE id = ?16`,
@@ -357,28 +358,39 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 	}
 	body := turnText(t)
 	tokens := memory.EstimateTokens(body)
+	// The insert comes first and the turn's id is looked up only when it
+	// is already stored: a query's rows cost a goroutine of database/sql's
+	// inside a transaction (it watches the transaction's context), one
+	// per event on the way every turn takes. Those queued up behind the
+	// apply on a two-core machine and kept the embedded JetStream's
+	// writer, back from each fsync, waiting for a core.
+	res, err := w.exec("turnInsert", ns, user, env.Agent, t.SessionID, t.TurnIndex, t.Role, t.Speaker, t.Content, toolCalls, toolResults,
+		attachments, len(t.ToolCalls) > 0, t.Channel, t.Project, env.Time.UnixNano(), tokens,
+		env.Source, env.ID, env.Seq)
+	if err != nil {
+		return err
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
 	var id int64
-	err = w.queryRow("turnID", ns, user, t.SessionID, t.TurnIndex).Scan(&id)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		res, err := w.exec("turnInsert", ns, user, env.Agent, t.SessionID, t.TurnIndex, t.Role, t.Speaker, t.Content, toolCalls, toolResults,
-			attachments, len(t.ToolCalls) > 0, t.Channel, t.Project, env.Time.UnixNano(), tokens,
-			env.Source, env.ID, env.Seq)
-		if err != nil {
-			return err
-		}
+	if inserted > 0 {
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		if err := touchSession(w, env, t.SessionID); err != nil {
 			return err
 		}
-	case err != nil:
-		return err
-	case !replace:
-		_, err := w.exec("turnCarried", env.Seq, id)
-		return err
-	default:
+	} else {
+		// Stored before (same scope, session and index).
+		if err := w.queryRow("turnID", ns, user, t.SessionID, t.TurnIndex).Scan(&id); err != nil {
+			return err
+		}
+		if !replace {
+			_, err := w.exec("turnCarried", env.Seq, id)
+			return err
+		}
 		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Speaker, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
 			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {
 			return err
