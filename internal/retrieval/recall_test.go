@@ -71,6 +71,16 @@ func (f *fixture) search(q string) ([]memory.SearchResult, error) {
 	return e.Search(f.t.Context(), memory.SearchQuery{Scope: user, Text: q, Limit: 10})
 }
 
+// wantFirstMemory asks query and fails the test unless memory want comes
+// first.
+func (f *fixture) wantFirstMemory(query, want string) {
+	f.t.Helper()
+	resp := f.ask(Request{Query: query})
+	if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != want {
+		f.t.Errorf("%q: memories = %v, want %s first", query, got, want)
+	}
+}
+
 func (f *fixture) ask(req Request) *Response {
 	f.t.Helper()
 	e := NewEngine(f.st)
@@ -321,10 +331,7 @@ func TestOneCharacterVerb(t *testing.T) {
 		{"扣钱扣错那个事后来咋样", "etc"},
 		{"被偷的那次报案没", "bike"},
 	} {
-		resp := f.ask(Request{Query: tc.query})
-		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {
-			t.Errorf("%q: memories = %v, want %s first", tc.query, got, tc.want)
-		}
+		f.wantFirstMemory(tc.query, tc.want)
 	}
 }
 
@@ -369,10 +376,7 @@ func TestParaphrase(t *testing.T) {
 		{"当时说好的是啥", "roommate"},
 		{"他说涨就涨 气人", "rent"},
 	} {
-		resp := f.ask(Request{Query: tc.query})
-		if got := ids(resp.Blocks.Memories); len(got) == 0 || got[0] != tc.want {
-			t.Errorf("%q: memories = %v, want %s first", tc.query, got, tc.want)
-		}
+		f.wantFirstMemory(tc.query, tc.want)
 	}
 }
 
