@@ -351,7 +351,7 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 			}
 			if i < limit {
 				b.Turns = append(b.Turns, turnItem(t.TurnHit, t.Score, req.Explain, map[string]float64{
-					"text": t.Text, "neighbor": t.Neighbor, "score": t.Score}))
+					"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
 			}
 			if wantFiles && t.Attachments != "" && len(b.Attachments) < 5 {
 				b.Attachments = append(b.Attachments, attachmentItems(t.TurnHit)...)
@@ -740,12 +740,12 @@ func (e *Engine) memoryFeedback(q textseg.Query, contents []string) (textseg.Que
 }
 
 // covers is the share of the weight of q's own words (the last
-// utterance's: weight 0.8 and more) that text holds.
+// utterance's: weight askedWeight and more) that text holds.
 func covers(q textseg.Query, text string) float64 {
 	toks := textseg.Tokens(text)
 	var all, held float64
 	for _, t := range q.Terms {
-		if t.Weight < 0.8 {
+		if t.Weight < askedWeight {
 			continue
 		}
 		all += t.Weight

@@ -99,6 +99,11 @@ func DefaultTurnOptions() TurnOptions {
 		Feedback: 0.8}
 }
 
+// askedWeight is the least weight of a term of the last utterance itself
+// (textseg weighs the recent messages' 0.75 and less, but for the first
+// words of a long utterance, which weigh a little less than 1).
+const askedWeight = 0.8
+
 // ScoredTurn is a recalled turn with its signals.
 type ScoredTurn struct {
 	memory.TurnHit
@@ -206,7 +211,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	}
 	named := map[string]bool{}
 	for _, t := range q.Terms {
-		if t.Weight >= 0.8 {
+		if t.Weight >= askedWeight {
 			named[t.Surface] = true
 		}
 	}
