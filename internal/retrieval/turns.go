@@ -99,9 +99,10 @@ func DefaultTurnOptions() TurnOptions {
 		Feedback: 0.8}
 }
 
-// askedWeight is the least weight of a term of the last utterance itself
-// (textseg weighs the recent messages' 0.75 and less, but for the first
-// words of a long utterance, which weigh a little less than 1).
+// askedWeight is the least weight of the words the last utterance asks
+// with: textseg weighs them 0.85 to 1 (the first words a little less),
+// and its scene sentences, the lexicon's siblings and the recent messages
+// 0.75 and less.
 const askedWeight = 0.8
 
 // ScoredTurn is a recalled turn with its signals.
