@@ -41,6 +41,21 @@ func Start(ctx context.Context, sync string) (*Engram, error) {
 	})
 }
 
+// StartQuality is Start for the runs that score recall: every role but
+// the consolidator, whose schedules (the daily jobs at 03:00, the weekly
+// at 04:00 Monday) would otherwise fire in a run that crosses them —
+// extracting every turn, decaying, archiving and filling the profile
+// halfway through the questions, as one run at 03:00 did (Chinese dev
+// 0.832 → 0.789 at 5). The extractor stays: -locomo-ended's memories are
+// its.
+func StartQuality(ctx context.Context, sync string) (*Engram, error) {
+	return StartRoles(ctx, app.RoleIngest|app.RoleRetriever|app.RoleExtractor, func(c *Config) {
+		if sync != "" {
+			c.NATS.Sync = sync
+		}
+	})
+}
+
 // StartWith opens an engram in a temp dir with the changes set makes to
 // the default config.
 func StartWith(ctx context.Context, set func(*Config)) (*Engram, error) {

@@ -131,7 +131,7 @@ func Main(args []string, out io.Writer) int {
 		// Its own engram: FTS5 takes BM25's IDF from the whole index, so
 		// another benchmark's data in the same read model would shift the
 		// ranking (see README, Benchmarks).
-		e, err := Start(ctx, *sync)
+		e, err := StartQuality(ctx, *sync)
 		if err != nil {
 			logf("start: %v", err)
 			return 1
@@ -199,7 +199,7 @@ func Main(args []string, out io.Writer) int {
 				logf("recall: %v", err)
 				return 1
 			}
-			e, err := Start(ctx, *sync)
+			e, err := StartQuality(ctx, *sync)
 			if err != nil {
 				logf("start: %v", err)
 				return 1
