@@ -355,6 +355,8 @@ func TestParaphrase(t *testing.T) {
 	f.memory(user, "closed", "fact", "楼下理发店每周二关门", 50*24*time.Hour)
 	f.memory(user, "roommate", "decision", "跟合租的室友约定晚上十一点以后不用洗衣机", 15*24*time.Hour)
 	f.memory(user, "rent", "event", "房东通知明年房租涨到 3000", 12*24*time.Hour)
+	f.memory(user, "screens", "rule", "Screen time for the kids: one hour on school days, two at weekends", 35*24*time.Hour)
+	f.memory(user, "gluten", "fact", "The only gluten-free item on the menu is the almond cake", 45*24*time.Hour)
 	for _, tc := range []struct{ query, want string }{
 		{"Which theme do I like?", "dark"},
 		{"How should I ship this fix?", "pr"},
@@ -375,6 +377,10 @@ func TestParaphrase(t *testing.T) {
 		{"剪头的那家店礼拜几歇业", "closed"},
 		{"当时说好的是啥", "roommate"},
 		{"他说涨就涨 气人", "rent"},
+		// Everyday English for what a note names otherwise.
+		{"how much TV can Sam watch on a Tuesday", "screens"},
+		{"do we have anything for celiac customers", "gluten"},
+		{"what colour scheme do I go for", "dark"},
 	} {
 		f.wantFirstMemory(tc.query, tc.want)
 	}

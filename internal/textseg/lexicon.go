@@ -32,7 +32,7 @@ var singleNouns = wordSet(`
 var concepts = [][]string{
 	{"like", "likes", "liked", "prefer", "prefers", "preferred", "preference", "favorite", "favourite", "love", "loves", "enjoy", "enjoys", "喜欢", "爱", "偏好", "最爱", "喜爱", "爱好"},
 	{"dislike", "dislikes", "hate", "hates", "avoid", "讨厌", "不喜欢", "反感"},
-	{"theme", "mode", "dark", "light", "主题", "深色", "浅色", "暗色", "夜间"},
+	{"theme", "mode", "dark", "light", "colour", "color", "colorscheme", "colourscheme", "主题", "深色", "浅色", "暗色", "夜间"},
 	{"ship", "deploy", "deployment", "release", "push", "merge", "rollout", "launch", "上线", "发布", "部署", "合并", "推送"},
 	{"pr", "pull", "review", "branch", "main", "master", "合并请求", "分支", "代码审查"},
 	{"rule", "rules", "always", "never", "must", "should", "规则", "必须", "不要", "别", "一定", "总是", "永远"},
@@ -74,7 +74,7 @@ var concepts = [][]string{
 	{"fix", "fixed", "solve", "solved", "solution", "resolve", "resolved", "workaround", "修复", "解决", "搞定", "办法"},
 	{"database", "db", "postgres", "postgresql", "mysql", "sqlite", "数据库"},
 	{"language", "python", "go", "golang", "java", "typescript", "javascript", "rust", "语言"},
-	{"editor", "ide", "vscode", "vim", "emacs", "编辑器"},
+	{"editor", "ide", "vscode", "vim", "neovim", "nvim", "emacs", "sublime", "intellij", "jetbrains", "编辑器"},
 	{"birthday", "anniversary", "生日", "纪念日"},
 	{"money", "budget", "price", "cost", "salary", "pay", "钱", "预算", "价格", "工资", "花费"},
 	{"car", "drive", "driving", "vehicle", "车", "开车", "汽车"},
@@ -152,7 +152,7 @@ var concepts = [][]string{
 	{"compensation", "compensate", "赔付", "赔钱", "赔偿", "理赔"},
 	{"reimburse", "reimbursement", "expense", "expenses", "报销"},
 	{"invoice", "invoices", "receipt", "发票", "收据", "开票"},
-	{"salary", "wage", "wages", "paycheck", "income", "工资", "薪水", "薪资", "收入", "月薪", "年薪"},
+	{"salary", "wage", "wages", "paycheck", "payroll", "payday", "income", "工资", "薪水", "薪资", "收入", "月薪", "年薪"},
 	{"bonus", "奖金", "年终奖"},
 	{"bills", "utilities", "账单", "缴费", "水电费", "电费", "水费", "燃气费", "物业费"},
 	{"credit", "信用卡", "花呗", "白条", "分期"},
@@ -172,6 +172,8 @@ var concepts = [][]string{
 	{"overtime", "加班"},
 	{"layoff", "layoffs", "裁员", "被裁", "辞退", "开除"},
 	{"contract", "contracts", "合同", "签约"},
+	{"tv", "television", "screen", "screens", "tablet", "ipad", "youtube"},
+	{"celiac", "coeliac", "gluten"},
 	// Everyday spoken Chinese beside the words a note is written in
 	// (扎针 for 针灸, 开刀 for 手术, 礼拜 for 星期).
 	{"acupuncture", "针灸", "扎针"},
