@@ -515,16 +515,18 @@ func (a *App) SettleAccess(ctx context.Context) error {
 	if err := a.access.Flush(ctx); err != nil {
 		return err
 	}
+	return a.WaitCaughtUp(ctx)
+}
+
+// WaitCaughtUp waits until the read model holds everything the MEMORY
+// stream has stored so far.
+func (a *App) WaitCaughtUp(ctx context.Context) error {
 	head, err := a.streamHead(ctx)
 	if err != nil {
 		return err
 	}
 	return a.WaitProjected(ctx, head)
 }
-
-// StreamHead is the MEMORY stream's last sequence: WaitProjected(head)
-// waits until the read model holds everything stored so far.
-func (a *App) StreamHead(ctx context.Context) (uint64, error) { return a.streamHead(ctx) }
 
 // HTTPAddr is the address the HTTP API listens on ("" if none).
 func (a *App) HTTPAddr() string {

@@ -157,11 +157,7 @@ func waitExtracted(ctx context.Context, e *Engram, ds *locomo.Dataset) (int, err
 	if err := waitUnextracted(ctx, e); err != nil {
 		return 0, err
 	}
-	head, err := e.App.StreamHead(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if err := e.WaitProjected(ctx, head); err != nil {
+	if err := e.App.WaitCaughtUp(ctx); err != nil {
 		return 0, err
 	}
 	n := 0

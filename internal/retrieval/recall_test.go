@@ -71,6 +71,16 @@ func (f *fixture) search(q string) ([]memory.SearchResult, error) {
 	return e.Search(f.t.Context(), memory.SearchQuery{Scope: user, Text: q, Limit: 10})
 }
 
+// wantMemoryAmong asks query and fails the test unless memory want is
+// among the memories recalled.
+func (f *fixture) wantMemoryAmong(query, want string) {
+	f.t.Helper()
+	resp := f.ask(Request{Query: query})
+	if got := ids(resp.Blocks.Memories); !slices.Contains(got, want) {
+		f.t.Fatalf("%q: memories = %v, want %s among them", query, got, want)
+	}
+}
+
 // wantFirstMemory asks query and fails the test unless memory want comes
 // first.
 func (f *fixture) wantFirstMemory(query, want string) {
@@ -300,10 +310,7 @@ func TestSingleCharacterVerb(t *testing.T) {
 	f := newFixture(t)
 	f.fillers(user, 10)
 	f.memory(user, "paid", "fact", "顺丰那单丢件最后赔了我 800 块", 3*24*time.Hour)
-	resp := f.ask(Request{Query: "钱赔了没"})
-	if got := ids(resp.Blocks.Memories); !slices.Contains(got, "paid") {
-		t.Fatalf("memories = %v, want paid among them", got)
-	}
+	f.wantMemoryAmong("钱赔了没", "paid")
 }
 
 // A query whose only content is cut by function words still finds what
@@ -312,10 +319,7 @@ func TestBigramAcrossFunctionWord(t *testing.T) {
 	f := newFixture(t)
 	f.fillers(user, 10)
 	f.memory(user, "train", "fact", "国庆回老家，买的是 10 月 1 日早上 8:12 从西安北出发的高铁", 10*24*time.Hour)
-	resp := f.ask(Request{Query: "票买的几点的"})
-	if got := ids(resp.Blocks.Memories); !slices.Contains(got, "train") {
-		t.Fatalf("memories = %v, want train among them", got)
-	}
+	f.wantMemoryAmong("票买的几点的", "train")
 }
 
 // A one-character verb is a word of its own: "被罚" finds what says "被站长

@@ -208,25 +208,16 @@ func (b *queryBuilder) phrase(p string) {
 // sentences cuts text after each sentence end (. ? ! 。 ？ ！ and line
 // breaks); text without one is one sentence.
 func sentences(text string) []string {
-	var out []string
-	start := 0
-	for i, r := range text {
+	return cutAfter(text, func(i int, r rune) bool {
 		switch r {
-		case '.', '?', '!', '\n', '。', '？', '！':
+		case '.':
 			// A full stop inside a word (node.js, 3.12) is no end.
-			if r == '.' && i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' {
-				continue
-			}
-			if s := strings.TrimSpace(text[start : i+utf8.RuneLen(r)]); s != "" {
-				out = append(out, s)
-			}
-			start = i + utf8.RuneLen(r)
+			return i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'
+		case '?', '!', '\n', '。', '？', '！':
+			return true
 		}
-	}
-	if s := strings.TrimSpace(text[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
+		return false
+	})
 }
 
 // longClauses is the length from which a one-sentence utterance is read
@@ -236,11 +227,16 @@ const longClauses = 50
 
 // clauses cuts text after each comma or semicolon.
 func clauses(text string) []string {
+	return cutAfter(text, func(_ int, r rune) bool { return strings.ContainsRune(",，;；", r) })
+}
+
+// cutAfter cuts text after each rune for which ends is true (i is the
+// rune's byte offset) and returns the pieces trimmed, empty ones left out.
+func cutAfter(text string, ends func(i int, r rune) bool) []string {
 	var out []string
 	start := 0
 	for i, r := range text {
-		switch r {
-		case ',', '，', ';', '；':
+		if ends(i, r) {
 			if s := strings.TrimSpace(text[start : i+utf8.RuneLen(r)]); s != "" {
 				out = append(out, s)
 			}
