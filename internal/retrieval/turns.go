@@ -72,7 +72,7 @@ type TurnOptions struct {
 	// time a question names starts from, and Then/(n+1) its turn n, for
 	// the first ThenTurns such turns (a session's first turns first): a
 	// conversation opens with its news, "my mom had a stroke the night
-	// before last". timeFactor weighs them up again.
+	// before last". The window's factor weighs them up again.
 	Then      float64
 	ThenTurns int
 	// Spread is what a turn loses, as a share of its score, for each
@@ -119,7 +119,7 @@ type ScoredTurn struct {
 // part of its score, because in conversation the answer is often the turn
 // after the one that shares the question's words. For a question that
 // names a time (tw, nil when it names none) the turns said then are
-// candidates too (Then), and timeFactor weighs every turn by it.
+// candidates too (Then), and the window's factor weighs every turn by it.
 func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
 	hits, err := st.RecallTurns(ctx, scope, q, opt.Candidates)
 	if err != nil {
@@ -234,7 +234,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 		}
 		if tw != nil {
 			// A question about a time: what was said then counts more.
-			s.Score *= timeFactor(tw, s.Time)
+			s.Score *= tw.factor(s.Time)
 		}
 		out = append(out, *s)
 	}
