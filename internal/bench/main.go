@@ -31,6 +31,7 @@ func Main(args []string, out io.Writer) int {
 	recallDir := fs.String("recall", "testdata/recall", "the recall sets: dev/ (tuned on) and test/ (held out)")
 	recallSplits := fs.String("recall-splits", "dev,test", "which recall splits to run")
 	recallMisses := fs.Bool("recall-misses", false, "print each recall case engram misses at 5, with both rankings (tune on dev only)")
+	recallStyles := fs.String("recall-styles", "agent,whole,long,cross,budget", "how the recall cases are asked, comma-separated: agent (query + recent messages), whole (the whole window as the query), long (the windows of the 4 cases before it too), cross (translated, xlang/), budget (agent and whole at 1,500 and 4,000 tokens: the gold kept in the block)")
 	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")
 	events := fs.Int("events", 50000, "events for the ingest throughput run")
@@ -193,34 +194,15 @@ func Main(args []string, out io.Writer) int {
 		}
 	}
 	if run["recall"] {
+		var misses io.Writer
+		if *recallMisses {
+			misses = out
+		}
 		for _, split := range strings.Split(*recallSplits, ",") {
-			sets, err := LoadRecallSets(filepath.Join(*recallDir, split))
-			if err != nil {
-				logf("recall: %v", err)
+			if err := runRecall(ctx, out, filepath.Join(*recallDir, split), split, strings.Split(*recallStyles, ","), *sync, misses); err != nil {
+				logf("recall %s: %v", split, err)
 				return 1
 			}
-			e, err := StartQuality(ctx, *sync)
-			if err != nil {
-				logf("start: %v", err)
-				return 1
-			}
-			if err := LoadRecall(ctx, e, sets); err != nil {
-				e.Close()
-				logf("recall load: %v", err)
-				return 1
-			}
-			var misses io.Writer
-			if *recallMisses {
-				misses = out
-			}
-			rep, err := EvaluateRecall(ctx, e, sets, misses)
-			e.Close()
-			if err != nil {
-				logf("recall: %v", err)
-				return 1
-			}
-			name := map[string]string{"dev": "dev (tuned on)", "test": "test (held out)"}[split]
-			rep.Write(out, name)
 		}
 	}
 	if run["llm"] {
