@@ -103,7 +103,7 @@ const candidateFloor = 100
 
 // maxMatchTerms bounds the terms of one MATCH: a dialogue-length query
 // keeps its most informative ones by the user's own statistics.
-const maxMatchTerms = 32
+const maxMatchTerms = 64
 
 // lexicalStats reads the scope's statistics for q from one full-text
 // table: its document count (countSQL, with namespace and user) and each
@@ -151,7 +151,7 @@ func (s *Store) lexicalStats(ctx context.Context, fts, countSQL string, scope me
 
 // maxDFTerms bounds the document-frequency lookups of one query (each is
 // a count over the scope's own posting list of the term).
-const maxDFTerms = 48
+const maxDFTerms = 1000
 
 // scoreAll scores texts for q with the scope's statistics, the average
 // length taken from texts themselves.
