@@ -18,6 +18,7 @@ import (
 	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/textseg"
 )
 
 // Main runs the benchmarks named by -only (default all) and prints the
@@ -31,6 +32,7 @@ func Main(args []string, out io.Writer) int {
 	recallDir := fs.String("recall", "testdata/recall", "the recall sets: dev/ (tuned on) and test/ (held out)")
 	recallSplits := fs.String("recall-splits", "dev,test", "which recall splits to run")
 	recallMisses := fs.Bool("recall-misses", false, "print each recall case engram misses at 5, with both rankings (tune on dev only)")
+	lexicons := fs.String("lexicons", "cedict,wordnet,hand", "the sources query expansion reads, comma-separated (cedict, wordnet, hand; none): what each adds")
 	recallStyles := fs.String("recall-styles", "agent,whole,long,cross,budget", "how the recall cases are asked, comma-separated: agent (query + recent messages), whole (the whole window as the query), long (the windows of the 4 cases before it too), cross (translated, xlang/), budget (agent and whole at 1,500 and 4,000 tokens: the gold kept in the block)")
 	ctxMemories := fs.Int("context-memories", 100000, "memories for the /v1/context latency run")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")
@@ -63,6 +65,22 @@ func Main(args []string, out io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var lex textseg.Lexicons
+	for _, l := range strings.Split(*lexicons, ",") {
+		switch strings.TrimSpace(l) {
+		case "cedict":
+			lex.CEDICT = true
+		case "wordnet":
+			lex.WordNet = true
+		case "hand":
+			lex.Hand = true
+		case "none", "":
+		default:
+			fmt.Fprintf(out, "-lexicons: %q is not cedict, wordnet, hand or none\n", l)
+			return 2
+		}
+	}
+	textseg.SetLexicons(lex)
 	run := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
 		run[strings.TrimSpace(s)] = true
