@@ -3,11 +3,13 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -50,7 +52,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		return nil, nil
 	}
 	part := partition(scope)
-	st, q, err := s.lexicalStats(ctx, "turns_fts", `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ?`, scope, part, q)
+	st, q, err := s.lexicalStats(ctx, turnTexts, scope, part, q)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -105,53 +107,154 @@ const candidateFloor = 100
 // keeps its most informative ones by the user's own statistics.
 const maxMatchTerms = 64
 
-// lexicalStats reads the scope's statistics for q from one full-text
-// table: its document count (countSQL, with namespace and user) and each
-// term's document frequency in the scope's partition. It returns q cut to
-// its maxMatchTerms most informative terms. The average length is left to
-// scoreAll, which takes it from the documents it scores.
-func (s *Store) lexicalStats(ctx context.Context, fts, countSQL string, scope memory.Scope, part string, q textseg.Query) (textseg.Stats, textseg.Query, error) {
+// collection is one full-text table and the columns of scope_counts that
+// count its documents and their changes.
+type collection struct{ fts, docs, changes string }
+
+var (
+	turnTexts   = collection{fts: "turns_fts", docs: "turns", changes: "turn_changes"}
+	memoryTexts = collection{fts: "memories_fts", docs: "memories", changes: "memory_changes"}
+)
+
+// lexicalStats reads the scope's statistics for q from one collection:
+// its document count, kept per user by triggers (scope_counts), and each
+// term's document frequency in the scope's partition, from dfCache or
+// else counted in the index. Every term is weighed (up to maxDFTerms), so
+// a long query keeps its rare words wherever they stand. It returns q cut
+// to its maxMatchTerms most informative terms, those no document holds
+// left out. The average length is left to scoreAll, which takes it from
+// the documents it scores.
+func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Scope, part string, q textseg.Query) (textseg.Stats, textseg.Query, error) {
 	st := textseg.Stats{DF: make(map[string]int, len(q.Terms))}
-	if err := s.r.QueryRowContext(ctx, countSQL, scope.Namespace, scope.User).Scan(&st.Docs); err != nil {
+	rows, err := s.queryRead(ctx, `SELECT `+c.docs+`, `+c.changes+` FROM scope_counts WHERE namespace = ? AND user_id = ?`,
+		scope.Namespace, scope.User)
+	if err != nil {
 		return st, q, err
 	}
-	// Terms by weight first: the document frequencies of the heaviest
-	// maxDFTerms are read, the rest cannot be among the most informative
-	// unless they are rarer than any of those.
+	var changes int64
+	found := rows.Next()
+	if found {
+		err = rows.Scan(&st.Docs, &changes)
+	}
+	rows.Close()
+	if err = errors.Join(err, rows.Err()); err != nil {
+		return st, q, err
+	}
+	if !found || st.Docs == 0 {
+		return st, textseg.Query{}, nil
+	}
 	terms := q.Terms[:min(len(q.Terms), maxDFTerms)]
-	matches := make([]string, len(terms))
+	keys := make([]string, len(terms))
+	var missing []int
 	for i, t := range terms {
-		matches[i] = textseg.MatchTerms(part, []textseg.Term{t})
+		keys[i] = dfKey(c.fts, part, t)
+		if n, ok := s.dfs.get(keys[i], int64(st.Docs), changes); ok {
+			st.DF[t.Token] = n
+		} else {
+			missing = append(missing, i)
+		}
 	}
-	js, err := json.Marshal(matches)
-	if err != nil {
-		return st, q, err
-	}
-	rows, err := s.queryRead(ctx, `SELECT j.key, (SELECT count(*) FROM `+fts+` WHERE `+fts+` MATCH j.value) FROM json_each(?) j`, string(js))
-	if err != nil {
-		return st, q, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var i, n int
-		if err := rows.Scan(&i, &n); err != nil {
+	if len(missing) > 0 {
+		matches := make([]string, len(missing))
+		for j, i := range missing {
+			matches[j] = textseg.MatchTerms(part, terms[i:i+1])
+		}
+		js, err := json.Marshal(matches)
+		if err != nil {
 			return st, q, err
 		}
-		st.DF[terms[i].Token] = n
+		rows, err := s.queryRead(ctx, `SELECT j.key, (SELECT count(*) FROM `+c.fts+` WHERE `+c.fts+` MATCH j.value) FROM json_each(?) j`, string(js))
+		if err != nil {
+			return st, q, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var j, n int
+			if err := rows.Scan(&j, &n); err != nil {
+				return st, q, err
+			}
+			i := missing[j]
+			st.DF[terms[i].Token] = n
+			s.dfs.put(keys[i], n, int64(st.Docs), changes)
+		}
+		if err := rows.Err(); err != nil {
+			return st, q, err
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return st, q, err
-	}
-	q.Terms = terms
 	// A term no row of the scope holds can match nothing: leave it out of
 	// the MATCH.
-	q.Terms = slices.DeleteFunc(slices.Clone(q.Terms), func(t textseg.Term) bool { return st.DF[t.Token] == 0 })
+	q.Terms = slices.DeleteFunc(slices.Clone(terms), func(t textseg.Term) bool { return st.DF[t.Token] == 0 })
 	return st, textseg.Select(q, st, maxMatchTerms), nil
 }
 
 // maxDFTerms bounds the document-frequency lookups of one query (each is
-// a count over the scope's own posting list of the term).
+// a count over the scope's own posting list of the term, or a cache hit).
 const maxDFTerms = 1000
+
+func dfKey(fts, part string, t textseg.Term) string {
+	k := fts + "\x00" + part + "\x00" + t.Token
+	if t.Prefix {
+		k += "*"
+	}
+	return k
+}
+
+// dfCache keeps the document frequencies lexicalStats counted, each with
+// how many changes its collection had had (scope_counts): an agent sends
+// much of its window again with every request, and counting a common
+// word's postings is the dearest read of a query. A frequency is used
+// again while the collection has not changed since, or, for a word at
+// least dfSteady documents hold, while it has changed by no more than a
+// dfDrift-th of them: its IDF then moves by a few percent at most, and a
+// rare or absent word (whose appearance decides whether a new document is
+// found at all) is always counted anew. Two generations bound its size.
+type dfCache struct {
+	mu       sync.Mutex
+	cur, old map[string]dfSeen
+}
+
+type dfSeen struct {
+	df            int
+	docs, changes int64
+}
+
+const (
+	dfSteady       = 20
+	dfDrift        = 10
+	dfCacheEntries = 1 << 16 // per generation
+)
+
+func (c *dfCache) get(key string, docs, changes int64) (int, bool) {
+	c.mu.Lock()
+	e, ok := c.cur[key]
+	if !ok {
+		if e, ok = c.old[key]; ok {
+			c.putLocked(key, e)
+		}
+	}
+	c.mu.Unlock()
+	// The documents can have moved by no more than the changes counted
+	// (else the user was forgotten and written anew).
+	drift := changes - e.changes
+	if !ok || drift < 0 || max(docs-e.docs, e.docs-docs) > drift ||
+		(drift > 0 && (e.df < dfSteady || drift*dfDrift > int64(e.df))) {
+		return 0, false
+	}
+	return e.df, true
+}
+
+func (c *dfCache) put(key string, df int, docs, changes int64) {
+	c.mu.Lock()
+	c.putLocked(key, dfSeen{df: df, docs: docs, changes: changes})
+	c.mu.Unlock()
+}
+
+func (c *dfCache) putLocked(key string, e dfSeen) {
+	if c.cur == nil || len(c.cur) >= dfCacheEntries {
+		c.old, c.cur = c.cur, make(map[string]dfSeen, 1024)
+	}
+	c.cur[key] = e
+}
 
 // scoreAll scores texts for q with the scope's statistics, the average
 // length taken from texts themselves.
@@ -266,7 +369,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 		return nil, nil
 	}
 	part := partition(scope)
-	st, q, err := s.lexicalStats(ctx, "memories_fts", `SELECT count(*) FROM memories WHERE namespace = ? AND user_id = ?`, scope, part, q)
+	st, q, err := s.lexicalStats(ctx, memoryTexts, scope, part, q)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}

@@ -161,7 +161,7 @@ func (d *dictionary) wordsIn(run string) []string {
 // Chinese words its gloss names and, from WordNet, its synonyms.
 func (d *dictionary) siblings(word string, l Lexicons) (zh, en []string) {
 	if hasCJK(word) {
-		if !l.CEDICT {
+		if !l.CEDICT || d.functionWord(word) {
 			return nil, nil
 		}
 		for _, g := range d.byWord[word] {
@@ -188,6 +188,20 @@ func (d *dictionary) siblings(word string, l Lexicons) (zh, en []string) {
 		en = append(en, d.synonyms[key]...)
 	}
 	return zh, en
+}
+
+// functionWord reports whether the dictionary equates a Chinese word
+// with a function word (上回 with 上次): it frames a question rather than
+// says what it is about, and is not expanded.
+func (d *dictionary) functionWord(word string) bool {
+	for _, g := range d.byWord[word] {
+		for _, w := range d.groups[g] {
+			if slices.Contains(cjkStop, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // usableCJK: a one-character word is searched only when it is a noun read

@@ -435,6 +435,9 @@ const (
 func (b *queryBuilder) sibling(sib string, w float64, bridge bool) {
 	if !hasCJK(sib) {
 		for _, p := range pieces(sib) {
+			if isStopword(p.surface) || queryFraming[p.surface] {
+				continue // a gloss's "in", "last": no word of the question's
+			}
 			if bridge && len(p.token) >= minBridgeStem {
 				// The stem is its own surface: the index's tokenizer
 				// stems a prefix query's text before it looks it up.
@@ -455,7 +458,7 @@ func (b *queryBuilder) sibling(sib string, w float64, bridge bool) {
 }
 
 // minBridgeStem is the shortest stem a bridge searches as a prefix.
-const minBridgeStem = 5
+const minBridgeStem = 6
 
 func hasCJK(s string) bool {
 	for _, r := range s {
