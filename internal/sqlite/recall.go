@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +72,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY `+order+limitSQL(max(limit, candidateFloor))+`) f
 		JOIN turns t ON t.id = f.rowid
 		WHERE t.namespace = ? AND t.user_id = ?`,
-		textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
+		textseg.MatchTerms(part, matchTerms(q, st)), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -84,9 +85,9 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	for i, h := range hits {
 		texts[i] = h.Text()
 	}
-	scores := scoreAll(q, st, texts)
+	scores, toks := scoreAll(q, st, texts)
 	for i := range hits {
-		hits[i].BM25 = scores[i]
+		hits[i].BM25, hits[i].Tokens = scores[i], toks[i]
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
 		if q.Uninformative {
@@ -103,9 +104,46 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 // candidateFloor is the fewest candidates a lexical path scores in Go.
 const candidateFloor = 100
 
-// maxMatchTerms bounds the terms of one MATCH: a dialogue-length query
-// keeps its most informative ones by the user's own statistics.
-const maxMatchTerms = 64
+// maxScoreTerms bounds the terms a candidate is scored by, and
+// maxMatchTerms those of the MATCH that finds the candidates: a
+// dialogue-length query keeps its most informative ones by the user's own
+// statistics.
+const (
+	maxScoreTerms = 128
+	maxMatchTerms = 16
+	// matchPostings bounds the postings one MATCH walks (the sum of its
+	// terms' document frequencies; its cost, as the index ranks every
+	// row it finds): past the first minMatchTerms, a term that would
+	// pass it is left to scoring. Such a term is a common one, whose
+	// rows the rarer terms find when they matter.
+	matchPostings = 3000
+	minMatchTerms = 4
+)
+
+// matchTerms are the terms of q that find its candidates: the most
+// informative first, up to maxMatchTerms and matchPostings.
+func matchTerms(q textseg.Query, st textseg.Stats) []textseg.Term {
+	if len(q.Terms) <= minMatchTerms {
+		return q.Terms
+	}
+	sc := textseg.NewScorer(q, st)
+	idx := make([]int, len(q.Terms))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(sc.Informativeness(b), sc.Informativeness(a)) })
+	out := make([]textseg.Term, 0, min(len(idx), maxMatchTerms))
+	postings := 0
+	for _, i := range idx {
+		df := st.DF[q.Terms[i].Token]
+		if len(out) >= maxMatchTerms || (len(out) >= minMatchTerms && postings+df > matchPostings) {
+			continue
+		}
+		postings += df
+		out = append(out, q.Terms[i])
+	}
+	return out
+}
 
 // collection is one full-text table and the columns of scope_counts that
 // count its documents and their changes.
@@ -120,10 +158,11 @@ var (
 // its document count, kept per user by triggers (scope_counts), and each
 // term's document frequency in the scope's partition, from dfCache or
 // else counted in the index. Every term is weighed (up to maxDFTerms), so
-// a long query keeps its rare words wherever they stand. It returns q cut
-// to its maxMatchTerms most informative terms, those no document holds
-// left out. The average length is left to scoreAll, which takes it from
-// the documents it scores.
+// a long query keeps its rare words wherever they stand. It returns q
+// without the terms no document holds, cut to its maxScoreTerms most
+// informative terms (its candidates are found by fewer: matchTerms). The
+// average length is left to scoreAll, which takes it from the documents
+// it scores.
 func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Scope, part string, q textseg.Query) (textseg.Stats, textseg.Query, error) {
 	st := textseg.Stats{DF: make(map[string]int, len(q.Terms))}
 	rows, err := s.queryRead(ctx, `SELECT `+c.docs+`, `+c.changes+` FROM scope_counts WHERE namespace = ? AND user_id = ?`,
@@ -184,7 +223,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 	// A term no row of the scope holds can match nothing: leave it out of
 	// the MATCH.
 	q.Terms = slices.DeleteFunc(slices.Clone(terms), func(t textseg.Term) bool { return st.DF[t.Token] == 0 })
-	return st, textseg.Select(q, st, maxMatchTerms), nil
+	return st, textseg.Select(q, st, maxScoreTerms), nil
 }
 
 // maxDFTerms bounds the document-frequency lookups of one query (each is
@@ -257,11 +296,13 @@ func (c *dfCache) putLocked(key string, e dfSeen) {
 }
 
 // scoreAll scores texts for q with the scope's statistics, the average
-// length taken from texts themselves.
-func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
+// length taken from texts themselves; it returns each text's tokens too.
+func scoreAll(q textseg.Query, st textseg.Stats, texts []string) ([]float64, [][]string) {
+	toks := make([][]string, len(texts))
 	total := 0
-	for _, t := range texts {
-		total += len(textseg.Tokens(t))
+	for i, t := range texts {
+		toks[i] = textseg.Tokens(t)
+		total += len(toks[i])
 	}
 	if len(texts) > 0 {
 		st.AvgLen = float64(total) / float64(len(texts))
@@ -269,9 +310,9 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
 	sc := textseg.NewScorer(q, st)
 	out := make([]float64, len(texts))
 	for i, t := range texts {
-		out[i], _ = sc.Score(t)
+		out[i], _ = sc.ScoreTokens(t, toks[i])
 	}
-	return out
+	return out, toks
 }
 
 // TurnsAround returns the turns within radius of each key (the keys'
@@ -379,7 +420,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'`+limitSQL(maxMemoryCandidates),
-		textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
+		textseg.MatchTerms(part, matchTerms(q, st)), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
@@ -397,7 +438,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
-	scores := scoreAll(q, st, texts)
+	scores, _ := scoreAll(q, st, texts)
 	for i := range out {
 		out[i].BM25 = scores[i]
 	}

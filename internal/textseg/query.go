@@ -27,6 +27,9 @@ type Term struct {
 	// before it (the further back, the less), less again for a term the
 	// concept lexicon added.
 	Weight float64
+	// Dictionary: only the dictionaries (dictionary.go) added it, not the
+	// text or the hand-written concepts.
+	Dictionary bool
 }
 
 // Query is what a recall path searches for: weighted terms, and phrases
@@ -154,7 +157,7 @@ func (q Query) Feedback(found ...string) Query {
 
 func newBuilder() queryBuilder {
 	return queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
-		verbs: map[string]bool{}, loose: map[string]bool{}}
+		verbs: map[string]bool{}, loose: map[string]bool{}, dict: map[string]bool{}}
 }
 
 type queryBuilder struct {
@@ -175,6 +178,10 @@ type queryBuilder struct {
 	// loose are the bigrams across a function word (loose): alone
 	// they make no informative query either.
 	loose map[string]bool
+	// dict are the tokens only a dictionary added (Term.Dictionary);
+	// adding is set while expand adds them.
+	dict   map[string]bool
+	adding bool
 }
 
 type weighted struct {
@@ -192,9 +199,15 @@ func (b *queryBuilder) term(p piece, prefix bool, w float64) {
 	}
 	// A word read as one is no loose bigram, whichever came first.
 	delete(b.loose, p.token)
+	if !b.adding {
+		delete(b.dict, p.token)
+	}
 	if old, ok := b.weights[p.token]; ok {
 		b.weights[p.token] = max(old, w)
 		return
+	}
+	if b.adding {
+		b.dict[p.token] = true
 	}
 	b.weights[p.token] = w
 	b.prefix[p.token] = prefix
@@ -407,6 +420,7 @@ func (b *queryBuilder) expand() {
 		} else if s.next {
 			words = append(words, s.word+" "+sources[i+1].word)
 		}
+		b.adding = true
 		for _, word := range words {
 			zh, en := d.siblings(word, l)
 			for _, sib := range zh[:min(len(zh), maxDictSiblings)] {
@@ -416,6 +430,7 @@ func (b *queryBuilder) expand() {
 				b.sibling(sib, s.w*dictWeight, hasCJK(word))
 			}
 		}
+		b.adding = false
 	}
 }
 
@@ -477,7 +492,7 @@ func (b *queryBuilder) query() Query {
 	}
 	q := Query{Phrases: b.phr}
 	for _, t := range toks {
-		q.Terms = append(q.Terms, Term{Token: t, Prefix: b.prefix[t], Surface: b.surface[t], Weight: b.weights[t]})
+		q.Terms = append(q.Terms, Term{Token: t, Prefix: b.prefix[t], Surface: b.surface[t], Weight: b.weights[t], Dictionary: b.dict[t]})
 	}
 	return q
 }
