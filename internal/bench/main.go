@@ -33,7 +33,7 @@ func Main(args []string, out io.Writer) int {
 	recallSplits := fs.String("recall-splits", "dev,test", "which recall splits to run")
 	recallMisses := fs.Bool("recall-misses", false, "print each recall case engram misses at 5, with both rankings (tune on dev only)")
 	lexicons := fs.String("lexicons", "cedict,wordnet,hand", "the sources query expansion reads, comma-separated (cedict, wordnet, hand; none): what each adds")
-	recallStyles := fs.String("recall-styles", "agent,whole,long,cross,budget", "how the recall cases are asked, comma-separated: agent (query + recent messages), whole (the whole window as the query), long (the windows of the 4 cases before it too), cross (translated, xlang/), budget (agent and whole at 1,500 and 4,000 tokens: the gold kept in the block)")
+	recallStyles := fs.String("recall-styles", "agent,whole,long,cross,budget,vectors", "how the recall cases are asked, comma-separated: agent (query + recent messages), whole (the whole window as the query), long (the windows of the 4 cases before it too), cross (translated, xlang/), budget (agent and whole at 1,500 and 4,000 tokens: the gold kept in the block), vectors (agent-style with the test embeddings endpoint, beside full text and vectors alone)")
 	ctxMemories := fs.String("context-memories", "100000,1000000", "memories for the /v1/context latency runs, comma-separated")
 	ctxIngest := fs.Int("context-ingest", 1000, "turns a second applied to the read model while the /v1/context queries run (0: none)")
 	ctxUsers := fs.String("context-users", "1000", "users sharing the namespace in the /v1/context runs, comma-separated (1 = one user holds everything)")

@@ -319,6 +319,10 @@ func (r RecallScores) KeptShare() float64 {
 // asking.
 type RecallReport struct {
 	Engram, BM25 map[string]*RecallScores // by language
+	// Vectors ranks the memories by their vectors' cosine with the
+	// query's alone (with RecallAsk.Vectors): what the semantic path
+	// would find without full text.
+	Vectors map[string]*RecallScores
 }
 
 // RecallStyle is how a case is asked.
@@ -349,6 +353,9 @@ const (
 type RecallAsk struct {
 	Style  RecallStyle
 	Budget int
+	// Vectors: engram has the test embeddings endpoint; score the
+	// vectors alone beside it.
+	Vectors bool
 }
 
 // longWindow is how many cases before a case StyleLong's window holds.
@@ -392,10 +399,10 @@ func (s *RecallSet) question(i int, style RecallStyle) (string, []RecallMessage)
 // rankings and the signals of engram's memories: for tuning on the dev
 // split (-recall-misses), never on the test.
 func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, ask RecallAsk, misses io.Writer) (*RecallReport, error) {
-	rep := &RecallReport{Engram: map[string]*RecallScores{}, BM25: map[string]*RecallScores{}}
+	rep := &RecallReport{Engram: map[string]*RecallScores{}, BM25: map[string]*RecallScores{}, Vectors: map[string]*RecallScores{}}
 	for _, s := range sets {
 		if rep.Engram[s.Lang] == nil {
-			rep.Engram[s.Lang], rep.BM25[s.Lang] = &RecallScores{}, &RecallScores{}
+			rep.Engram[s.Lang], rep.BM25[s.Lang], rep.Vectors[s.Lang] = &RecallScores{}, &RecallScores{}, &RecallScores{}
 		}
 		base := newBaseline(s)
 		// The cases are asked on the set's own day: engram ranks by age,
@@ -429,6 +436,12 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, ask Recal
 			en.add(c.Type, a5, a10)
 			en.addItems(c.Gold, got.mems, got.turns, got.profile)
 			en.Chance += s.chanceAt5(c.Gold)
+			if ask.Vectors {
+				vm := vectorsAlone(s, query)
+				v5, v10 := recallAt(c.Gold, vm, nil, got.profile)
+				rep.Vectors[s.Lang].add(c.Type, v5, v10)
+				rep.Vectors[s.Lang].addItems(c.Gold, vm, nil, got.profile)
+			}
 			bm, bt := base.rank(query, recent)
 			b5, b10 := recallAt(c.Gold, bm, bt, got.profile)
 			rep.BM25[s.Lang].add(c.Type, b5, b10)
@@ -783,6 +796,27 @@ func runRecall(ctx context.Context, out io.Writer, dir, split string, styles []s
 		}
 		rows = append(rows, r)
 	}
+	var fused *RecallReport
+	if want["vectors"] {
+		emb := newEmbedServer()
+		e, err := startWithVectors(ctx, sync, emb.URL)
+		if err != nil {
+			emb.Close()
+			return err
+		}
+		err = LoadRecall(ctx, e, sets)
+		if err == nil {
+			err = waitEmbedded(ctx, e)
+		}
+		if err == nil {
+			fused, err = EvaluateRecall(ctx, e, sets, RecallAsk{Style: StyleAgent, Vectors: true}, nil)
+		}
+		e.Close()
+		emb.Close()
+		if err != nil {
+			return fmt.Errorf("vectors: %w", err)
+		}
+	}
 	var cross *RecallReport
 	if want["cross"] {
 		xs, err := LoadCrossSets(dir, sets)
@@ -831,6 +865,15 @@ func runRecall(ctx context.Context, out io.Writer, dir, split string, styles []s
 		}
 		if cross != nil {
 			line(fmt.Sprintf("cross-language (memories and turns in %s)", other[lang]), cross, nil, true)
+		}
+		if fused != nil && fused.Engram[lang] != nil && len(rows) > 0 && rows[0].style == StyleAgent {
+			// Vectors find memories only: the gold memories, R@5 / R@10.
+			m := func(r *RecallScores) string {
+				x := r.ByBlock["memories"]
+				return fmt.Sprintf("%.3f / %.3f", x[1]/x[0], x[2]/x[0])
+			}
+			fmt.Fprintf(out, "  agent-style, gold memories (%.0f): full text %s | vectors alone %s | fused %s (test embeddings: hashed bag of words)\n",
+				fused.Engram[lang].ByBlock["memories"][0], m(rows[0].rep.Engram[lang]), m(fused.Vectors[lang]), m(fused.Engram[lang]))
 		}
 	}
 	return nil

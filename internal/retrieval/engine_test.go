@@ -235,9 +235,9 @@ func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ s
 	return hits[:min(k, len(hits))], scores, nil
 }
 
-// With vectors, a memory full text cannot find is recalled and ranked by
-// seed 004's hybrid weights; with the vector path failing, full text
-// answers alone and the fall is reported.
+// With vectors, a memory full text cannot find is recalled at the
+// relevance of its cosine; with the vector path failing, full text answers
+// alone and the fall is reported.
 func TestVectorFusion(t *testing.T) {
 	st := openWith(t)
 	tea := memory.Applied{Envelope: memory.Envelope{Seq: 100, Source: "t", ID: "tea", Type: events.TypeMemoryAdded,
@@ -255,7 +255,7 @@ func TestVectorFusion(t *testing.T) {
 	var falls []string
 	e.Degraded = func(_ memory.Scope, from, to, _ string) { falls = append(falls, from+"->"+to) }
 	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"用户爱喝乌龙茶": 0.8}}
-	resp, err := e.Context(t.Context(), Request{User: "u", Query: "我平时喝什么", Force: true, Explain: true})
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "早上来点什么饮品", Force: true, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,11 +263,11 @@ func TestVectorFusion(t *testing.T) {
 		t.Fatalf("memories = %+v", resp.Blocks.Memories)
 	}
 	sig := resp.Blocks.Memories[0].Signals
-	// seed 004's hybrid score, with importance (decayed) and access as a
-	// bounded factor beside it.
-	want := (0.55*0.8 + 0.30*sig["relevance"] + 0.15*sig["recency"]) * (0.85 + 0.1*0.5*sig["decay"] + 0.05*sig["access"]) * sig["boost"]
-	if sig["semantic"] != 0.8 || sig["decay"] >= 1 || math.Abs(sig["score"]-want) > 1e-9 {
-		t.Fatalf("signals = %v, want hybrid score %v", sig, want)
+	// Full text misses it: its relevance is its cosine, ranked by seed
+	// 000's signals, importance decayed.
+	want := 0.8 * (0.40 + 0.25*sig["recency"] + 0.20*0.5*sig["decay"] + 0.15*sig["access"]) * sig["boost"]
+	if sig["semantic"] != 0.8 || sig["relevance"] != 0.8 || sig["decay"] >= 1 || math.Abs(sig["score"]-want) > 1e-9 {
+		t.Fatalf("signals = %v, want score %v", sig, want)
 	}
 
 	e.Vectors = fakeVectors{err: errors.New("embeddings: 503")}
@@ -277,6 +277,37 @@ func TestVectorFusion(t *testing.T) {
 	}
 	if len(resp.Blocks.Memories) != 1 || !slices.Contains(resp.Degraded, "vectors->fts") || !slices.Equal(falls, []string{"vectors->fts"}) {
 		t.Fatalf("memories %d, degraded %v, falls %v", len(resp.Blocks.Memories), resp.Degraded, falls)
+	}
+}
+
+// Vectors only add (issue 23): a memory full text ranks first stays first
+// when the vectors find another that shares a few common words with the
+// question (seed 004's hybrid sum put that one first).
+func TestVectorsOnlyAdd(t *testing.T) {
+	st := openWith(t)
+	for i, m := range []struct{ id, content string }{{"tea", "User drinks oolong tea every morning"}, {"walk", "User walks the dog every morning"}} {
+		mustApply(t, st, memory.Applied{Envelope: memory.Envelope{Seq: uint64(200 + i), Source: "t", ID: m.id, Type: events.TypeMemoryAdded,
+			Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC().Add(-24 * time.Hour)},
+			Data: &events.MemoryAdded{MemoryID: m.id, Kind: "fact", Category: "decision", Subject: "user", Predicate: "note",
+				Content: m.content, Importance: 0.5, Confidence: 1}})
+	}
+	e := NewEngine(st)
+	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"User drinks oolong tea every morning": 0.1, "User walks the dog every morning": 0.9}}
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "oolong tea", Force: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(resp.Blocks.Memories); len(got) < 2 || got[0] != "tea" {
+		t.Fatalf("memories = %v, want the one full text found first (tea)", got)
+	}
+}
+
+func mustApply(t *testing.T, st *sqlite.Store, batch ...memory.Applied) {
+	t.Helper()
+	for _, err := range st.Apply(t.Context(), batch) {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
