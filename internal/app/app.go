@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -58,8 +59,24 @@ type App struct {
 	Log    *zap.Logger
 
 	embedded *stream.Embedded
-	nc       *nats.Conn
-	js       jetstream.JetStream
+	// nc and js are the main connection's (main): the read model's reader
+	// (the retriever's, else the extractor's, else the consolidator's),
+	// else the ingest's, else the operator's. Every bus user reads the
+	// streams' state through it; what a kind does of its own goes through
+	// its own connection (bus).
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	main *busConn
+	// conns are the worker kinds' connections, each as that kind's bus
+	// user; op is the operator's, when the process holds that credential.
+	conns map[string]*busConn
+	op    *busConn
+	order []*busConn // every connection, in the order they close
+	// denied counts what the server refused the process's bus users.
+	denied atomic.Int64
+	// drift is what is wrong with the streams under the process
+	// (streamdrift.go).
+	drift    streamDrift
 	store    *sqlite.Store
 	engine   *retrieval.Engine
 	access   *retrieval.AccessLog // nil unless a retriever
@@ -74,9 +91,13 @@ type App struct {
 	// stored, for its own consumers (stream.Recent); nil unless ingest.
 	recent *stream.Recent
 
-	// busRole is the NATS user the process connects as (stream.RoleWorker
-	// unless set; operator commands use stream.RoleOperator).
+	// busRole, when stream.RoleOperator, makes every connection of the
+	// process the operator's (operator commands); otherwise each worker
+	// kind connects as its own bus user.
 	busRole string
+	// createStreams lets an operator command create the streams and
+	// buckets that are missing (import into a new store).
+	createStreams bool
 
 	// originEvery is how often the projector checks that MEMORY is still
 	// the stream its read model was built from; tests shorten it.
@@ -104,7 +125,15 @@ type App struct {
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
 	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
-		leaseTTL: stream.DefaultLeaseTTL}
+		leaseTTL: stream.DefaultLeaseTTL, conns: map[string]*busConn{}}
+}
+
+// NewOperator returns an App whose every connection is the operator's,
+// for an operator command that runs workers (engram forget's read model).
+func NewOperator(cfg config.Config, roles Roles, log *zap.Logger) *App {
+	a := New(cfg, roles, log)
+	a.busRole = stream.RoleOperator
+	return a
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -142,6 +171,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	// Whether the streams are as engram set them up, and the read model's
+	// stream still holds what it applied: now, and every originEvery.
+	w := &firstWatch{}
+	a.checkStreams(ctx, w, a.Log.Named("streams"))
+	a.wg.Go(func() { a.watchStreams(runCtx, w) })
 	if a.Roles&RoleRetriever != 0 {
 		a.engine = retrieval.NewEngine(a.store)
 		a.engine.Tokens = func(model string) retrieval.Counter {
@@ -150,10 +184,11 @@ func (a *App) Open(ctx context.Context) (err error) {
 			}
 			return tokens.For(model)
 		}
-		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: 2 * time.Second, Log: a.Log.Named("access")}
+		access := &retrieval.AccessLog{Emit: a.emitter(stream.RoleRetriever, "engram/retriever"), Interval: 2 * time.Second,
+			Log: a.Log.Named("access")}
 		a.engine.Recorder = access
 		a.access = access
-		a.engine.Degraded = a.degraded(a.emitter("engram/retriever"))
+		a.engine.Degraded = a.degraded(a.emitter(stream.RoleRetriever, "engram/retriever"))
 		if embedder != nil {
 			a.engine.Vectors = &queryVectors{client: embedder, store: a.store, model: a.Config.Embed.Model,
 				timeout: a.Config.Embed.QueryTimeout}
@@ -163,7 +198,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 				a.Log.Warn("access log stopped", zap.Error(err))
 			}
 		})
-		svc, err := natsapi.Serve(a.nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
+		svc, err := natsapi.Serve(a.bus(stream.RoleRetriever).nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)
 		}
@@ -205,10 +240,6 @@ func (a *App) Open(ctx context.Context) (err error) {
 }
 
 func (a *App) openNATS(ctx context.Context) error {
-	role := a.busRole
-	if role == "" {
-		role = stream.RoleWorker
-	}
 	var extra []nats.Option
 	if a.Config.NATS.URL == "" {
 		auth, err := stream.EnsureAuth(AuthDir(a.Config), agentNamespaces(a.Config))
@@ -231,36 +262,24 @@ func (a *App) openNATS(ctx context.Context) error {
 				zap.String("how", "engram creds prints the nats CLI and agent settings"))
 		}
 	}
-	cc := connConfig(a.Config, "engram", role)
-	nc, err := stream.Connect(cc, extra...)
-	if err != nil {
-		return err
-	}
-	a.nc = nc
-	js, err := stream.NewJetStream(nc, stream.PublishAckTimeout)
-	if err != nil {
-		return err
-	}
-	a.js = js
-	return ensureStreams(ctx, js, stream.StreamsConfig{
-		Replicas:        a.Config.NATS.Replicas,
-		DuplicateWindow: a.Config.NATS.DuplicateWindow,
-	})
+	return a.openBus(ctx, extra)
 }
 
 // openReadModel opens SQLite and starts the projector where the read
 // model left off. The consumer is recreated at that position every start:
 // the position stored with the data is the truth, so a deleted database is
 // rebuilt from the start of the stream without an operator's help, and so
-// is one built from a MEMORY stream that has since been recreated
-// (origin.go).
+// is one built from a MEMORY stream that has since been recreated, once
+// an operator accepted the new one (origin.go); until then it is kept
+// as it is and the projector waits.
 func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	store, err := sqlite.Open(ctx, a.Config.ReadModelPath())
 	if err != nil {
 		return err
 	}
 	a.store = store
-	if err := a.checkOrigin(ctx); err != nil {
+	follow, err := a.checkOrigin(ctx)
+	if err != nil {
 		return err
 	}
 	log := a.Log.Named("projector")
@@ -269,10 +288,14 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	}
 	if a.Roles&RoleIngest != 0 {
 		a.feed = newFeed(runCtx, store, a.Config.HTTP.MaxEventBytes, log.Named("feed"))
+		// Not a run of a stream the read model does not follow.
+		a.feed.held.Store(!follow)
 	}
-	cons, err := a.projectorConsumer(ctx, log)
-	if err != nil {
-		return err
+	var cons *stream.Consumer
+	if follow {
+		if cons, err = a.projectorConsumer(ctx, log); err != nil {
+			return err
+		}
 	}
 	p := projector.New(store, log)
 	a.wg.Go(func() { a.runProjector(runCtx, cons, p, log) })
@@ -328,7 +351,14 @@ func project(p *projector.Projector) stream.BatchHandler {
 }
 
 func (a *App) openHTTP() error {
-	srv := a.apiServer()
+	// The HTTP API's writes (the memory edits, the scratchpad) are the
+	// retriever's when the process runs one; its events are an ingest's
+	// too, which the retriever's user may publish.
+	role := stream.RoleIngest
+	if a.Roles&RoleRetriever != 0 {
+		role = stream.RoleRetriever
+	}
+	srv := a.apiServer(role)
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
@@ -350,8 +380,9 @@ func (a *App) openHTTP() error {
 }
 
 // apiServer is the API of this process's roles, for HTTP and, through
-// BusInput, for events arriving on the bus.
-func (a *App) apiServer() *httpapi.Server {
+// BusInput, for events arriving on the bus; it publishes as bus user
+// role.
+func (a *App) apiServer(role string) *httpapi.Server {
 	srv := &httpapi.Server{
 		Ready:          a.Ready,
 		Readiness:      a.Readiness,
@@ -370,10 +401,10 @@ func (a *App) apiServer() *httpapi.Server {
 	if a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		// A retriever publishes too: the write API (memories, pending
 		// decisions, the scratchpad) reads the read model, then publishes.
-		p := stream.NewPublisher(a.js)
+		p := stream.NewPublisher(a.bus(role).js)
 		p.Via = metrics.PathHTTP
 		p.Stored = a.stored
-		srv.Publisher = publisher{p}
+		srv.Publisher = publisher{p: p, refuse: a.drift.refusesWrites}
 	}
 	if a.Roles&RoleRetriever != 0 {
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
@@ -402,10 +433,24 @@ func (a *App) stored(s []stream.Stored) {
 }
 
 // publisher adapts the stream publisher to what the HTTP edge needs.
-type publisher struct{ p *stream.Publisher }
+type publisher struct {
+	p *stream.Publisher
+	// refuse says why events must not be stored now (a MEMORY that drops
+	// them: see streamDrift), or nil.
+	refuse func() error
+}
 
 func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) []httpapi.PublishResult {
 	out := make([]httpapi.PublishResult, len(evs))
+	if p.refuse != nil {
+		if err := p.refuse(); err != nil {
+			// Acknowledged, they would be lost: the client keeps them.
+			for i := range out {
+				out[i].Err = err
+			}
+			return out
+		}
+	}
 	if len(evs) == 1 {
 		var data any
 		if datas != nil {
@@ -424,8 +469,11 @@ func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) 
 // Ready reports whether the process can do its job: NATS connected and,
 // for a retriever, the read model answering.
 func (a *App) Ready(ctx context.Context) error {
-	if a.nc == nil || !a.nc.IsConnected() {
-		return errors.New("nats not connected")
+	if err := a.busConnected(); err != nil {
+		return err
+	}
+	if err := a.drift.err(); err != nil {
+		return err
 	}
 	if a.embedded != nil && !a.embedded.JetStreamEnabled() {
 		return errors.New("jetstream is off (the disk was full?): events cannot be stored; it comes back by itself once there is space")
@@ -547,10 +595,17 @@ func (a *App) NATSURL() string {
 // Store is the read model (nil unless the process is a retriever).
 func (a *App) Store() *sqlite.Store { return a.store }
 
-// JetStream is the process's JetStream context.
-func (a *App) JetStream() jetstream.JetStream { return a.js }
+// JetStream is the process's JetStream context: the operator's when the
+// process holds that credential (its embedded server, an operator
+// command), else its main bus user's.
+func (a *App) JetStream() jetstream.JetStream {
+	if a.op != nil {
+		return a.op.js
+	}
+	return a.js
+}
 
-// Conn is the process's NATS connection.
+// Conn is the process's main NATS connection (see App.nc).
 func (a *App) Conn() *nats.Conn { return a.nc }
 
 // Close stops everything in reverse order of start. It is safe to call
@@ -578,15 +633,7 @@ func (a *App) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("workers did not stop in time: %w", ctx.Err()))
 		}
-		if a.nc != nil {
-			if err := a.nc.Drain(); err != nil {
-				errs = append(errs, fmt.Errorf("drain nats: %w", err))
-			}
-			for a.nc.IsDraining() && ctx.Err() == nil {
-				time.Sleep(10 * time.Millisecond)
-			}
-			a.nc.Close()
-		}
+		errs = append(errs, a.closeBus(ctx)...)
 		if a.embedded != nil {
 			a.embedded.Shutdown()
 		}

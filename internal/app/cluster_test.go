@@ -13,6 +13,7 @@ import (
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"go.uber.org/zap/zaptest"
 )
 
 // freePorts finds n ports free on loopback now (the cluster's routes must
@@ -68,7 +69,7 @@ func TestDeployCluster(t *testing.T) {
 			t.Fatalf("deploy/cluster/n%d.conf: %v", n+1, err)
 		}
 		if !opts.JetStream || !opts.SyncAlways || opts.Cluster.Name != "engram" || len(opts.Routes) != 3 ||
-			opts.Cluster.Username != "route" || len(opts.Nkeys) != 3 {
+			opts.Cluster.Username != "route" || len(opts.Nkeys) != 6 {
 			t.Fatalf("n%d.conf: jetstream %v, sync always %v, cluster %q with %d routes, route user %q, %d users",
 				n+1, opts.JetStream, opts.SyncAlways, opts.Cluster.Name, len(opts.Routes), opts.Cluster.Username, len(opts.Nkeys))
 		}
@@ -87,11 +88,16 @@ func TestDeployCluster(t *testing.T) {
 		urls = append(urls, srv.ClientURL())
 	}
 
+	base := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
+	base.NATS.URL, base.NATS.NKeyDir, base.NATS.Replicas = strings.Join(urls, ","), auth.Dir, 3
+	// Workers may not create streams: the operator sets them up first, as
+	// deploy/cluster.sh does.
+	if _, err := ApplyStreams(t.Context(), base, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
 	worker := func(roles Roles) *App {
-		cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
-		cfg.NATS.URL = strings.Join(urls, ",")
-		cfg.NATS.NKey = auth.SeedFile(stream.RoleWorker, "")
-		cfg.NATS.Replicas = 3
+		cfg := base
+		cfg.DataDir = t.TempDir()
 		return startApp(t, cfg, roles)
 	}
 	ingest := worker(RoleIngest)
