@@ -208,7 +208,14 @@ func (s *Server) decidePending(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		until := s.Now().Add(24 * time.Hour).UTC()
+		from := s.Now()
+		if r.Header.Get("Idempotency-Key") != "" {
+			// A retry is the same event only if it says the same: a
+			// keyed snooze counts from the minute, not the instant, so
+			// a retry within it is a duplicate and not a conflict.
+			from = from.Truncate(time.Minute)
+		}
+		until := from.Add(24 * time.Hour).UTC()
 		switch {
 		case body.Until != nil:
 			until = body.Until.UTC()
@@ -218,7 +225,7 @@ func (s *Server) decidePending(w http.ResponseWriter, r *http.Request) {
 				writeError(w, memory.Errorf(memory.EINVALID, "for: %q is not a positive duration such as 24h", body.For))
 				return
 			}
-			until = s.Now().Add(dur).UTC()
+			until = from.Add(dur).UTC()
 		}
 		d.Until = &until
 	default:
@@ -260,8 +267,8 @@ func publishOne(w http.ResponseWriter, r *http.Request, pub Publisher, projected
 		return
 	}
 	res := pub.Publish(r.Context(), []event.Event{e}, nil)[0]
-	if memory.ErrorCode(res.Err) == memory.EINVALID {
-		writeError(w, res.Err)
+	if code := memory.ErrorCode(res.Err); code == memory.EINVALID || code == memory.ECONFLICT {
+		writeError(w, res.Err) // a conflict: the Idempotency-Key was used for another write
 		return
 	}
 	if res.Err != nil {
