@@ -27,7 +27,7 @@ func (p *Publisher) conflict(ctx context.Context, e event.Event, sent *nats.Msg,
 	if !p.Conflicts {
 		return nil
 	}
-	s, err := p.js.Stream(ctx, MemoryStream)
+	s, err := p.memoryStream(ctx)
 	if err != nil {
 		return fmt.Errorf("compare %s with seq %d: %w", e.ID(), seq, err)
 	}
@@ -49,6 +49,21 @@ func (p *Publisher) conflict(ctx context.Context, e event.Event, sent *nats.Msg,
 	}
 	return memory.Errorf(memory.ECONFLICT, "event %s from %s is stored (seq %d) with other content: "+
 		"a new write needs a new id; to retry, send what was stored", e.ID(), e.Source(), seq)
+}
+
+// memoryStream is MEMORY's handle, looked up once: the lookup is a
+// request of its own, as long as the read.
+func (p *Publisher) memoryStream(ctx context.Context) (jetstream.Stream, error) {
+	p.memoryMu.Lock()
+	defer p.memoryMu.Unlock()
+	if p.memory == nil {
+		s, err := p.js.Stream(ctx, MemoryStream)
+		if err != nil {
+			return nil, err
+		}
+		p.memory = s
+	}
+	return p.memory, nil
 }
 
 // sameContent reports whether two stored encodings of an event (the same

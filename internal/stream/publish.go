@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -69,6 +70,9 @@ type Publisher struct {
 	// worker's retry may carry another answer (an LLM's second try), and
 	// the first one stored is the one that counts.
 	Conflicts bool
+
+	memoryMu sync.Mutex
+	memory   jetstream.Stream // MEMORY, for conflict's reads; nil until the first
 }
 
 // Stored is an event as JetStream stored it: its sequence and the message.
