@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -52,7 +53,7 @@ func (s *Server) edge(next http.Handler) http.Handler {
 				"the host of http.addr and those of http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS); add this one there to serve it", r.Host))
 			return
 		}
-		if !(safe && strings.HasPrefix(r.URL.Path, "/console/")) {
+		if !(safe && consoleFile(r.URL.Path)) {
 			if err := crossSite(cop, r); err != nil {
 				refuse(w, r, err)
 				return
@@ -66,8 +67,15 @@ func (s *Server) edge(next http.Handler) http.Handler {
 	})
 }
 
-// probes are the routes that answer any Host.
+// probes are the routes that answer any Host, by their exact path.
 var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// consoleFile reports whether p is under /console/ once cleaned, as the
+// mux will see it: /console/../v1/memories is not.
+func consoleFile(p string) bool {
+	c := path.Clean(p)
+	return c == "/console" || strings.HasPrefix(c, "/console/")
+}
 
 // crossSite applies CrossOriginProtection to every method. It lets GET,
 // HEAD and OPTIONS through, as methods that should change nothing; here

@@ -41,6 +41,8 @@ func TestEdge(t *testing.T) {
 		{name: "probe from another site", method: "GET", path: "/healthz", hdr: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: 403},
 		{name: "console, a link from elsewhere", method: "GET", path: "/console/", hdr: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: 200},
 		{name: "console, rebound name", method: "GET", path: "/console/", hdr: map[string]string{"Host": "evil.example"}, want: 421},
+		{name: "console, no slash", method: "GET", path: "/console", hdr: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: 307},
+		{name: "out of the console", method: "GET", path: "/console/%2e%2e/v1/memories", hdr: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: 403},
 		{name: "address bar", method: "GET", path: "/openapi.json", hdr: map[string]string{"Sec-Fetch-Site": "none"}, want: 200},
 		{name: "same origin, no Sec-Fetch-Site", method: "GET", path: "/openapi.json", hdr: map[string]string{"Origin": srv.URL}, want: 200},
 		{name: "JSON with a charset", method: "POST", path: "/v1/context", ct: "application/json; charset=utf-8", body: "{}", want: 404},
@@ -68,7 +70,7 @@ func TestEdge(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := noRedirect.Do(req)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -79,3 +81,5 @@ func TestEdge(t *testing.T) {
 		}
 	}
 }
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
