@@ -162,10 +162,11 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		// The same fact said again is the memory that says it, unless
 		// another value was said in between: then it is a version of its
 		// own, and merging would bring an old value back.
-		if ok, err := sayAgain(w, env, m, said); err != nil || ok {
-			if err != nil {
-				return err
-			}
+		again, err := sayAgain(w, env, m, said)
+		if err != nil {
+			return err
+		}
+		if again {
 			return merge(w, env, m, c, status, said)
 		}
 	}

@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -405,5 +407,70 @@ func TestLateFactIsNotAWrongWrite(t *testing.T) {
 	}
 	if st.Written != 2 || st.WrongWrites != 0 {
 		t.Fatalf("written %d, wrong writes %d; want 2, 0", st.Written, st.WrongWrites)
+	}
+}
+
+// A read model from before said_at (schema 10) opens with each memory
+// said when it was learned, and one that superseded another marked as
+// replacing; a late fact then finds its place among them.
+func TestMigrationToSaidTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v10.db")
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range migrations[:10] {
+		if _, err := db.Exec(m.sql); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+		if m.fill != nil {
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.fill(t.Context(), tx); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lisbon, porto := hour(0).UnixNano(), hour(24).UnixNano()
+	for _, stmt := range []string{
+		`PRAGMA user_version = 10`,
+		fmt.Sprintf(`INSERT INTO memories (id, namespace, user_id, kind, category, subject, predicate, content, importance, confidence,
+			status, supersedes, superseded_by, source, source_events, created, updated, valid_to) VALUES
+			('m1', 'ns', 'u', 'identity', 'identity', 'user', 'location', 'User lives in Lisbon', 0.8, 0.9, 'superseded', '', 'm2', 'rules', '[]', %d, %d, %d),
+			('m2', 'ns', 'u', 'identity', 'identity', 'user', 'location', 'User moved to Porto', 0.8, 0.9, 'active', 'm1', '', 'rules', '[]', %d, %d, 0)`,
+			lisbon, porto, porto, porto, porto),
+		fmt.Sprintf(`INSERT INTO memory_history (memory_id, namespace, user_id, change, new, cause, time) VALUES
+			('m1', 'ns', 'u', 'created', 'User lives in Lisbon', 'e1', %d)`, lisbon),
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mems := byContent(t, s, "u")
+	if m := mems["User moved to Porto"]; !m.SaidAt.Equal(hour(24)) || !m.LearnedAt.Equal(hour(24)) {
+		t.Fatalf("Porto said %v, learned %v; want both %v", m.SaidAt, m.LearnedAt, hour(24))
+	}
+	h, err := s.History(t.Context(), scopeOf("u"), "m1")
+	if err != nil || len(h) != 1 || !h[0].SaidAt.Equal(hour(0)) {
+		t.Fatalf("history %+v, %v: want created said at %v", h, err, hour(0))
+	}
+	mustApply(t, s, extractedAt(100, "u", fact{pred: "location", content: "User lives in Rome", said: hour(12)}))
+	want := "User lives in Lisbon: superseded by User lives in Rome until 11-01 20:00; " +
+		"User lives in Rome: superseded by User moved to Porto after User lives in Lisbon until 11-02 08:00; " +
+		"User moved to Porto: active after User lives in Rome; "
+	if got := chain(t, s, "u", "User lives in Lisbon", "User lives in Rome", "User moved to Porto"); got != want {
+		t.Fatalf("history\n got %s\nwant %s", got, want)
 	}
 }
