@@ -157,6 +157,8 @@ func permutations(n int) [][]int {
 // superseded by the next said and current until it was said; as_of by
 // said time gives the one current then. In both languages.
 func TestSaidTimeDecidesCurrentWhateverTheExtractionOrder(t *testing.T) {
+	s := openTest(t) // one user per order
+	seq := uint64(0)
 	for _, lang := range []struct {
 		name    string
 		content [3]string
@@ -172,12 +174,13 @@ func TestSaidTimeDecidesCurrentWhateverTheExtractionOrder(t *testing.T) {
 		want := fmt.Sprintf("%s: superseded by %s until 11-02 08:00; %s: superseded by %s after %s until 11-03 08:00; %s: active after %s; ",
 			lang.content[0], lang.content[1], lang.content[1], lang.content[2], lang.content[0], lang.content[2], lang.content[1])
 		for _, order := range permutations(len(said)) {
-			t.Run(fmt.Sprintf("%s/%v", lang.name, order), func(t *testing.T) {
-				s := openTest(t)
-				for i, k := range order {
-					mustApply(t, s, extractedAt(uint64(i+1), "u", said[k]))
+			user := fmt.Sprintf("%s%v", lang.name, order)
+			t.Run(user, func(t *testing.T) {
+				for _, k := range order {
+					seq++
+					mustApply(t, s, extractedAt(seq, user, said[k]))
 				}
-				if got := chain(t, s, "u", lang.content[:]...); got != want {
+				if got := chain(t, s, user, lang.content[:]...); got != want {
 					t.Fatalf("history\n got %s\nwant %s", got, want)
 				}
 				for _, c := range []struct {
@@ -189,7 +192,7 @@ func TestSaidTimeDecidesCurrentWhateverTheExtractionOrder(t *testing.T) {
 					{hour(25), []string{lang.content[1]}},
 					{hour(49), []string{lang.content[2]}},
 				} {
-					if got := asOf(t, s, "u", "location", c.at); !slices.Equal(got, c.want) {
+					if got := asOf(t, s, user, "location", c.at); !slices.Equal(got, c.want) {
 						t.Errorf("as of %s: %q, want %q", c.at.Format(time.DateTime), got, c.want)
 					}
 				}
