@@ -334,41 +334,41 @@ func TestNewestSaidFactIsCurrentAfterReextract(t *testing.T) {
 	}
 }
 
-// The workers apart: the extractor holding the user's partition dies
-// with the first fact's session open; the other takes the partition
-// over, extracts the update's session, then the first's when it ends.
+// The workers apart, two extractors on two partitions (ana's and
+// lilei's): one dies with the first facts' sessions open; the other
+// takes its partition over, extracts the updates' sessions, then the
+// first ones when they end.
 func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
+	const partitions = 2
 	url := externalNATS(t)
-	front := partitionWorker(t, url, "front", RoleIngest|RoleRetriever, 1, "", "")
-	x1 := partitionWorker(t, url, "x1", RoleExtractor, 1, "", "")
-	x2 := partitionWorker(t, url, "x2", RoleExtractor, 1, "", "")
-	holder := func() string {
+	front := partitionWorker(t, url, "front", RoleIngest|RoleRetriever, partitions, "", "")
+	x1 := partitionWorker(t, url, "x1", RoleExtractor, partitions, "", "")
+	partitionWorker(t, url, "x2", RoleExtractor, partitions, "", "")
+	waitFor(t, "a partition each", func() bool {
 		held := partitionsHeld(t, front, "extractor")
-		for name, n := range held {
-			if n == 1 {
-				return name
-			}
-		}
-		return ""
-	}
-	waitFor(t, "an extractor to hold the partition", func() bool { return holder() != "" })
-	first := holder()
+		return held["x1"] == 1 && held["x2"] == 1
+	})
 
 	var evs []any
 	for _, s := range stories[:2] {
 		evs = append(evs, said(s.user, "a", s.first, saidFirst))
 	}
 	mustAccept(t, postBatch(t, front, evs...))
-	waitFor(t, "the batcher to take the first facts", func() bool {
-		c, err := front.JetStream().Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", 0, 1))
-		if err != nil {
-			return false
+	waitFor(t, "the batchers to take the first facts", func() bool {
+		for p := range partitions {
+			c, err := front.JetStream().Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
+			if err != nil {
+				return false
+			}
+			info, err := c.Info(t.Context())
+			if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
+				return false
+			}
 		}
-		info, err := c.Info(t.Context())
-		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+		return true
 	})
-	crash(map[string]*App{"x1": x1, "x2": x2}[first])
-	waitFor(t, "the other extractor to take the partition", func() bool { h := holder(); return h != "" && h != first })
+	crash(x1)
+	waitFor(t, "x2 to take x1's partition", func() bool { return partitionsHeld(t, front, "extractor")["x2"] == partitions })
 
 	evs = nil
 	for _, s := range stories[:2] {
