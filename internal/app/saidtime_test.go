@@ -388,14 +388,14 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 		evs = append(evs, endEvent(s.user+"-a-end", s.user, "a", 1))
 	}
 	mustAccept(t, postBatch(t, front, evs...))
-	waitFor(t, "every turn extracted", func() bool { return countUnextracted(t, front) == 0 && countTurnsAll2(t, front) == 4 })
+	waitFor(t, "every turn extracted", func() bool { return countUnextracted(t, front) == 0 && countStoryTurns(t, front) == 4 })
 	for _, s := range stories[:2] {
 		t.Run(s.user, func(t *testing.T) { s.check(t, front) })
 	}
 }
 
-// countTurnsAll2 counts the turns of the first two stories' users.
-func countTurnsAll2(t *testing.T, a *App) int {
+// countStoryTurns counts the turns of the first two stories' users.
+func countStoryTurns(t *testing.T, a *App) int {
 	t.Helper()
 	n := 0
 	for _, s := range stories[:2] {
