@@ -364,6 +364,12 @@ func (a *App) openHTTP() error {
 		return fmt.Errorf("http listen: %w", err)
 	}
 	a.httpLn, a.api = ln, srv
+	if host, _, _ := net.SplitHostPort(a.Config.HTTP.Addr); len(a.Config.HTTP.AllowedHosts) == 0 &&
+		(host == "" || net.ParseIP(host).IsUnspecified()) {
+		a.Log.Warn("http listens on every interface but answers only requests that name it by a loopback name or "+
+			"the listen address in their Host; set http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS) to the names clients use",
+			zap.String("addr", a.Config.HTTP.Addr))
+	}
 	a.httpSrv = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -387,6 +393,7 @@ func (a *App) apiServer(role string) *httpapi.Server {
 		Ready:          a.Ready,
 		Readiness:      a.Readiness,
 		Tokens:         a.Config.HTTP.Tokens,
+		AllowedHosts:   a.Config.HTTP.Hosts(),
 		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
@@ -404,6 +411,12 @@ func (a *App) apiServer(role string) *httpapi.Server {
 		p := stream.NewPublisher(a.bus(role).js)
 		p.Via = metrics.PathHTTP
 		p.Stored = a.stored
+		// A client that reused an id hears so: the event stored under it
+		// is read and compared, by a bus user that may read MEMORY. An
+		// ingest apart may not (it reads nothing of MEMORY), and reports
+		// a reused id as a duplicate, as before comparing.
+		p.Conflicts = a.main.role != stream.RoleIngest
+		p.Reads = a.main.js
 		srv.Publisher = publisher{p: p, refuse: a.drift.refusesWrites}
 	}
 	if a.Roles&RoleRetriever != 0 {
@@ -412,8 +425,9 @@ func (a *App) apiServer(role string) *httpapi.Server {
 		srv.Projected = a.WaitProjected
 	}
 	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
-		// MCP's tools call the API in process, with the MCP request's token.
-		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version, ""))
+		// MCP's tools call the API in process, with the MCP request's
+		// token; the MCP request passed the edge's checks.
+		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.InProcess()), Version, ""))
 	}
 	return srv
 }
