@@ -1,8 +1,10 @@
 package app
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +132,13 @@ func TestSeparateWorkersAgainstDeployConfig(t *testing.T) {
 	// The ingest worker keeps no read model and serves no search.
 	if got := do(t, "GET", "http://"+ingest.HTTPAddr()+"/v1/search?user=ivy&q=x", "", nil, nil).Status; got != 404 {
 		t.Fatalf("ingest /v1/search status %d, want 404", got)
+	}
+	// Nor may it delete messages: forgetting a user is the operator's.
+	r = do(t, "DELETE", "http://"+ingest.HTTPAddr()+"/v1/users/ivy", "", nil, nil)
+	if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Raw, "engram forget") {
+		t.Fatalf("forget on the ingest apart: %d %s, want 503 naming engram forget", r.Status, r.Raw)
+	}
+	if hits := searchHTTP(t, retriever, "default", "ivy", "上海"); len(hits) != 1 {
+		t.Fatalf("after the refused forget the retriever finds %d, want 1", len(hits))
 	}
 }
