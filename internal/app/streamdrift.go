@@ -147,6 +147,10 @@ type firstWatch struct {
 	// first sequence is judged once the read model has applied it.
 	mark  uint64
 	clean bool // judged: the read model holds no event below it
+	// judgedAt is the read model's position and the accepted first
+	// sequence when it was last judged: only a change to either can
+	// change the verdict, so the read model is not counted again before.
+	judgedAt, acceptedAt uint64
 }
 
 // truncationGrace is how long a first sequence that moved waits to be
@@ -275,9 +279,11 @@ func (a *App) checkTruncated(ctx context.Context, info *jetstream.StreamInfo, w 
 	if w.mark == 0 {
 		w.mark = info.State.LastSeq
 	}
-	if last, err := a.store.LastSeq(ctx); err != nil || last < w.mark {
+	last, err := a.store.LastSeq(ctx)
+	if err != nil || last < w.mark || w.judgedAt == last && w.acceptedAt == accepted {
 		return
 	}
+	w.judgedAt, w.acceptedAt = last, accepted
 	n, lowest, err := a.store.AppliedBetween(ctx, accepted, first)
 	if err != nil {
 		log.Warn("count the read model's events below the stream's first sequence", zap.Error(err))
