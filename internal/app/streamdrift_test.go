@@ -234,3 +234,28 @@ func TestForgetIsNotDrift(t *testing.T) {
 		t.Fatalf("the forget was reported as drift %d times", got)
 	}
 }
+
+// Retention's own erasure is not drift either: the raw turns that open
+// the stream age out, its first sequence moves, and the receipt that
+// follows the deletes drops the read model's rows.
+func TestRetentionIsNotDrift(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Retention.RawTurns = 2 * time.Second
+	a, logs := startWatched(t, cfg, RoleAll)
+	postTurns(t, a, 3, "alpha")
+	waitFor(t, "ana's turns to age out", func() bool { return countTurns(t, a, ana) == 0 })
+	info, err := stream.MemoryInfo(t.Context(), a.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.FirstSeq <= 3 {
+		t.Fatalf("MEMORY's first sequence %d after the turns 1–3 aged out, want past them", info.State.FirstSeq)
+	}
+	waitFor(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() >= info.State.FirstSeq })
+	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz after retention: %d %q", code, reason)
+	}
+	if got := driftLogged(logs, driftTruncated); got != 0 {
+		t.Fatalf("retention was reported as drift %d times", got)
+	}
+}
