@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -96,8 +97,12 @@ type App struct {
 	// consolidator (see openRules).
 	rules func() *rules.Set
 
-	cancel  context.CancelFunc
-	wg      conc.WaitGroup
+	cancel context.CancelFunc
+	wg     conc.WaitGroup
+	// stopped are the worker loops that ended while the App ran
+	// (workers.go); closing is set once Close begins, when they all end.
+	stopped stoppedWorkers
+	closing atomic.Bool
 	closeMu sync.Once
 }
 
@@ -133,7 +138,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 		return err
 	}
 	if a.embedded != nil {
-		a.wg.Go(func() { a.healJetStream(runCtx) })
+		a.goWorker(runCtx, "jetstream healer", func(ctx context.Context) error { a.healJetStream(ctx); return nil })
 	}
 	declareMetrics()
 	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
@@ -158,11 +163,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 			a.engine.Vectors = &queryVectors{client: embedder, store: a.store, model: a.Config.Embed.Model,
 				timeout: a.Config.Embed.QueryTimeout}
 		}
-		a.wg.Go(func() {
-			if err := access.Run(runCtx); err != nil {
-				a.Log.Warn("access log stopped", zap.Error(err))
-			}
-		})
+		a.goWorker(runCtx, "access log", access.Run)
 		svc, err := natsapi.Serve(a.nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)
@@ -275,9 +276,9 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		return err
 	}
 	p := projector.New(store, log)
-	a.wg.Go(func() { a.runProjector(runCtx, cons, p, log) })
+	a.goWorker(runCtx, "projector", func(ctx context.Context) error { return a.runProjector(ctx, cons, p, log) })
 	if a.feed != nil {
-		a.wg.Go(func() { a.feed.run(runCtx) })
+		a.goWorker(runCtx, "feed", func(ctx context.Context) error { a.feed.run(ctx); return nil })
 	}
 	return nil
 }
@@ -341,10 +342,9 @@ func (a *App) openHTTP() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          zap.NewStdLog(a.Log.Named("http")),
 	}
-	a.wg.Go(func() {
-		if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.Log.Error("http server stopped", zap.Error(err))
-		}
+	a.goWorker(context.Background(), "http server", func(context.Context) error {
+		// It ends at Close (ErrServerClosed), which runWorker expects.
+		return a.httpSrv.Serve(ln)
 	})
 	return nil
 }
@@ -558,6 +558,7 @@ func (a *App) Conn() *nats.Conn { return a.nc }
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
 	a.closeMu.Do(func() {
+		a.closing.Store(true)
 		if a.httpSrv != nil {
 			if err := a.httpSrv.Shutdown(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
