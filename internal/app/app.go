@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,9 +85,12 @@ type App struct {
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
-	// healEvery is how often a JetStream turned off (a full disk) is
-	// looked at; tests shorten it.
+	// healEvery is how often the embedded JetStream is looked at for
+	// being unable to store (heal.go); tests change it.
 	healEvery time.Duration
+	// storeDown is why events cannot be stored, as healJetStream last saw
+	// it; nil while they can.
+	storeDown atomic.Pointer[error]
 	// leaseTTL is how long a dead instance's partitions wait for another
 	// (partitions.go); tests shorten it.
 	leaseTTL time.Duration
@@ -121,8 +123,8 @@ func (a *App) Open(ctx context.Context) (err error) {
 			_ = a.Close(cctx)
 		}
 	}()
-	if err := os.MkdirAll(a.Config.DataDir, 0o750); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+	if err := checkDataDir(a.Config.DataDir); err != nil {
+		return err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
@@ -373,7 +375,7 @@ func (a *App) apiServer() *httpapi.Server {
 		p := stream.NewPublisher(a.js)
 		p.Via = metrics.PathHTTP
 		p.Stored = a.stored
-		srv.Publisher = publisher{p}
+		srv.Publisher = publisher{p: p, down: a.storeDownErr}
 	}
 	if a.Roles&RoleRetriever != 0 {
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
@@ -402,10 +404,21 @@ func (a *App) stored(s []stream.Stored) {
 }
 
 // publisher adapts the stream publisher to what the HTTP edge needs.
-type publisher struct{ p *stream.Publisher }
+type publisher struct {
+	p *stream.Publisher
+	// down is why events cannot be stored now, nil when they can: then a
+	// publish fails at once instead of waiting out its timeout.
+	down func() error
+}
 
 func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) []httpapi.PublishResult {
 	out := make([]httpapi.PublishResult, len(evs))
+	if err := p.down(); err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
 	if len(evs) == 1 {
 		var data any
 		if datas != nil {
@@ -427,8 +440,10 @@ func (a *App) Ready(ctx context.Context) error {
 	if a.nc == nil || !a.nc.IsConnected() {
 		return errors.New("nats not connected")
 	}
-	if a.embedded != nil && !a.embedded.JetStreamEnabled() {
-		return errors.New("jetstream is off (the disk was full?): events cannot be stored; it comes back by itself once there is space")
+	if a.embedded != nil {
+		if err := a.embedded.StoreHealth(); err != nil {
+			return a.cannotStore(err)
+		}
 	}
 	if a.store != nil {
 		if err := a.store.Ping(ctx); err != nil {
