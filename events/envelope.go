@@ -1,8 +1,11 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"slices"
@@ -11,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // These patterns are copied into schema/cloudevent.json (and rfc3339 into
@@ -29,19 +33,9 @@ var (
 )
 
 // Validate checks a whole event against the contract and returns its data
-// decoded by DecodeData. Every error is a *FieldError naming the attribute,
-// or the path into the data.
-//
-// An event is valid when: specversion is 1.0; id, subject, namespace, user
-// and agent follow the identifier rules (see the package doc); user is
-// present; source is a URI reference in canonical form; type is one of
-// Types, input or derived; datacontenttype is absent or application/json;
-// dataschema, when present, is an absolute URI; no extension other than
-// namespace, user, agent, traceparent and tracestate is present; data is a
-// JSON object (not data_base64) that DecodeData accepts; and subject, when
-// present, equals the data's session_id, so data without one takes no
-// subject.
-func Validate(e event.Event) (any, error) {
+// decoded by DecodeData, by the envelope rules of the package doc. Every
+// error is a *FieldError naming the attribute, or the path into the data.
+func Validate(e event.Event) (Data, error) {
 	if e.Context == nil {
 		return nil, fieldErr("specversion", "required")
 	}
@@ -212,19 +206,18 @@ func checkExtension(name, s string) error {
 	return nil
 }
 
-func unknownAttribute(name string) error {
-	return fieldErr(join("", name), "is not an attribute engram accepts (CloudEvents 1.0 attributes and the extensions namespace, user, agent, traceparent, tracestate)")
-}
+const notAnAttribute = "is not an attribute engram accepts (CloudEvents 1.0 attributes and the extensions namespace, user, agent, traceparent, tracestate)"
+
+func unknownAttribute(name string) error { return fieldErr(join("", name), notAnAttribute) }
 
 func noBase64() error {
 	return fieldErr("data_base64", `is not accepted: send the data as a JSON object in "data"`)
 }
 
+const zeroTimeProblem = "must not be the zero time 0001-01-01T00:00:00Z"
+
 func zeroTime(field string) error {
-	if field != "time" {
-		return fieldErr(field, "must not be the zero time 0001-01-01T00:00:00Z")
-	}
-	return fieldErr(field, "must not be the zero time 0001-01-01T00:00:00Z (leave time out instead)")
+	return fieldErr(field, zeroTimeProblem+" (leave time out instead)")
 }
 
 // checkURI accepts a URI reference only in the form it will be stored in:
@@ -285,7 +278,7 @@ func checkURIOnce(field, s string, absolute bool) error {
 // Every attribute must be a JSON string, data a JSON object; data_base64 is
 // refused. maxBytes ≤ 0 means DefaultMaxEventBytes; a larger event's error
 // matches ErrTooLarge.
-func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
+func DecodeStructured(b []byte, maxBytes int) (event.Event, Data, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxEventBytes
 	}
@@ -293,55 +286,55 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 		return event.Event{}, nil, &FieldError{Field: "event",
 			Problem: fmt.Sprintf("is %d bytes; the limit is %d", len(b), maxBytes), err: ErrTooLarge}
 	}
-	doc, err := decodeTwice(b, "event", readStructured)
+	doc, err := readStructured(b)
 	if err != nil {
 		return event.Event{}, nil, err
 	}
-	attrs, data := doc.attrs, doc.data
-
-	if err := checkSpecVersion(attrs["specversion"]); err != nil {
+	str := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	if err := checkSpecVersion(str(doc.SpecVersion)); err != nil {
 		return event.Event{}, nil, err
 	}
-	ctx := &event.EventContextV1{ID: attrs["id"], Type: attrs["type"]}
+	ctx := &event.EventContextV1{ID: str(doc.ID), Type: str(doc.Type), Subject: doc.Subject, DataContentType: doc.DataContentType}
 	if err := checkID("id", ctx.ID, true); err != nil {
 		return event.Event{}, nil, err
 	}
-	if err := checkURI("source", attrs["source"], false); err != nil {
+	if err := checkURI("source", str(doc.Source), false); err != nil {
 		return event.Event{}, nil, err
 	}
-	if err := ctx.SetSource(attrs["source"]); err != nil {
+	if err := ctx.SetSource(*doc.Source); err != nil {
 		return event.Event{}, nil, fieldErr("source", err.Error())
 	}
-	if s, ok := attrs["subject"]; ok {
-		ctx.Subject = &s
-	}
-	if s, ok := attrs["datacontenttype"]; ok {
-		ctx.DataContentType = &s
-	}
-	if s, ok := attrs["dataschema"]; ok {
-		if err := checkURI("dataschema", s, true); err != nil {
+	if doc.DataSchema != nil {
+		if err := checkURI("dataschema", *doc.DataSchema, true); err != nil {
 			return event.Event{}, nil, err
 		}
-		if err := ctx.SetDataSchema(s); err != nil {
+		if err := ctx.SetDataSchema(*doc.DataSchema); err != nil {
 			return event.Event{}, nil, fieldErr("dataschema", err.Error())
 		}
 	}
-	if s, ok := attrs["time"]; ok {
-		t, err := parseTime("time", s)
+	if doc.Time != nil {
+		t, err := parseTime(*doc.Time)
 		if err != nil {
-			return event.Event{}, nil, err
+			return event.Event{}, nil, within("time", err)
 		}
 		if err := ctx.SetTime(t); err != nil {
 			return event.Event{}, nil, fieldErr("time", err.Error())
 		}
 	}
-	for name, s := range attrs {
-		if isExtension(name) {
-			if err := ctx.SetExtension(name, s); err != nil {
+	for name, s := range map[string]*string{ExtNamespace: doc.Namespace, ExtUser: doc.User, ExtAgent: doc.Agent,
+		ExtTraceParent: doc.TraceParent, ExtTraceState: doc.TraceState} {
+		if s != nil {
+			if err := ctx.SetExtension(name, *s); err != nil {
 				return event.Event{}, nil, fieldErr(name, err.Error())
 			}
 		}
 	}
+	data := doc.Data
 	e := event.Event{Context: ctx, DataEncoded: data}
 	v, err := Validate(e)
 	if err != nil {
@@ -350,60 +343,66 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 	return e, v, nil
 }
 
-// structured is a structured-mode event as read, before any check.
+// structured is a structured-mode event as read, before any check: the
+// attributes engram accepts, each a string.
 type structured struct {
-	attrs map[string]string
-	data  json.RawMessage
+	SpecVersion     *string         `json:"specversion,omitempty"`
+	ID              *string         `json:"id,omitempty"`
+	Source          *string         `json:"source,omitempty"`
+	Type            *string         `json:"type,omitempty"`
+	Subject         *string         `json:"subject,omitempty"`
+	Time            *string         `json:"time,omitempty"`
+	DataContentType *string         `json:"datacontenttype,omitempty"`
+	DataSchema      *string         `json:"dataschema,omitempty"`
+	Namespace       *string         `json:"namespace,omitempty"`
+	User            *string         `json:"user,omitempty"`
+	Agent           *string         `json:"agent,omitempty"`
+	TraceParent     *string         `json:"traceparent,omitempty"`
+	TraceState      *string         `json:"tracestate,omitempty"`
+	Data            json.RawMessage `json:"data,omitempty"`
+	DataBase64      json.RawMessage `json:"data_base64,omitempty"`
 }
 
-func readStructured(r *reader) (structured, error) {
-	doc := structured{attrs: make(map[string]string, 8)}
-	err := r.object("", func(key, path string) error {
-		switch {
-		case key == "data":
-			raw, err := r.raw(path)
-			if err != nil {
-				return err
-			}
-			if raw[0] != '{' {
-				return fieldErr(path, "must be a JSON object, not "+rawKind(raw))
-			}
-			doc.data = raw
-			return nil
-		case key == "data_base64":
-			return noBase64()
-		case !isAttribute(key):
-			return unknownAttribute(key)
+func readStructured(b []byte) (*structured, error) {
+	var doc structured
+	if err := read(b, "event", "", &doc); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) && errors.Is(fe, errUnknownMember) {
+			fe.Problem = notAnAttribute
 		}
-		s, err := r.str(path)
-		doc.attrs[key] = s
-		return err
-	})
-	return doc, err
-}
-
-func isAttribute(name string) bool {
-	switch name {
-	case "specversion", "id", "source", "type", "subject", "time", "datacontenttype", "dataschema":
-		return true
+		return nil, err
 	}
-	return isExtension(name)
+	switch {
+	case doc.DataBase64 != nil:
+		return nil, noBase64()
+	case doc.Data != nil && doc.Data[0] != '{':
+		return nil, fieldErr("data", "must be a JSON object, not "+rawKind(doc.Data))
+	}
+	return &doc, nil
 }
 
-// parseTime reads an RFC 3339 time for field: the envelope's time or a
-// time in the data.
-func parseTime(field, s string) (time.Time, error) {
+// parseTime reads an RFC 3339 time: the envelope's time or a time in the
+// data.
+func parseTime(s string) (time.Time, error) {
 	if !isRFC3339(s) {
-		return time.Time{}, fieldErr(field, fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
+		return time.Time{}, problem(fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fieldErr(field, fmt.Sprintf("is not a valid time: %s", quote(s)))
+		return time.Time{}, problem(fmt.Sprintf("is not a valid time: %s", quote(s)))
 	}
 	if t.IsZero() {
-		return time.Time{}, zeroTime(field)
+		return time.Time{}, problem(zeroTimeProblem)
 	}
 	return t, nil
+}
+
+// checkTime checks a time of the data: present, so not the zero time.
+func checkTime(field string, t time.Time) error {
+	if t.IsZero() {
+		return fieldErr(field, "required")
+	}
+	return nil
 }
 
 // isRFC3339 is rfc3339.MatchString written out, for it runs on every
@@ -462,22 +461,31 @@ func rawKind(raw json.RawMessage) string {
 // DecodeStructured to take one by one. An empty batch is an error: it is
 // always a producer's mistake.
 func DecodeBatch(b []byte) ([]json.RawMessage, error) {
-	out, err := decodeTwice(b, "batch", readBatch)
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.ReadToken()
 	if err != nil {
-		return nil, err
+		return nil, translate("batch", "batch", err)
+	}
+	if tok.Kind() != '[' {
+		return nil, fieldErr("batch", "must be an array, not "+kindName(tok.Kind()))
+	}
+	var out []json.RawMessage
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, translate(at("batch", len(out)), "batch", err)
+		}
+		end := int(dec.InputOffset())
+		out = append(out, b[end-len(v):end:end])
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, translate("batch", "batch", err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, fieldErr("batch", "has data after the JSON value")
 	}
 	if len(out) == 0 {
 		return nil, fieldErr("batch", "is empty")
 	}
 	return out, nil
-}
-
-func readBatch(r *reader) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	err := r.array("batch", func(_ int, path string) error {
-		m, err := r.raw(path)
-		out = append(out, m)
-		return err
-	})
-	return out, err
 }
