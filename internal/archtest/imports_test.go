@@ -36,7 +36,7 @@ var leaves = map[string][]string{
 	"events":                {"github.com/cloudevents/sdk-go/v2/event", "github.com/go-json-experiment/json", "github.com/go-json-experiment/json/jsontext"},
 	"internal/textseg":      {"github.com/blevesearch/go-porterstemmer"},
 	"internal/llm":          {},
-	"internal/secrets":      {},
+	"internal/secrets":      {"github.com/go-json-experiment/json/jsontext"},
 	"internal/prefilter":    {},
 	"internal/vector":       {},
 	"internal/ruleextract":  {"internal/memory"},
