@@ -37,33 +37,18 @@ var consolidationTypes = []registration{
 	{TypeTurnsExpired, func() Data { return new(TurnsExpired) }},
 }
 
+// Limits of the consolidation and retrieval events' data.
 const (
-	// MaxEpisodeSummaryBytes bounds an episode's summary.
-	MaxEpisodeSummaryBytes = 4096
-	// MaxEpisodeActions bounds an episode's actions, and its linked
-	// memories.
-	MaxEpisodeActions = 200
-	// MaxEpisodeEntities bounds an episode's entities, and its tools.
-	MaxEpisodeEntities = 50
-	// MaxEpisodeTurns bounds the turn indices an episode covers: a longer
-	// stretch of a session is told as several episodes.
-	MaxEpisodeTurns = 2000
-	// MaxNoteBytes bounds the short free-text fields: an episode's goal,
-	// an action's params, result, error and decision, and a scratchpad's
-	// current focus and each of its questions and steps.
-	MaxNoteBytes = 1024
-	// MaxScratchpadBytes bounds the scratchpad's markdown.
-	MaxScratchpadBytes = 8192
-	// MaxScratchpadItems bounds each of the scratchpad's lists.
-	MaxScratchpadItems = 50
-	// MaxProfileMemories bounds the core profile, and what one refresh
-	// demotes from it.
-	MaxProfileMemories = 200
-	// MaxDailySummaryBytes bounds a daily summary.
-	MaxDailySummaryBytes = 16384
-	// MaxMemoryBatch bounds the memories of one merge, archive or access
-	// batch.
-	MaxMemoryBatch = 1000
+	MaxEpisodeSummaryBytes = 4096  // an episode's summary
+	MaxEpisodeActions      = 200   // an episode's actions, and its linked memories
+	MaxEpisodeEntities     = 50    // an episode's entities, and its tools
+	MaxEpisodeTurns        = 2000  // the turns an episode covers: a longer stretch is several episodes
+	MaxNoteBytes           = 1024  // short free text: goal, an action's texts, a scratchpad's focus, questions, steps
+	MaxScratchpadBytes     = 8192  // the scratchpad's markdown
+	MaxScratchpadItems     = 50    // each of the scratchpad's lists
+	MaxProfileMemories     = 200   // the core profile, and what one refresh demotes from it
+	MaxDailySummaryBytes   = 16384 // a daily summary
+	MaxMemoryBatch         = 1000  // the memories of one merge, archive or access batch
 )
 
 // Episode outcomes.

@@ -20,35 +20,23 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Documents are read by github.com/go-json-experiment/json (what becomes
-// encoding/json/v2): it refuses unknown members, repeated names, text
-// that is not UTF-8 and half surrogate pairs, and names the JSON path of
-// every problem. What it leaves to us is said here, once for every type:
-//
-//   - null is refused wherever a value belongs, except in a raw value
-//     (a tool's input);
-//   - an integer may be written 3, 3.0 or 3e0, as in JSON Schema, and is
-//     read exactly, not through a float;
-//   - a number that rounding would carry into [0, 1] (1.0000000000000000001)
-//     is refused, since Validate sees only the float64;
-//   - a float32 (a vector's component) must be within float32's range;
-//   - a time is RFC 3339 with an upper-case T and Z (parseTime);
-//   - a member whose tag has neither omitempty nor omitzero is required,
-//     even where its zero value is valid (turn_index 0): the reader
-//     records which members were present. A type's constructor in the
-//     registry may give such a member a default, which makes it optional.
-//
-// Everything else a field must be, its type's Validate says.
+// What the contract asks of every document beyond what the library
+// checks (see "Reading JSON" in the package doc) is said here once, for
+// every type: null refused, integers read exactly however written,
+// fractions compared as written, float32 range, RFC 3339 times, and
+// required members. A member is required when its tag has neither
+// omitempty nor omitzero, even where its zero value is valid
+// (turn_index 0), unless the type's constructor in the registry gave it
+// a default.
 
-// A reader is the options of one document's reading and what it learns
-// of the document: the members present, by the address of the field each
-// went into. Readers are pooled: each holds the library's cache of which
-// of its functions applies to which Go type, which is costly to rebuild.
+// A reader is one document's options and what it learns of it. Readers
+// are pooled: each holds the library's cache of which of its functions
+// applies to which Go type, which is costly to rebuild.
 type reader struct {
 	opts jsonv2.Options
 	// present holds the members read, by the address of the field each
-	// went into; a struct's own members are those after the mark taken
-	// when it began.
+	// went into; a struct's own are those after the mark taken when it
+	// began.
 	present []any
 	self    any // the struct that value has handed to the library
 }
@@ -59,8 +47,7 @@ func newReader() *reader {
 	r := &reader{}
 	r.opts = jsonv2.JoinOptions(
 		jsonv2.RejectUnknownMembers(true),
-		// The library's defaults, said here because the contract rests on them.
-		jsontext.AllowDuplicateNames(false),
+		jsontext.AllowDuplicateNames(false), // the defaults, which the contract rests on
 		jsontext.AllowInvalidUTF8(false),
 		jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 			jsonv2.UnmarshalFromFunc(r.value), // first: it sees every value

@@ -38,20 +38,14 @@ var derivedTypes = []registration{
 	{TypeMemoryImportant, func() Data { return new(MemoryImportant) }},
 }
 
+// Limits of the derived events' data.
 const (
-	// MaxExtractionTurns bounds the turns of one extraction request, and
-	// the turn indices an extraction result or failure lists.
-	MaxExtractionTurns = 500
-	// MaxCandidates bounds the candidates of one extraction result.
-	MaxCandidates = 200
-	// MaxMemorySubjectBytes, MaxPredicateBytes and MaxMemoryContentBytes
-	// bound a memory's subject, predicate and content.
-	MaxMemorySubjectBytes = 256
-	MaxPredicateBytes     = 128
-	MaxMemoryContentBytes = 4096
-	// MaxReasonBytes bounds the reason of an extraction failure or a
-	// deletion.
-	MaxReasonBytes = 1024
+	MaxExtractionTurns    = 500  // the turns of one extraction request, and those a result or failure lists
+	MaxCandidates         = 200  // the candidates of one extraction result
+	MaxMemorySubjectBytes = 256  // a memory's subject
+	MaxPredicateBytes     = 128  // a memory's predicate
+	MaxMemoryContentBytes = 4096 // a memory's content
+	MaxReasonBytes        = 1024 // the reason of a failure, a deletion, a degradation or an erasure
 )
 
 // Reasons for an extraction request.

@@ -19,13 +19,11 @@ var embeddingTypes = []registration{
 // textHashPat is copied into schema/memory.embedded.json.
 var textHashPat = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// Limits of memory.embedded's data.
 const (
-	// MaxEmbeddingModelBytes bounds the model name of memory.embedded.
-	MaxEmbeddingModelBytes = 200
-	// MaxEmbeddingDims bounds the dimensions of an embedding.
-	MaxEmbeddingDims = 4096
-	// MaxEmbeddedVectors bounds the vectors of one memory.embedded event.
-	MaxEmbeddedVectors = 256
+	MaxEmbeddingModelBytes = 200  // the model's name
+	MaxEmbeddingDims       = 4096 // the dimensions of an embedding
+	MaxEmbeddedVectors     = 256  // the vectors of one event
 )
 
 // MemoryEmbedded is the data of a memory.embedded event: vectors of one

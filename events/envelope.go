@@ -290,49 +290,46 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, Data, error) {
 	if err != nil {
 		return event.Event{}, nil, err
 	}
-	str := func(s *string) string {
-		if s == nil {
-			return ""
+	// sdk-go stores source, dataschema and time parsed: each is checked
+	// in the form it was sent before it is set and can change.
+	ctx := &event.EventContextV1{ID: deref(doc.ID), Type: deref(doc.Type), Subject: doc.Subject, DataContentType: doc.DataContentType}
+	err = firstErr(
+		checkSpecVersion(deref(doc.SpecVersion)),
+		checkID("id", ctx.ID, true),
+		checkURI("source", deref(doc.Source), false),
+	)
+	if err != nil {
+		return event.Event{}, nil, err
+	}
+	set := func(name string, set func() error) {
+		if err == nil {
+			if err = set(); err != nil {
+				err = fieldErr(name, err.Error())
+			}
 		}
-		return *s
 	}
-	if err := checkSpecVersion(str(doc.SpecVersion)); err != nil {
-		return event.Event{}, nil, err
-	}
-	ctx := &event.EventContextV1{ID: str(doc.ID), Type: str(doc.Type), Subject: doc.Subject, DataContentType: doc.DataContentType}
-	if err := checkID("id", ctx.ID, true); err != nil {
-		return event.Event{}, nil, err
-	}
-	if err := checkURI("source", str(doc.Source), false); err != nil {
-		return event.Event{}, nil, err
-	}
-	if err := ctx.SetSource(*doc.Source); err != nil {
-		return event.Event{}, nil, fieldErr("source", err.Error())
-	}
+	set("source", func() error { return ctx.SetSource(*doc.Source) })
 	if doc.DataSchema != nil {
-		if err := checkURI("dataschema", *doc.DataSchema, true); err != nil {
+		if err = checkURI("dataschema", *doc.DataSchema, true); err != nil {
 			return event.Event{}, nil, err
 		}
-		if err := ctx.SetDataSchema(*doc.DataSchema); err != nil {
-			return event.Event{}, nil, fieldErr("dataschema", err.Error())
-		}
+		set("dataschema", func() error { return ctx.SetDataSchema(*doc.DataSchema) })
 	}
 	if doc.Time != nil {
-		t, err := parseTime(*doc.Time)
-		if err != nil {
-			return event.Event{}, nil, within("time", err)
+		t, perr := parseTime(*doc.Time)
+		if perr != nil {
+			return event.Event{}, nil, within("time", perr)
 		}
-		if err := ctx.SetTime(t); err != nil {
-			return event.Event{}, nil, fieldErr("time", err.Error())
-		}
+		set("time", func() error { return ctx.SetTime(t) })
 	}
 	for name, s := range map[string]*string{ExtNamespace: doc.Namespace, ExtUser: doc.User, ExtAgent: doc.Agent,
 		ExtTraceParent: doc.TraceParent, ExtTraceState: doc.TraceState} {
 		if s != nil {
-			if err := ctx.SetExtension(name, *s); err != nil {
-				return event.Event{}, nil, fieldErr(name, err.Error())
-			}
+			set(name, func() error { return ctx.SetExtension(name, *s) })
 		}
+	}
+	if err != nil {
+		return event.Event{}, nil, err
 	}
 	data := doc.Data
 	e := event.Event{Context: ctx, DataEncoded: data}
@@ -376,9 +373,16 @@ func readStructured(b []byte) (*structured, error) {
 	case doc.DataBase64 != nil:
 		return nil, noBase64()
 	case doc.Data != nil && doc.Data[0] != '{':
-		return nil, fieldErr("data", "must be a JSON object, not "+rawKind(doc.Data))
+		return nil, fieldErr("data", "must be a JSON object, not "+kindName(jsontext.Value(doc.Data).Kind()))
 	}
 	return &doc, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // parseTime reads an RFC 3339 time: the envelope's time or a time in the
@@ -440,20 +444,6 @@ func isRFC3339(s string) bool {
 		return digits(1, 3) && digits(4, 6)
 	}
 	return false
-}
-
-func rawKind(raw json.RawMessage) string {
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
 
 // DecodeBatch splits a batch-mode body (application/cloudevents-batch+json,
