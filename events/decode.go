@@ -106,14 +106,14 @@ func (r *reader) value(dec *jsontext.Decoder, v any) error {
 	if err := jsonv2.UnmarshalDecode(dec, v); err != nil {
 		return err
 	}
-	err := r.missing(reflect.ValueOf(v).Elem(), fs, r.present[mark:])
+	err := missing(reflect.ValueOf(v).Elem(), fs, r.present[mark:])
 	r.present = r.present[:mark]
 	return err
 }
 
 // missing finds a required member that the struct v lacks: one that
 // kept its zero value and was not in the document.
-func (r *reader) missing(v reflect.Value, fs []field, present []any) error {
+func missing(v reflect.Value, fs []field, present []any) error {
 	for _, f := range fs {
 		if fv := v.Field(f.index); f.required && fv.IsZero() && !slices.Contains(present, fv.Addr().Interface()) {
 			return fieldErr(f.name, "required")
@@ -310,7 +310,7 @@ func translate(whole, prefix string, err error) error {
 		case errors.As(se.Err, &p):
 			return fieldErr(f, string(p))
 		case unknown:
-			return &FieldError{Field: f, Problem: "unknown field", err: errUnknownMember}
+			return fieldErr(f, "unknown field")
 		case se.GoType != nil && se.JSONKind != 0:
 			return fieldErr(f, "must be "+jsonKindOf(se.GoType)+", not "+kindName(se.JSONKind))
 		case se.Err != nil:
@@ -326,10 +326,6 @@ func translate(whole, prefix string, err error) error {
 	}
 	return fieldErr(whole, "invalid JSON: "+err.Error())
 }
-
-// errUnknownMember marks the FieldError of an unknown member, for the
-// envelope to word as an unknown attribute.
-var errUnknownMember = errors.New("unknown member")
 
 // pathOf writes a JSON pointer as a path: data.turns[2].role. A token of
 // digits is an array index, for no member of the contract is named so;

@@ -3,12 +3,12 @@ package events
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"regexp"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -206,9 +206,9 @@ func checkExtension(name, s string) error {
 	return nil
 }
 
-const notAnAttribute = "is not an attribute engram accepts (CloudEvents 1.0 attributes and the extensions namespace, user, agent, traceparent, tracestate)"
-
-func unknownAttribute(name string) error { return fieldErr(join("", name), notAnAttribute) }
+func unknownAttribute(name string) error {
+	return fieldErr(join("", name), "is not an attribute engram accepts (CloudEvents 1.0 attributes and the extensions namespace, user, agent, traceparent, tracestate)")
+}
 
 func noBase64() error {
 	return fieldErr("data_base64", `is not accepted: send the data as a JSON object in "data"`)
@@ -286,21 +286,18 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, Data, error) {
 		return event.Event{}, nil, &FieldError{Field: "event",
 			Problem: fmt.Sprintf("is %d bytes; the limit is %d", len(b), maxBytes), err: ErrTooLarge}
 	}
-	doc, err := readStructured(b)
+	attrs, data, err := readStructured(b)
 	if err != nil {
 		return event.Event{}, nil, err
 	}
 	// sdk-go stores source, dataschema and time parsed: each is checked
 	// in the form it was sent before it is set and can change.
-	ctx := &event.EventContextV1{ID: deref(doc.ID), Type: deref(doc.Type), Subject: doc.Subject, DataContentType: doc.DataContentType}
+	ctx := &event.EventContextV1{ID: attrs["id"], Type: attrs["type"]}
 	err = firstErr(
-		checkSpecVersion(deref(doc.SpecVersion)),
+		checkSpecVersion(attrs["specversion"]),
 		checkID("id", ctx.ID, true),
-		checkURI("source", deref(doc.Source), false),
+		checkURI("source", attrs["source"], false),
 	)
-	if err != nil {
-		return event.Event{}, nil, err
-	}
 	set := func(name string, set func() error) {
 		if err == nil {
 			if err = set(); err != nil {
@@ -308,30 +305,30 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, Data, error) {
 			}
 		}
 	}
-	set("source", func() error { return ctx.SetSource(*doc.Source) })
-	if doc.DataSchema != nil {
-		if err = checkURI("dataschema", *doc.DataSchema, true); err != nil {
-			return event.Event{}, nil, err
-		}
-		set("dataschema", func() error { return ctx.SetDataSchema(*doc.DataSchema) })
-	}
-	if doc.Time != nil {
-		t, perr := parseTime(*doc.Time)
-		if perr != nil {
-			return event.Event{}, nil, within("time", perr)
-		}
-		set("time", func() error { return ctx.SetTime(t) })
-	}
-	for name, s := range map[string]*string{ExtNamespace: doc.Namespace, ExtUser: doc.User, ExtAgent: doc.Agent,
-		ExtTraceParent: doc.TraceParent, ExtTraceState: doc.TraceState} {
-		if s != nil {
-			set(name, func() error { return ctx.SetExtension(name, *s) })
+	set("source", func() error { return ctx.SetSource(attrs["source"]) })
+	for name, s := range attrs {
+		switch {
+		case err != nil:
+		case name == "subject":
+			ctx.Subject = &s
+		case name == "datacontenttype":
+			ctx.DataContentType = &s
+		case name == "dataschema":
+			if err = checkURI(name, s, true); err == nil {
+				set(name, func() error { return ctx.SetDataSchema(s) })
+			}
+		case name == "time":
+			t, perr := parseTime(s)
+			if err = within(name, perr); err == nil {
+				set(name, func() error { return ctx.SetTime(t) })
+			}
+		case isExtension(name):
+			set(name, func() error { return ctx.SetExtension(name, s) })
 		}
 	}
 	if err != nil {
 		return event.Event{}, nil, err
 	}
-	data := doc.Data
 	e := event.Event{Context: ctx, DataEncoded: data}
 	v, err := Validate(e)
 	if err != nil {
@@ -340,49 +337,87 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, Data, error) {
 	return e, v, nil
 }
 
-// structured is a structured-mode event as read, before any check: the
-// attributes engram accepts, each a string.
-type structured struct {
-	SpecVersion     *string         `json:"specversion,omitempty"`
-	ID              *string         `json:"id,omitempty"`
-	Source          *string         `json:"source,omitempty"`
-	Type            *string         `json:"type,omitempty"`
-	Subject         *string         `json:"subject,omitempty"`
-	Time            *string         `json:"time,omitempty"`
-	DataContentType *string         `json:"datacontenttype,omitempty"`
-	DataSchema      *string         `json:"dataschema,omitempty"`
-	Namespace       *string         `json:"namespace,omitempty"`
-	User            *string         `json:"user,omitempty"`
-	Agent           *string         `json:"agent,omitempty"`
-	TraceParent     *string         `json:"traceparent,omitempty"`
-	TraceState      *string         `json:"tracestate,omitempty"`
-	Data            json.RawMessage `json:"data,omitempty"`
-	DataBase64      json.RawMessage `json:"data_base64,omitempty"`
-}
-
-func readStructured(b []byte) (*structured, error) {
-	var doc structured
-	if err := read(b, "event", "", &doc); err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) && errors.Is(fe, errUnknownMember) {
-			fe.Problem = notAnAttribute
+// readStructured reads the attributes of a structured-mode event, each a
+// string, and its data, a JSON object, token by token as sdk-go does; but
+// it refuses what sdk-go would coerce or drop (a numeric id, a repeated
+// attribute), and names an unknown attribute.
+func readStructured(b []byte) (attrs map[string]string, data json.RawMessage, err error) {
+	dec, done := tokens(b)
+	defer done()
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, nil, translate("event", "", err)
+	}
+	if tok.Kind() != '{' {
+		return nil, nil, fieldErr("event", "must be an object, not "+kindName(tok.Kind()))
+	}
+	attrs = make(map[string]string, 12)
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, nil, translate("event", "", err)
 		}
-		return nil, err
+		name := tok.String()
+		switch {
+		case name == "data":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, nil, translate("event", "", err)
+			}
+			if v.Kind() != '{' {
+				return nil, nil, fieldErr("data", "must be a JSON object, not "+kindName(v.Kind()))
+			}
+			end := int(dec.InputOffset())
+			data = b[end-len(v) : end : end]
+			continue
+		case name == "data_base64":
+			return nil, nil, noBase64()
+		case !isAttribute(name):
+			return nil, nil, unknownAttribute(name)
+		}
+		if kind := dec.PeekKind(); kind != '"' {
+			return nil, nil, fieldErr(join("", name), "must be a string, not "+kindName(kind))
+		}
+		if tok, err = dec.ReadToken(); err != nil {
+			return nil, nil, translate("event", "", err)
+		}
+		attrs[name] = tok.String()
 	}
-	switch {
-	case doc.DataBase64 != nil:
-		return nil, noBase64()
-	case doc.Data != nil && doc.Data[0] != '{':
-		return nil, fieldErr("data", "must be a JSON object, not "+kindName(jsontext.Value(doc.Data).Kind()))
+	if _, err := dec.ReadToken(); err != nil { // }
+		return nil, nil, translate("event", "", err)
 	}
-	return &doc, nil
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, nil, fieldErr("event", "has data after the JSON value")
+	}
+	return attrs, data, nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+// tokens returns a decoder of b's tokens, and done to hand it back: a
+// decoder's buffers cost more than reading an envelope.
+func tokens(b []byte) (dec *jsontext.Decoder, done func()) {
+	t := tokenReaders.Get().(*tokenReader)
+	t.r.Reset(b)
+	t.dec.Reset(&t.r)
+	return t.dec, func() { tokenReaders.Put(t) }
+}
+
+type tokenReader struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+}
+
+var tokenReaders = sync.Pool{New: func() any {
+	t := new(tokenReader)
+	t.dec = jsontext.NewDecoder(&t.r)
+	return t
+}}
+
+func isAttribute(name string) bool {
+	switch name {
+	case "specversion", "id", "source", "type", "subject", "time", "datacontenttype", "dataschema":
+		return true
 	}
-	return *s
+	return isExtension(name)
 }
 
 // parseTime reads an RFC 3339 time: the envelope's time or a time in the
@@ -451,7 +486,8 @@ func isRFC3339(s string) bool {
 // DecodeStructured to take one by one. An empty batch is an error: it is
 // always a producer's mistake.
 func DecodeBatch(b []byte) ([]json.RawMessage, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	dec, done := tokens(b)
+	defer done()
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, translate("batch", "batch", err)
