@@ -279,8 +279,8 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 		return nil
 	}
 	content := into.Content
-	if d.Content != "" {
-		content = d.Content
+	if d.Content != nil {
+		content = *d.Content
 	}
 	sources, _ := json.Marshal(append(into.SourceEvents, env.ID))
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET content = ?, importance = ?, source_events = ?, updated = ?
