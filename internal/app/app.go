@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,9 +105,12 @@ type App struct {
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
 	extractBackoff func(delivered int) time.Duration
-	// healEvery is how often a JetStream turned off (a full disk) is
-	// looked at; tests shorten it.
+	// healEvery is how often the embedded JetStream is looked at for
+	// being unable to store (heal.go); tests change it.
 	healEvery time.Duration
+	// storeDown is why events cannot be stored, as healJetStream last saw
+	// it; nil while they can.
+	storeDown atomic.Pointer[error]
 	// leaseTTL is how long a dead instance's partitions wait for another
 	// (partitions.go); tests shorten it.
 	leaseTTL time.Duration
@@ -117,8 +119,12 @@ type App struct {
 	// consolidator (see openRules).
 	rules func() *rules.Set
 
-	cancel  context.CancelFunc
-	wg      conc.WaitGroup
+	cancel context.CancelFunc
+	wg     conc.WaitGroup
+	// stopped are the worker loops that ended while the App ran
+	// (workers.go); closing is set once Close begins, when they all end.
+	stopped stoppedWorkers
+	closing atomic.Bool
 	closeMu sync.Once
 }
 
@@ -145,8 +151,8 @@ func (a *App) Open(ctx context.Context) (err error) {
 			_ = a.Close(cctx)
 		}
 	}()
-	if err := os.MkdirAll(a.Config.DataDir, 0o750); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+	if err := checkDataDir(a.Config.DataDir); err != nil {
+		return err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
@@ -162,7 +168,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 		return err
 	}
 	if a.embedded != nil {
-		a.wg.Go(func() { a.healJetStream(runCtx) })
+		a.goWorker(runCtx, "jetstream healer", func(ctx context.Context) error { a.healJetStream(ctx); return nil })
 	}
 	declareMetrics()
 	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
@@ -175,7 +181,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 	// stream still holds what it applied: now, and every originEvery.
 	w := &firstWatch{}
 	a.checkStreams(ctx, w, a.Log.Named("streams"))
-	a.wg.Go(func() { a.watchStreams(runCtx, w) })
+	a.goWorker(runCtx, "stream check", func(ctx context.Context) error { a.watchStreams(ctx, w); return nil })
 	if a.Roles&RoleRetriever != 0 {
 		a.engine = retrieval.NewEngine(a.store)
 		a.engine.Tokens = func(model string) retrieval.Counter {
@@ -193,11 +199,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 			a.engine.Vectors = &queryVectors{client: embedder, store: a.store, model: a.Config.Embed.Model,
 				timeout: a.Config.Embed.QueryTimeout}
 		}
-		a.wg.Go(func() {
-			if err := access.Run(runCtx); err != nil {
-				a.Log.Warn("access log stopped", zap.Error(err))
-			}
-		})
+		a.goWorker(runCtx, "access log", access.Run)
 		svc, err := natsapi.Serve(a.bus(stream.RoleRetriever).nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)
@@ -298,9 +300,9 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		}
 	}
 	p := projector.New(store, log)
-	a.wg.Go(func() { a.runProjector(runCtx, cons, p, log) })
+	a.goWorker(runCtx, "projector", func(ctx context.Context) error { return a.runProjector(ctx, cons, p, log) })
 	if a.feed != nil {
-		a.wg.Go(func() { a.feed.run(runCtx) })
+		a.goWorker(runCtx, "feed", func(ctx context.Context) error { a.feed.run(ctx); return nil })
 	}
 	return nil
 }
@@ -377,10 +379,9 @@ func (a *App) openHTTP() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          zap.NewStdLog(a.Log.Named("http")),
 	}
-	a.wg.Go(func() {
-		if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.Log.Error("http server stopped", zap.Error(err))
-		}
+	a.goWorker(context.Background(), "http server", func(context.Context) error {
+		// It ends at Close (ErrServerClosed), which runWorker expects.
+		return a.httpSrv.Serve(ln)
 	})
 	return nil
 }
@@ -417,7 +418,7 @@ func (a *App) apiServer(role string) *httpapi.Server {
 		// a reused id as a duplicate, as before comparing.
 		p.Conflicts = a.main.role != stream.RoleIngest
 		p.Reads = a.main.js
-		srv.Publisher = publisher{p: p, refuse: a.drift.refusesWrites}
+		srv.Publisher = publisher{p: p, down: a.writesDownErr}
 	}
 	if a.Roles&RoleRetriever != 0 {
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
@@ -449,21 +450,20 @@ func (a *App) stored(s []stream.Stored) {
 // publisher adapts the stream publisher to what the HTTP edge needs.
 type publisher struct {
 	p *stream.Publisher
-	// refuse says why events must not be stored now (a MEMORY that drops
-	// them: see streamDrift), or nil.
-	refuse func() error
+	// down is why events cannot or must not be stored now, nil when they
+	// can: then a publish fails at once instead of waiting out its
+	// timeout, or being acknowledged and then dropped by a MEMORY that
+	// keeps too little (writesDownErr).
+	down func() error
 }
 
 func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) []httpapi.PublishResult {
 	out := make([]httpapi.PublishResult, len(evs))
-	if p.refuse != nil {
-		if err := p.refuse(); err != nil {
-			// Acknowledged, they would be lost: the client keeps them.
-			for i := range out {
-				out[i].Err = err
-			}
-			return out
+	if err := p.down(); err != nil {
+		for i := range out {
+			out[i].Err = err
 		}
+		return out
 	}
 	if len(evs) == 1 {
 		var data any
@@ -489,8 +489,10 @@ func (a *App) Ready(ctx context.Context) error {
 	if err := a.drift.err(); err != nil {
 		return err
 	}
-	if a.embedded != nil && !a.embedded.JetStreamEnabled() {
-		return errors.New("jetstream is off (the disk was full?): events cannot be stored; it comes back by itself once there is space")
+	if a.embedded != nil {
+		if err := a.embedded.StoreHealth(); err != nil {
+			return a.cannotStore(err)
+		}
 	}
 	if a.store != nil {
 		if err := a.store.Ping(ctx); err != nil {
@@ -627,6 +629,7 @@ func (a *App) Conn() *nats.Conn { return a.nc }
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
 	a.closeMu.Do(func() {
+		a.closing.Store(true)
 		if a.httpSrv != nil {
 			if err := a.httpSrv.Shutdown(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("http shutdown: %w", err))

@@ -117,12 +117,12 @@ func recreatedReason(recorded, origin string) string {
 // is nil when the read model may not follow MEMORY yet (a foreign stream):
 // it waits. When the stream turns out to have been replaced, it stops,
 // and goes on only once the read model may follow the new one.
-func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) {
+func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
 	h := a.inOrder(project(p), log)
 	for {
 		if cons == nil {
 			if cons = a.awaitOrigin(ctx, log); cons == nil {
-				return
+				return nil
 			}
 		}
 		pctx, stop := context.WithCancel(ctx)
@@ -140,10 +140,7 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 		stop()
 		watch.Wait()
 		if !moved || ctx.Err() != nil {
-			if err != nil {
-				log.Error("projector stopped", zap.Error(err))
-			}
-			return
+			return err
 		}
 		cons = nil
 	}

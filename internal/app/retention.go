@@ -87,10 +87,11 @@ func (a *App) openRetention(ctx, runCtx context.Context) error {
 			"operator may: give this consolidator the operator's seed (nats.operator_nkey, ENGRAM_NATS_OPERATOR_NKEY), "+
 			"or run retention in engram serve", age, stream.MemoryStream)
 	}
-	return a.runPartitions(ctx, runCtx, stream.RoleConsolidator, stream.RetentionGroup, log, func(pctx context.Context, p, n int) {
+	return a.runPartitions(ctx, runCtx, stream.RoleConsolidator, stream.RetentionGroup, log, func(pctx context.Context, p, n int) error {
 		r := &retainer{a: a, log: log.With(zap.Int("partition", p)), requested: map[string]time.Time{}, part: p, parts: n}
 		a.waitCaughtUp(pctx, 2*time.Minute, r.log)
 		r.loop(pctx, retentionEvery(age))
+		return nil
 	})
 }
 

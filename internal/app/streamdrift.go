@@ -128,6 +128,15 @@ func (d *streamDrift) refusesWrites() error {
 	return memory.Errorf(memory.EUNAVAILABLE, "events are not accepted while %s", d.now[driftConfig])
 }
 
+// writesDownErr is why ingest must not store events now: the store is
+// down (storeDownErr), or MEMORY would drop them (refusesWrites).
+func (a *App) writesDownErr() error {
+	if err := a.storeDownErr(); err != nil {
+		return err
+	}
+	return a.drift.refusesWrites()
+}
+
 // kinds says, for each kind, whether it is reported now.
 func (d *streamDrift) kinds() map[string]bool {
 	d.mu.Lock()
