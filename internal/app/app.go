@@ -99,8 +99,12 @@ type App struct {
 	createStreams bool
 
 	// originEvery is how often the projector checks that MEMORY is still
-	// the stream its read model was built from; tests shorten it.
+	// the stream its read model was built from, and the streams are
+	// looked at for drift; tests shorten it.
 	originEvery time.Duration
+	// truncationGrace is how long MEMORY's first sequence, moved, waits
+	// to be judged (defaultTruncationGrace); tests shorten it.
+	truncationGrace time.Duration
 
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
@@ -131,7 +135,7 @@ type App struct {
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
 	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
-		leaseTTL: stream.DefaultLeaseTTL, conns: map[string]*busConn{}}
+		truncationGrace: defaultTruncationGrace, leaseTTL: stream.DefaultLeaseTTL, conns: map[string]*busConn{}}
 }
 
 // NewOperator returns an App whose every connection is the operator's,

@@ -92,7 +92,7 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 // rebuilt from it without a restart.
 func TestRecreatedStreamWhileRunning(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	a, _ := startWatched(t, cfg, RoleIngest|RoleRetriever)
+	a, _ := startWatched(t, cfg, RoleIngest|RoleRetriever, reportGrace)
 	r := postEvent(t, a, turnEvent("old-alpha", "ana", "s1", 0, "user", "alpha 旧的"))
 	mustAccept(t, r)
 	waitProjected(t, a, lastSeqOf(r))

@@ -162,12 +162,12 @@ type firstWatch struct {
 	judgedAt, acceptedAt uint64
 }
 
-// truncationGrace is how long a first sequence that moved waits to be
-// judged: engram's own erasures (forget, retention) delete events before
-// every read model has applied the receipt that drops them (retention's
-// comes after the deletes), and a user with thousands of turns takes a
-// while.
-func (a *App) truncationGrace() time.Duration { return 24 * a.originEvery }
+// defaultTruncationGrace is how long a first sequence that moved waits
+// to be judged: engram's own erasures (forget, retention) delete events
+// before every read model has applied the receipt that drops them
+// (retention's comes after the deletes), and a user with thousands of
+// turns takes a while.
+const defaultTruncationGrace = 2 * time.Minute
 
 // watchStreams looks at the streams every originEvery until ctx ends.
 func (a *App) watchStreams(ctx context.Context, w *firstWatch) {
@@ -282,7 +282,7 @@ func (a *App) checkTruncated(ctx context.Context, info *jetstream.StreamInfo, w 
 		a.drift.judgedClean(log, first)
 		return
 	}
-	if w.clean || time.Since(w.since) < a.truncationGrace() {
+	if w.clean || time.Since(w.since) < a.truncationGrace {
 		return
 	}
 	if w.mark == 0 {

@@ -16,20 +16,29 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// startWatched starts an App that looks at its streams every 10 ms, its
-// errors kept in logs as well as the test's log.
-func startWatched(t *testing.T, cfg config.Config, roles Roles) (*App, *observer.ObservedLogs) {
+// startWatched starts an App that looks at its streams every 10 ms and
+// judges a moved first sequence after grace, its errors kept in logs as
+// well as the test's log.
+func startWatched(t *testing.T, cfg config.Config, roles Roles, grace time.Duration) (*App, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zapcore.ErrorLevel)
 	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
 	a := New(cfg, roles, log)
-	a.originEvery = 10 * time.Millisecond
+	a.originEvery, a.truncationGrace = 10*time.Millisecond, grace
 	if err := a.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stopApp(t, a) })
 	return a, logs
 }
+
+// Graces of the drift tests: a purge is judged at once; engram's own
+// erasures get seconds, as they get minutes in production, to have
+// their receipts applied (a busy machine deletes slowly).
+const (
+	reportGrace  = 10 * time.Millisecond
+	erasureGrace = 3 * time.Second
+)
 
 // probe is a probe's status and reason.
 func probe(t *testing.T, a *App, path string) (int, string) {
@@ -88,7 +97,7 @@ var ana = memory.Scope{Namespace: "default", User: "ana"}
 // the loss (engram streams accept).
 func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	a, logs := startWatched(t, cfg, RoleAll)
+	a, logs := startWatched(t, cfg, RoleAll, reportGrace)
 	postTurns(t, a, 50, "alpha")
 
 	js := a.JetStream() // the operator's: the process runs the embedded server
@@ -132,7 +141,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 
 	// The next start reports it again; it does not put the setting back.
 	stopApp(t, a)
-	a, _ = startWatched(t, cfg, RoleAll)
+	a, _ = startWatched(t, cfg, RoleAll, reportGrace)
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(reason, "max_msgs 1") {
 		t.Fatalf("/healthz after a restart: %d %q, want 503 naming max_msgs", code, reason)
 	}
@@ -152,7 +161,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	if _, err := AcceptStreams(t.Context(), cfg, log); err != nil {
 		t.Fatal(err)
 	}
-	a, _ = startWatched(t, cfg, RoleAll)
+	a, _ = startWatched(t, cfg, RoleAll, reportGrace)
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz once decided: %d %q", code, reason)
 	}
@@ -168,7 +177,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 // A purge is reported as soon as it is judged, and the read model keeps
 // every row; an operator's accept ends the report, and the rows stay.
 func TestPurgedMemoryIsReported(t *testing.T) {
-	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleIngest|RoleRetriever)
+	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleIngest|RoleRetriever, reportGrace)
 	postTurns(t, a, 5, "alpha")
 	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
@@ -206,7 +215,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 // open the stream moves its first sequence, and the read model drops
 // their rows with the receipt.
 func TestForgetIsNotDrift(t *testing.T) {
-	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleAll)
+	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleAll, erasureGrace)
 	postTurns(t, a, 5, "alpha")
 	r := postEvent(t, a, turnEvent("bo-0", "bo", "s-bo", 0, "user", "bo's turn"))
 	mustAccept(t, r)
@@ -241,7 +250,7 @@ func TestForgetIsNotDrift(t *testing.T) {
 func TestRetentionIsNotDrift(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	cfg.Retention.RawTurns = 2 * time.Second
-	a, logs := startWatched(t, cfg, RoleAll)
+	a, logs := startWatched(t, cfg, RoleAll, erasureGrace)
 	postTurns(t, a, 3, "alpha")
 	waitFor(t, "ana's turns to age out", func() bool { return countTurns(t, a, ana) == 0 })
 	info, err := stream.MemoryInfo(t.Context(), a.JetStream())
