@@ -26,6 +26,7 @@ Usage:
   engram serve   [flags]                  run engram: embedded NATS + JetStream, every worker, HTTP API
   engram rebuild [--replace]              rebuild the read model from the stream, verify it equals the live one
   engram search  [flags] QUERY            search a user's memory through a running engram
+  engram memories --user U [--as-of T] [--history ID]  a user's memories, what was current then, a memory's history
   engram dlq     ls|show|redrive|rm       read, redrive and erase dead letters (events a worker gave up on)
   engram forget  --user U [--namespace N] erase a user: stream, dead letters, read model, cards
   engram stats   [--namespace N] [--user U] [--json]  what the read model and the streams hold
@@ -37,7 +38,8 @@ Usage:
   engram rules   validate|test|run        check rule files, try them on an event, run a scheduled job now
   engram mcp     [flags]                  MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
-  engram creds   [agent NS]               the embedded NATS's users (operator, worker, agents) and how to use them
+  engram creds   [agent NS]               the bus's users (operator, each worker kind, agents) and how to use them
+  engram streams status|apply|accept      the streams themselves: set them up, put engram's configuration back, accept a change
   engram version
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
@@ -56,6 +58,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return rebuild(args[1:], stdout, stderr)
 	case "search":
 		return search(args[1:], stdout, stderr)
+	case "memories":
+		return memories(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
 	case "forget":
@@ -76,6 +80,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return mcpCommand(args[1:], stdout, stderr)
 	case "creds":
 		return creds(args[1:], stdout, stderr)
+	case "streams":
+		return streamsCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0

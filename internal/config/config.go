@@ -75,6 +75,12 @@ type HTTP struct {
 	Addr string `yaml:"addr"`
 	// Tokens maps a bearer token to the namespace it may use ("*" for all).
 	Tokens map[string]string `yaml:"tokens"`
+	// AllowedHosts are the names (or addresses) the API answers to in a
+	// request's Host, beyond loopback names and Addr's host: the names
+	// clients and a reverse proxy reach it by. Any other Host is refused,
+	// so that a web page that rebinds its own name to this machine reads
+	// nothing. "*" answers any Host, and needs Tokens.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 	// MaxEventBytes bounds one event; MaxBatchEvents one batch.
 	MaxEventBytes  int `yaml:"max_event_bytes"`
 	MaxBatchEvents int `yaml:"max_batch_events"`
@@ -93,12 +99,23 @@ type NATS struct {
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
 	Creds           string        `yaml:"creds"`
 	NKey            string        `yaml:"nkey"`
-	Token           string        `yaml:"token"`
-	User            string        `yaml:"user"`
-	Password        string        `yaml:"password"`
-	TLSCA           string        `yaml:"tls_ca"`
-	TLSCert         string        `yaml:"tls_cert"`
-	TLSKey          string        `yaml:"tls_key"`
+	// NKeyDir holds a seed per bus user (ingest.nk, retriever.nk,
+	// extractor.nk, consolidator.nk, operator.nk, as `engram creds`
+	// makes them): with no credentials set, each connection of a process
+	// takes its kind's seed from here. Default <data dir>/nats-auth.
+	NKeyDir string `yaml:"nkey_dir"`
+	// OperatorNKey gives a worker apart the operator's seed for the one
+	// thing only the operator may do that it runs: erasing messages
+	// (forget over HTTP on an ingest, raw-turn retention on a
+	// consolidator). The operator's credential reads and deletes
+	// everything: never give it to an ingest facing the internet.
+	OperatorNKey string `yaml:"operator_nkey"`
+	Token        string `yaml:"token"`
+	User         string `yaml:"user"`
+	Password     string `yaml:"password"`
+	TLSCA        string `yaml:"tls_ca"`
+	TLSCert      string `yaml:"tls_cert"`
+	TLSKey       string `yaml:"tls_key"`
 }
 
 // LLM is an OpenAI-compatible chat-completions endpoint.
@@ -215,32 +232,34 @@ func Load(base Config, path string, getenv func(string) (string, bool)) (Config,
 // in-process).
 func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 	str := map[string]*string{
-		"ENGRAM_DATA_DIR":         &c.DataDir,
-		"ENGRAM_HTTP_ADDR":        &c.HTTP.Addr,
-		"ENGRAM_NATS_URL":         &c.NATS.URL,
-		"ENGRAM_NATS_LISTEN":      &c.NATS.Listen,
-		"ENGRAM_NATS_SYNC":        &c.NATS.Sync,
-		"ENGRAM_NATS_CREDS":       &c.NATS.Creds,
-		"ENGRAM_NATS_NKEY":        &c.NATS.NKey,
-		"ENGRAM_NATS_TOKEN":       &c.NATS.Token,
-		"ENGRAM_NATS_USER":        &c.NATS.User,
-		"ENGRAM_NATS_PASSWORD":    &c.NATS.Password,
-		"ENGRAM_NATS_TLS_CA":      &c.NATS.TLSCA,
-		"ENGRAM_NATS_TLS_CERT":    &c.NATS.TLSCert,
-		"ENGRAM_NATS_TLS_KEY":     &c.NATS.TLSKey,
-		"ENGRAM_LOG_LEVEL":        &c.Log.Level,
-		"ENGRAM_LOG_FORMAT":       &c.Log.Format,
-		"ENGRAM_INSTANCE":         &c.Instance,
-		"ENGRAM_LLM_BASE_URL":     &c.LLM.BaseURL,
-		"ENGRAM_LLM_MODEL":        &c.LLM.Model,
-		"ENGRAM_LLM_API_KEY":      &c.LLM.APIKey,
-		"ENGRAM_EMBED_BASE_URL":   &c.Embed.BaseURL,
-		"ENGRAM_EMBED_MODEL":      &c.Embed.Model,
-		"ENGRAM_EMBED_API_KEY":    &c.Embed.APIKey,
-		"ENGRAM_EXTRACT_SWEEP_AT": &c.Extract.SweepAt,
-		"ENGRAM_RULES_DIR":        &c.Consolidate.RulesDir,
-		"ENGRAM_CARDS_DIR":        &c.Consolidate.CardsDir,
-		"ENGRAM_CONTEXT_MODEL":    &c.ContextModel,
+		"ENGRAM_DATA_DIR":           &c.DataDir,
+		"ENGRAM_HTTP_ADDR":          &c.HTTP.Addr,
+		"ENGRAM_NATS_URL":           &c.NATS.URL,
+		"ENGRAM_NATS_LISTEN":        &c.NATS.Listen,
+		"ENGRAM_NATS_SYNC":          &c.NATS.Sync,
+		"ENGRAM_NATS_CREDS":         &c.NATS.Creds,
+		"ENGRAM_NATS_NKEY":          &c.NATS.NKey,
+		"ENGRAM_NATS_NKEY_DIR":      &c.NATS.NKeyDir,
+		"ENGRAM_NATS_OPERATOR_NKEY": &c.NATS.OperatorNKey,
+		"ENGRAM_NATS_TOKEN":         &c.NATS.Token,
+		"ENGRAM_NATS_USER":          &c.NATS.User,
+		"ENGRAM_NATS_PASSWORD":      &c.NATS.Password,
+		"ENGRAM_NATS_TLS_CA":        &c.NATS.TLSCA,
+		"ENGRAM_NATS_TLS_CERT":      &c.NATS.TLSCert,
+		"ENGRAM_NATS_TLS_KEY":       &c.NATS.TLSKey,
+		"ENGRAM_LOG_LEVEL":          &c.Log.Level,
+		"ENGRAM_LOG_FORMAT":         &c.Log.Format,
+		"ENGRAM_INSTANCE":           &c.Instance,
+		"ENGRAM_LLM_BASE_URL":       &c.LLM.BaseURL,
+		"ENGRAM_LLM_MODEL":          &c.LLM.Model,
+		"ENGRAM_LLM_API_KEY":        &c.LLM.APIKey,
+		"ENGRAM_EMBED_BASE_URL":     &c.Embed.BaseURL,
+		"ENGRAM_EMBED_MODEL":        &c.Embed.Model,
+		"ENGRAM_EMBED_API_KEY":      &c.Embed.APIKey,
+		"ENGRAM_EXTRACT_SWEEP_AT":   &c.Extract.SweepAt,
+		"ENGRAM_RULES_DIR":          &c.Consolidate.RulesDir,
+		"ENGRAM_CARDS_DIR":          &c.Consolidate.CardsDir,
+		"ENGRAM_CONTEXT_MODEL":      &c.ContextModel,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {
@@ -299,6 +318,14 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			}
 		}
 	}
+	if v, ok := getenv("ENGRAM_HTTP_ALLOWED_HOSTS"); ok {
+		c.HTTP.AllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.HTTP.AllowedHosts = append(c.HTTP.AllowedHosts, h)
+			}
+		}
+	}
 	if v, ok := getenv("ENGRAM_HTTP_TOKENS"); ok {
 		tokens, err := parseTokens(v)
 		if err != nil {
@@ -338,6 +365,11 @@ func (c Config) Validate() error {
 		}
 		if !IsLoopback(host) && len(c.HTTP.Tokens) == 0 {
 			return fmt.Errorf("http.addr: %s is beyond loopback, so http.tokens (ENGRAM_HTTP_TOKENS) must be set", c.HTTP.Addr)
+		}
+	}
+	for _, h := range c.HTTP.AllowedHosts {
+		if err := checkAllowedHost(h, len(c.HTTP.Tokens) > 0); err != nil {
+			return fmt.Errorf("http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS): %w", err)
 		}
 	}
 	for tok, ns := range c.HTTP.Tokens {
@@ -431,6 +463,42 @@ func (c Config) Validate() error {
 		return errors.New("shutdown_timeout: must be positive")
 	}
 	return nil
+}
+
+// checkAllowedHost refuses an http.allowed_hosts entry that is not a
+// host name or address as a Host header carries it, and "*" without
+// tokens.
+func checkAllowedHost(h string, tokens bool) error {
+	if h == "*" {
+		if !tokens {
+			return errors.New("\"*\" answers any Host, so a web page that rebinds its name to this machine could " +
+				"read and write; it needs http.tokens (ENGRAM_HTTP_TOKENS)")
+		}
+		return nil
+	}
+	if ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")); ip != nil {
+		return nil
+	}
+	if len(h) > 253 {
+		return fmt.Errorf("%.40q…: longer than a host name can be", h)
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return fmt.Errorf("%q: want a host name or address alone, such as memory.example.com or 10.0.0.5, "+
+				"without scheme, port or path (any port is answered)", h)
+		}
+	}
+	return nil
+}
+
+// Hosts are the Host names the API answers to beyond loopback ones:
+// AllowedHosts, and Addr's host when it names one.
+func (h HTTP) Hosts() []string {
+	out := append([]string(nil), h.AllowedHosts...)
+	if host, _, err := net.SplitHostPort(h.Addr); err == nil && host != "" {
+		out = append(out, host)
+	}
+	return out
 }
 
 // IsLoopback reports whether host only reaches this machine.

@@ -29,7 +29,7 @@ var checksummed = map[string]string{
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
 	"forgotten":       "namespace, user_id",
-	// Per-user statistics (migration 11).
+	// Per-user statistics (migration 12).
 	"scope_counts": "namespace, user_id",
 }
 
