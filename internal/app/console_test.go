@@ -86,12 +86,15 @@ func TestConsole(t *testing.T) {
 		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1280, 860))
+		chromedp.WindowSize(1280, 860),
+		// A cold Chromium on a loaded 2-core CI machine can take longer
+		// than chromedp's 20 s to print its DevTools address.
+		chromedp.WSURLReadTimeout(2*time.Minute))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
 	defer cancelAlloc()
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
 	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 
 	// Start the browser on ctx itself: the steps' shorter contexts then
