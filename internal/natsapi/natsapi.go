@@ -75,7 +75,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		}
 		return map[string]any{"results": res}, nil
 	})
-	if err := svc.AddEndpoint("search", Timed("search", h), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
+	if err := svc.AddEndpoint("search", Timed("search", Recovered("search", log, h)), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
 		svc.Stop()
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		ch := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
 			return contextReq(ctx, engine, subject, data)
 		})
-		if err := svc.AddEndpoint("context", Timed("context", ch), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
+		if err := svc.AddEndpoint("context", Timed("context", Recovered("context", log, ch)), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
 			svc.Stop()
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func handler(log *zap.Logger, fn func(ctx context.Context, subject string, data 
 	})
 }
 
-func respondError(req micro.Request, err error, log *zap.Logger) {
+func respondError(req micro.Request, err error, log *zap.Logger, opts ...micro.RespondOpt) {
 	code := memory.ErrorCode(err)
 	if code == memory.EINTERNAL {
 		log.Error("request failed", zap.Error(err))
@@ -157,7 +157,7 @@ func respondError(req micro.Request, err error, log *zap.Logger) {
 	var body ErrorBody
 	body.Error.Code, body.Error.Message = code, memory.ErrorMessage(err)
 	b, _ := json.Marshal(body)
-	_ = req.Error(code, body.Error.Message, b)
+	_ = req.Error(code, body.Error.Message, b, opts...)
 }
 
 func contextReq(ctx context.Context, e ContextEngine, subject string, data []byte) (*retrieval.Response, error) {
