@@ -57,9 +57,11 @@ type ContextEngine interface {
 	Context(ctx context.Context, req retrieval.Request) (*retrieval.Response, error)
 }
 
-// Serve starts the retriever service on nc: search and, when engine is not
-// nil, context.
-func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, version string, log *zap.Logger) (micro.Service, error) {
+// Serve starts the retriever service on nc: search; context when engine
+// is not nil; and, when digest is not nil, the digest of a stored event
+// (stream.DigestSubject), which an ingest that may not read MEMORY asks
+// to tell a retry from a reused id.
+func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest stream.StoredDigest, version string, log *zap.Logger) (micro.Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "engram-retriever",
 		Version:     version,
@@ -88,7 +90,38 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 			return nil, err
 		}
 	}
+	if digest != nil {
+		dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+			return digestReq(ctx, digest, subject, data)
+		})
+		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
+			svc.Stop()
+			return nil, err
+		}
+	}
 	return svc, nil
+}
+
+// digestReq answers with the digest of the event stored at the request's
+// sequence, only if it is the event of the request's id in the subject's
+// namespace: an asker learns nothing of another namespace's events.
+func digestReq(ctx context.Context, digest stream.StoredDigest, subject string, data []byte) (stream.DigestReply, error) {
+	ns, err := subjectNamespace(subject, "digest")
+	if err != nil {
+		return stream.DigestReply{}, err
+	}
+	var req stream.DigestRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return stream.DigestReply{}, memory.Errorf(memory.EINVALID, "request body: %v", err)
+	}
+	if req.Seq == 0 || req.MsgID == "" {
+		return stream.DigestReply{}, memory.Errorf(memory.EINVALID, `want {"seq": the stored sequence, "msg_id": its Nats-Msg-Id}`)
+	}
+	d, found, err := digest(ctx, ns, req.MsgID, req.Seq)
+	if err != nil {
+		return stream.DigestReply{}, memory.Errorf(memory.EUNAVAILABLE, "read seq %d: %v", req.Seq, err)
+	}
+	return stream.DigestReply{Digest: d, Found: found}, nil
 }
 
 // Timed records each request's latency and outcome in /metrics under

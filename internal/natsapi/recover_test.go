@@ -55,7 +55,13 @@ func TestPanickingHandlerAnswersAndServes(t *testing.T) {
 	defer nc.Close()
 	core, logs := observer.New(zapcore.ErrorLevel)
 	log := zap.New(core)
-	svc, err := Serve(nc, panicky{}, panicky{}, "0.0.1", log)
+	digest := func(_ context.Context, _, msgID string, _ uint64) (string, bool, error) {
+		if strings.Contains(msgID, "boom") {
+			panic("digest: boom")
+		}
+		return "d", true, nil
+	}
+	svc, err := Serve(nc, panicky{}, panicky{}, digest, "0.0.1", log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +83,7 @@ func TestPanickingHandlerAnswersAndServes(t *testing.T) {
 		{"search", SearchSubject("acme"), `{"user":"u","q":"boom ` + secretWord + `"}`, `{"user":"u","q":"tea"}`},
 		{"context", ContextSubject("acme"), `{"user":"u","query":"boom ` + secretWord + `"}`, `{"user":"u","query":"tea"}`},
 		{"events", stream.InputSubject("acme"), `{"boom":"` + secretWord + `"}`, `{}`},
+		{"digest", stream.DigestSubject("acme"), `{"seq":1,"msg_id":"boom` + secretWord + `"}`, `{"seq":1,"msg_id":"m"}`},
 	} {
 		t.Run(tc.endpoint, func(t *testing.T) {
 			before := logs.Len()
