@@ -24,6 +24,7 @@ import (
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/textseg"
 	"github.com/engramhq/engram/internal/tokens"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -204,6 +205,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 				timeout: a.Config.Embed.QueryTimeout}
 		}
 		a.goWorker(runCtx, "access log", access.Run)
+		// The query expansion tables load once; read now, they do not
+		// hold up the first question (several seconds under -race).
+		a.wg.Go(textseg.LoadLexicons)
 		retriever := a.bus(stream.RoleRetriever)
 		svc, err := natsapi.Serve(retriever.nc, a.engine, a.engine, stream.ReadDigest(retriever.js), Version, a.Log.Named("natsapi"))
 		if err != nil {

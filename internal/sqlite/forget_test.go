@@ -232,7 +232,7 @@ func TestExpiredTurnsLeaveNoByte(t *testing.T) {
 // turns of 1,000 users: each of the user's words is looked up in the
 // index's segments and taken off its pages, so the cost follows what is
 // erased, not the size of the index (which a merge of the whole index,
-// before schema 12, read and wrote on every forget).
+// before schema 13, read and wrote on every forget).
 func BenchmarkForget(b *testing.B) {
 	ctx := b.Context()
 	s, err := Open(ctx, filepath.Join(b.TempDir(), "b.db"))

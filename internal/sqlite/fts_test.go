@@ -268,18 +268,18 @@ func TestIndexMatchesRowsAfterChanges(t *testing.T) {
 	}
 }
 
-// A read model from before schema 12, whose index kept the words of a
+// A read model from before schema 13, whose index kept the words of a
 // memory edited and of a turn recorded again (marked deleted, still on
 // the pages), opens with them gone and its index what its rows give.
 func TestMigrationDropsDeletedWords(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "v11.db")
+	path := filepath.Join(t.TempDir(), "v12.db")
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	for i, m := range migrations[:11] {
+	for i, m := range migrations[:12] {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -297,10 +297,10 @@ func TestMigrationDropsDeletedWords(t *testing.T) {
 		}
 	}
 	alice := memory.Scope{Namespace: "ns", User: "alice"}
-	// What schema 11 did on an edit: the row changed, its index row
+	// What schema 12 did on an edit: the row changed, its index row
 	// deleted (a mark) and written again.
 	for _, stmt := range []string{
-		`PRAGMA user_version = 11`,
+		`PRAGMA user_version = 12`,
 		`INSERT INTO turns (id, namespace, user_id, session_id, turn_index, role, content, time, tokens, event_source, event_id, seq)
 			VALUES (7, 'ns', 'alice', 's1', 0, 'user', 'the release ships', 1, 5, 'x', 'e1', 1)`,
 		`INSERT INTO turns_fts (rowid, body) VALUES (7, '` + textseg.IndexIn(partition(alice), "the qxturnword ships") + `')`,
@@ -326,7 +326,7 @@ func TestMigrationDropsDeletedWords(t *testing.T) {
 	}
 	for _, w := range []string{"qxturnwor", "qxupdatedwor"} {
 		if !bytes.Contains(b, []byte(w)) {
-			t.Fatalf("schema 11 did not keep %q: the test shows nothing", w)
+			t.Fatalf("schema 12 did not keep %q: the test shows nothing", w)
 		}
 	}
 
