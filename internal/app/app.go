@@ -208,7 +208,8 @@ func (a *App) Open(ctx context.Context) (err error) {
 		// The query expansion tables load once; read now, they do not
 		// hold up the first question (several seconds under -race).
 		a.wg.Go(textseg.LoadLexicons)
-		svc, err := natsapi.Serve(a.bus(stream.RoleRetriever).nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
+		retriever := a.bus(stream.RoleRetriever)
+		svc, err := natsapi.Serve(retriever.nc, a.engine, a.engine, stream.ReadDigest(retriever.js), Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)
 		}
@@ -421,11 +422,13 @@ func (a *App) apiServer(role string) *httpapi.Server {
 		p.Via = metrics.PathHTTP
 		p.Stored = a.stored
 		// A client that reused an id hears so: the event stored under it
-		// is read and compared, by a bus user that may read MEMORY. An
-		// ingest apart may not (it reads nothing of MEMORY), and reports
-		// a reused id as a duplicate, as before comparing.
-		p.Conflicts = a.main.role != stream.RoleIngest
-		p.Reads = a.main.js
+		// is compared with the one sent, by digest. A bus user that may
+		// read MEMORY reads it; an ingest apart, which reads nothing of
+		// MEMORY, asks a retriever for the stored event's digest.
+		p.Conflicts = stream.ReadDigest(a.main.js)
+		if a.main.role == stream.RoleIngest {
+			p.Conflicts = stream.AskDigest(a.main.nc)
+		}
 		srv.Publisher = publisher{p: p, down: a.writesDownErr}
 	}
 	if a.Roles&RoleRetriever != 0 {

@@ -355,7 +355,8 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 	}
 	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
 	for subject, h := range endpoints {
-		if err := svc.AddEndpoint(names[subject], natsapi.Timed("consolidator_"+names[subject], h), micro.WithEndpointSubject(subject)); err != nil {
+		name := "consolidator_" + names[subject]
+		if err := svc.AddEndpoint(names[subject], natsapi.Timed(name, natsapi.Recovered(name, log, h)), micro.WithEndpointSubject(subject)); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}

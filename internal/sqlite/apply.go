@@ -42,8 +42,15 @@ var writeSQL = map[string]string{
 		tokens = ?, extracted = 0, event_source = ?, event_id = ?, seq = ?15, carried_seq = max(carried_seq, ?15) WHERE id = ?16`,
 	// A snapshot that leaves a recorded turn alone still carries it.
 	"turnCarried": `UPDATE turns SET carried_seq = max(carried_seq, ?) WHERE id = ?`,
-	"ftsDelete":   `DELETE FROM turns_fts WHERE rowid = ?`,
 	"ftsInsert":   `INSERT INTO turns_fts (rowid, body) VALUES (?, ?)`,
+	// wtx.unindex, per full-text table: whether it holds a row, and the
+	// delete that names the row's words.
+	"held turns_fts":       `SELECT count(*) FROM turns_fts_docsize WHERE id = ?`,
+	"unindex turns_fts":    `INSERT INTO turns_fts (turns_fts, rowid, body) VALUES ('delete', ?, ?)`,
+	"held memories_fts":    `SELECT count(*) FROM memories_fts_docsize WHERE id = ?`,
+	"unindex memories_fts": `INSERT INTO memories_fts (memories_fts, rowid, body) VALUES ('delete', ?, ?)`,
+	"held episodes_fts":    `SELECT count(*) FROM episodes_fts_docsize WHERE id = ?`,
+	"unindex episodes_fts": `INSERT INTO episodes_fts (episodes_fts, rowid, body) VALUES ('delete', ?, ?)`,
 	"sessionTouch": `INSERT INTO sessions (namespace, user_id, session_id, started, last_turn, turns)
 		VALUES (?, ?, ?, ?, ?, 1)
 		ON CONFLICT (namespace, user_id, session_id) DO UPDATE SET
@@ -64,46 +71,6 @@ type wtx struct {
 	// never) as the forgotten table says within this transaction; a
 	// user.forgotten event clears it.
 	forgot map[memory.Scope]forgotten
-	// erased holds the full-text tables an erasure (a user forgotten,
-	// turns expired) deleted rows from in this transaction: merged before
-	// the commit (eraseIndexes), so the deleted text leaves their pages.
-	erased map[string]bool
-}
-
-// erase deletes rows from a full-text table for an erasure: q deletes
-// them; the table is merged before the commit if it did.
-func (w *wtx) erase(table, q string, args ...any) error {
-	res, err := w.tx.ExecContext(w.ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		if w.erased == nil {
-			w.erased = map[string]bool{}
-		}
-		w.erased[table] = true
-	}
-	return nil
-}
-
-// eraseIndexes merges every full-text table an erasure deleted from into
-// one segment. The tables are contentless (contentless_delete=1): a
-// delete only marks the row gone (a tombstone) and its tokens stay on
-// the index's pages, beside everyone else's, until FTS5 merges their
-// segment, which may be never; secure-delete cannot remove them, since
-// the table does not know a deleted row's tokens. 'optimize' rewrites
-// the index without the marked rows, and PRAGMA secure_delete zeroes the
-// pages it frees. It reads and writes the whole index, once per batch.
-func (w *wtx) eraseIndexes() error {
-	for _, table := range []string{"turns_fts", "memories_fts", "episodes_fts"} {
-		if !w.erased[table] {
-			continue
-		}
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
-			return fmt.Errorf("merge %s: %w", table, err)
-		}
-	}
-	return nil
 }
 
 type forgotten struct {
@@ -287,9 +254,6 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 			return fail(fmt.Errorf("store position: %w", err))
 		}
 	}
-	if err := w.eraseIndexes(); err != nil {
-		return fail(err)
-	}
 	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("commit apply: %w", err))
 	}
@@ -434,11 +398,12 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 			_, err := w.exec("turnCarried", env.Seq, id)
 			return err
 		}
-		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Speaker, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
-			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {
+		// Its words leave the index while the row still says what they were.
+		if err := w.unindex(turnsFTS, `WHERE t.id = ?`, id); err != nil {
 			return err
 		}
-		if _, err := w.exec("ftsDelete", id); err != nil {
+		if _, err := w.exec("turnUpdate", env.Agent, t.Role, t.Speaker, t.Content, toolCalls, toolResults, attachments, len(t.ToolCalls) > 0,
+			t.Channel, t.Project, env.Time.UnixNano(), tokens, env.Source, env.ID, env.Seq, id); err != nil {
 			return err
 		}
 	}

@@ -75,6 +75,10 @@ func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 			return err
 		}
 	}
+	// The same episode built before leaves the index by the words it had.
+	if err := w.unindex(episodesFTS, `WHERE e.namespace = ? AND e.user_id = ? AND e.id = ?`, ns, user, d.ID); err != nil {
+		return err
+	}
 	var rid int64
 	err := w.tx.QueryRowContext(w.ctx, `INSERT INTO episodes (namespace, user_id, id, session_id, summary, goal, outcome,
 		started, ended, actions, entities, tools, linked_memories, importance, source, turns, built, event_id)
@@ -89,9 +93,6 @@ func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 		jsonList(d.Actions), jsonList(d.Entities), jsonList(d.Tools), jsonList(linked), d.Importance,
 		d.Source, jsonList(d.Turns), env.Time.UnixNano(), env.ID).Scan(&rid)
 	if err != nil {
-		return err
-	}
-	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM episodes_fts WHERE rowid = ?`, rid); err != nil {
 		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO episodes_fts (rowid, body) VALUES (?, ?)`,
@@ -288,7 +289,7 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 		return err
 	}
 	if content != into.Content {
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, into.rowid); err != nil {
+		if err := unindexMemory(w, into); err != nil {
 			return err
 		}
 		if err := indexMemory(w, into.rowid, env.Scope, into.Subject, into.Predicate, content); err != nil {
@@ -325,8 +326,8 @@ func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) erro
 // indexes, and the applied ids of their events, all but the receipt's
 // own: the stream erases those events (stream.Erase), so a rebuild sees
 // only the receipt and must reach the same rows. The database deletes
-// securely (secure_delete), and the full-text tables are merged before
-// the commit (wtx.eraseIndexes), so no page keeps the text.
+// securely (secure_delete), and the full-text rows go by their words
+// (wtx.unindex), so no page keeps the text.
 func forgetUser(w *wtx, env memory.Envelope) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM applied WHERE namespace = ? AND user_id = ?
@@ -338,12 +339,15 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		ns, user, env.Time.UnixNano()); err != nil {
 		return err
 	}
-	for _, f := range []struct{ table, q string }{
-		{"turns_fts", `DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`},
-		{"memories_fts", `DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`},
-		{"episodes_fts", `DELETE FROM episodes_fts WHERE rowid IN (SELECT rid FROM episodes WHERE namespace = ? AND user_id = ?)`},
+	for _, f := range []struct {
+		f     ftsTable
+		where string
+	}{
+		{turnsFTS, `WHERE t.namespace = ? AND t.user_id = ?`},
+		{memoriesFTS, `WHERE m.namespace = ? AND m.user_id = ?`},
+		{episodesFTS, `WHERE e.namespace = ? AND e.user_id = ?`},
 	} {
-		if err := w.erase(f.table, f.q, ns, user); err != nil {
+		if err := w.unindex(f.f, f.where, ns, user); err != nil {
 			return err
 		}
 	}

@@ -159,9 +159,9 @@ func plantCanaries(t *testing.T, s *Store, seq uint64, user, word string) uint64
 func ptr[T any](v T) *T { return &v }
 
 // Forgetting a user leaves no byte of their text in any file of the read
-// model: not in the full-text index's pages (where a contentless table
-// only marks a deleted row until its segment is merged), not in free
-// pages, not in the write-ahead log; another user's text stays.
+// model: not in the full-text index's pages (a delete must name the
+// row's words, or they stay), not in free pages, not in the write-ahead
+// log; another user's text stays.
 func TestForgetLeavesNoByte(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
@@ -196,7 +196,7 @@ func TestForgetLeavesNoByte(t *testing.T) {
 }
 
 // Turns that age out of retention leave no byte in the read model
-// either: their full-text rows are merged away like a forgotten user's.
+// either: their full-text rows go by their words like a forgotten user's.
 func TestExpiredTurnsLeaveNoByte(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
@@ -229,8 +229,10 @@ func TestExpiredTurnsLeaveNoByte(t *testing.T) {
 }
 
 // BenchmarkForget forgets one user at a time from a read model of 100,000
-// turns of 1,000 users: the full-text merge that makes the erasure final
-// reads and writes the whole turns index, so its cost grows with it.
+// turns of 1,000 users: each of the user's words is looked up in the
+// index's segments and taken off its pages, so the cost follows what is
+// erased, not the size of the index (which a merge of the whole index,
+// before schema 13, read and wrote on every forget).
 func BenchmarkForget(b *testing.B) {
 	ctx := b.Context()
 	s, err := Open(ctx, filepath.Join(b.TempDir(), "b.db"))

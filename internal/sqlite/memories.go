@@ -489,6 +489,13 @@ func indexMemory(w *wtx, rowid int64, scope memory.Scope, subject, predicate, co
 	return err
 }
 
+// unindexMemory takes m's words, as loaded before any change, off the
+// full-text index.
+func unindexMemory(w *wtx, m storedMemory) error {
+	return w.unindexRow(memoriesFTS.name, m.rowid, memoryBody(memory.Scope{Namespace: m.Namespace, User: m.User},
+		m.Subject, m.Predicate, m.Content))
+}
+
 // history records a change that was said when its event was.
 func history(w *wtx, env memory.Envelope, id, change, old, new string) error {
 	return historyAt(w, env, env.Time.UnixNano(), id, change, old, new)
@@ -602,6 +609,10 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 		return err
 	}
 	old, _ := json.Marshal(m.Memory)
+	// Its words leave the index while m still says what they were.
+	if err := unindexMemory(w, m); err != nil {
+		return err
+	}
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = *v
@@ -628,9 +639,6 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 		env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
-		return err
-	}
 	if err := indexMemory(w, m.rowid, env.Scope, m.Subject, m.Predicate, m.Content); err != nil {
 		return err
 	}
@@ -648,12 +656,8 @@ func applyMemoryDeleted(w *wtx, env memory.Envelope, d *events.MemoryDeleted) er
 	if err != nil {
 		return err
 	}
-	for _, q := range []string{
-		`DELETE FROM memories_fts WHERE rowid = ?`,
-	} {
-		if _, err := w.tx.ExecContext(w.ctx, q, m.rowid); err != nil {
-			return err
-		}
+	if err := unindexMemory(w, m); err != nil {
+		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories WHERE rowid = ?`, m.rowid); err != nil {
 		return err
@@ -702,7 +706,7 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE rowid = ?`, at, m.rowid); err != nil {
 			return err
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
+		if err := unindexMemory(w, m); err != nil {
 			return err
 		}
 		return history(w, env, m.ID, "ignored", "", "")

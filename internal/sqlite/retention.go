@@ -41,8 +41,7 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 		return err
 	}
 	// First, while the turns still say which rows are theirs.
-	if err := w.erase("turns_fts", `DELETE FROM turns_fts WHERE rowid IN
-		(SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`, ns, user, before); err != nil {
+	if err := w.unindex(turnsFTS, `WHERE t.namespace = ?1 AND t.user_id = ?2 AND t.carried_seq < ?3`, ns, user, before); err != nil {
 		return err
 	}
 	for _, q := range []string{

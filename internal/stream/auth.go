@@ -309,11 +309,15 @@ func workerPermissions(role string) *server.Permissions {
 	switch role {
 	case RoleIngest:
 		pub = append(pub, onMemory(agentTypes)...)
+		// It reads no event: a retriever tells it whether the event
+		// stored under a duplicate's id says what it sent (AskDigest).
+		pub = append(pub, ServicePrefix+".*.digest")
 		sub = append(append(sub, ServicePrefix+".*.events"), service("engram-ingest")...)
 	case RoleRetriever:
 		pub = append(append(pub, onMemory(retrieverTypes)...), reader...)
 		pub = append(pub, consolidatorService+".pending", consolidatorService+".approve", consolidatorService+".dismiss")
-		sub = append(append(sub, ServicePrefix+".*.search", ServicePrefix+".*.context"), service("engram-retriever")...)
+		sub = append(append(sub, ServicePrefix+".*.search", ServicePrefix+".*.context", ServicePrefix+".*.digest"),
+			service("engram-retriever")...)
 	case RoleExtractor:
 		pub = append(append(pub, onMemory(extractorTypes)...), reader...)
 		pub = append(pub, bucket(PartitionBucket, RoleExtractor+".>")...)

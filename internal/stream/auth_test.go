@@ -318,6 +318,7 @@ var refusals = map[string][]struct{ op, subject string }{
 		// Not the others' events, services, buckets or replies.
 		{"p", "mem.acme.ana.memory.extracted"}, {"p", "mem.acme.ana.episode.built"},
 		{"p", "mem.acme.ana.user.forgotten"}, {"s", ServicePrefix + ".*.search"},
+		{"s", ServicePrefix + ".*.digest"}, {"p", ServicePrefix + ".*.search"},
 		{"p", "$KV.engram-partitions.extractor.p.0"}, {"s", "_INBOX.retriever.>"},
 	},
 	RoleRetriever: {
