@@ -38,7 +38,8 @@ Usage:
   engram mcp     [flags]                  MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram creds   [agent NS]               the embedded NATS's users (operator, worker, agents) and how to use them
-  engram version
+  engram health  [--ready]                 exit 0 when the running engram is live (ready): the image's healthcheck
+  engram version                          the version and the commit it was built from
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
 `
@@ -76,8 +77,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return mcpCommand(args[1:], stdout, stderr)
 	case "creds":
 		return creds(args[1:], stdout, stderr)
+	case "health":
+		return health(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "engram", app.Version)
+		fmt.Fprintln(stdout, "engram", app.CurrentBuild())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -196,6 +199,11 @@ func search(args []string, stdout, stderr io.Writer) int {
 	if body.Error != nil {
 		fmt.Fprintf(stderr, "engram search: %s: %s\n", body.Error.Code, body.Error.Message)
 		return 1
+	}
+	if len(body.Results) == 0 {
+		// Silence reads as a hang or a broken pipe; say what was searched.
+		fmt.Fprintf(stderr, "no results for %q (namespace %s, user %s)\n", q.Get("q"), *ns, *user)
+		return 0
 	}
 	for _, r := range body.Results {
 		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), oneLine(r.Content, 100))
