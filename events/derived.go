@@ -143,6 +143,11 @@ type Candidate struct {
 	// Updates says the candidate replaces what is known of its subject and
 	// predicate rather than adding to it.
 	Updates bool `json:"updates,omitempty"`
+	// SaidAt is when the candidate was said: the time of the turn it came
+	// from. It, not when the event was published, decides which version
+	// of a fact is current. Events from before it existed leave it out;
+	// engram then uses the event's time.
+	SaidAt time.Time `json:"said_at,omitzero"`
 }
 
 // Usage is what an extraction cost an LLM endpoint.
@@ -205,6 +210,9 @@ type MemoryAdded struct {
 	Importance float64 `json:"importance"`
 	Confidence float64 `json:"confidence"`
 	SessionID  string  `json:"session_id,omitempty"`
+	// SaidAt is when the fact was said, when that is not the event's own
+	// time (a fact written down later); left out, the event's time.
+	SaidAt time.Time `json:"said_at,omitzero"`
 }
 
 // MemoryUpdated is the data of a memory.updated event: a patch of a

@@ -251,6 +251,8 @@ func decodeCandidate(r *reader, path string) (Candidate, error) {
 			c.Confidence, err = r.fraction(p)
 		case "updates":
 			c.Updates, err = r.boolean(p)
+		case "said_at":
+			c.SaidAt, err = r.timestamp(p)
 		default:
 			err = unknownField(p)
 		}
@@ -365,6 +367,8 @@ func decodeMemoryAdded(r *reader, path string) (MemoryAdded, error) {
 			x.Confidence, err = r.fraction(p)
 		case "session_id":
 			x.SessionID, err = r.str(p)
+		case "said_at":
+			x.SaidAt, err = r.timestamp(p)
 		default:
 			err = unknownField(p)
 		}

@@ -82,7 +82,8 @@
 //	  "request_id": "r-7", "session_id": "s-42", "extractor": "llm", "model": "qwen3-8b",
 //	  "usage": {"prompt_tokens": 812, "completion_tokens": 95}, "calls": 1, "turns": [0, 1],
 //	  "candidates": [{"kind": "identity", "category": "identity", "subject": "user", "predicate": "name",
-//	    "content": "名字是小明", "importance": 0.9, "confidence": 0.95, "updates": true}]
+//	    "content": "名字是小明", "importance": 0.9, "confidence": 0.95, "updates": true,
+//	    "said_at": "2025-06-01T09:30:00Z"}]
 //	}
 //
 // extraction.failed, when a request runs out of tries:
@@ -247,7 +248,10 @@
 //     and confidence are numbers from 0 to 1, compared exactly as written.
 //     A candidate needs both; memory.added needs importance (tier is 1 or
 //     2); memory.write.important needs importance, memory_id and
-//     cause_event_id, and has no confidence.
+//     cause_event_id, and has no confidence. A candidate's and
+//     memory.added's said_at, when present, is an RFC 3339 time: when the
+//     fact was said, which decides the current version of a fact; left
+//     out, the event's time.
 //   - extraction.failed: reason required, at most MaxReasonBytes; attempts
 //     required, 0 to MaxCount.
 //   - memory.updated: memory_id and at least one field to change. Content,

@@ -44,7 +44,7 @@ export interface ContextOptions {
 
 export interface IngestResponse {
   accepted: number; duplicates: number;
-  results: { index: number; id?: string; status: "accepted" | "duplicate" | "invalid" | "failed" | "ok"; seq?: number }[];
+  results: { index: number; id?: string; status: "accepted" | "duplicate" | "conflict" | "invalid" | "failed" | "ok"; seq?: number }[];
 }
 
 export interface Written { event_id: string; seq: number; duplicate: boolean; memory_id?: string }
@@ -94,3 +94,8 @@ export class Engram {
   profile(user: string, opts?: NS): Promise<{ core: Memory[] | null; memory_md: string; user_md: string }>;
   ready(): Promise<boolean>;
 }
+
+/** The id the client gives an event it builds: its type's first word and a hash of type and data. */
+export function eventId(type: string, data: unknown): string;
+/** The hex SHA-256 of a string's UTF-8 bytes. */
+export function sha256Hex(text: string): string;

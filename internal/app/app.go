@@ -331,6 +331,12 @@ func (a *App) openHTTP() error {
 		return fmt.Errorf("http listen: %w", err)
 	}
 	a.httpLn, a.api = ln, srv
+	if host, _, _ := net.SplitHostPort(a.Config.HTTP.Addr); len(a.Config.HTTP.AllowedHosts) == 0 &&
+		(host == "" || net.ParseIP(host).IsUnspecified()) {
+		a.Log.Warn("http listens on every interface but answers only requests that name it by a loopback name or "+
+			"the listen address in their Host; set http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS) to the names clients use",
+			zap.String("addr", a.Config.HTTP.Addr))
+	}
 	a.httpSrv = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -353,6 +359,7 @@ func (a *App) apiServer() *httpapi.Server {
 		Ready:          a.Ready,
 		Readiness:      a.Readiness,
 		Tokens:         a.Config.HTTP.Tokens,
+		AllowedHosts:   a.Config.HTTP.Hosts(),
 		MaxEventBytes:  a.Config.HTTP.MaxEventBytes,
 		MaxBatchEvents: a.Config.HTTP.MaxBatchEvents,
 		Log:            a.Log.Named("http"),
@@ -370,6 +377,7 @@ func (a *App) apiServer() *httpapi.Server {
 		p := stream.NewPublisher(a.js)
 		p.Via = metrics.PathHTTP
 		p.Stored = a.stored
+		p.Conflicts = true // a client that reused an id hears so
 		srv.Publisher = publisher{p}
 	}
 	if a.Roles&RoleRetriever != 0 {
@@ -378,8 +386,9 @@ func (a *App) apiServer() *httpapi.Server {
 		srv.Projected = a.WaitProjected
 	}
 	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
-		// MCP's tools call the API in process, with the MCP request's token.
-		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.Handler()), Version, ""))
+		// MCP's tools call the API in process, with the MCP request's
+		// token; the MCP request passed the edge's checks.
+		srv.MCP = mcpserver.Handler(mcpserver.New(mcpserver.Local(srv.InProcess()), Version, ""))
 	}
 	return srv
 }

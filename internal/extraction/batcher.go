@@ -223,6 +223,12 @@ func (b *Batcher) add(key sessionKey, agent string, t events.ExtractionTurn, seq
 	p.seqs[t.TurnIndex] = seq
 	if old, ok := p.turns[t.TurnIndex]; ok {
 		p.tokens -= turnTokens(old)
+		if seq == 0 && !old.Time.IsZero() && old.Time.Before(t.Time) {
+			// A compression snapshot is dated when the agent compressed;
+			// the turn was said when it was recorded, and that time
+			// decides which version of a fact it states is current.
+			t.Time = old.Time
+		}
 	}
 	p.turns[t.TurnIndex] = t
 	p.tokens += turnTokens(t)

@@ -130,6 +130,7 @@ func (x *Extractor) publish(ctx context.Context, d memory.Delivery, req *events.
 func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
 	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, suffix string) error {
 	id := "extracted-" + req.RequestID + suffix
+	last := lastSaid(req.Turns)
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
 		Model: model, Usage: events.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens},
 		Calls: calls, Turns: indices(req.Turns), Candidates: make([]events.Candidate, 0, len(cands))}
@@ -143,7 +144,12 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 		}
 		ec := events.Candidate{Kind: string(c.Kind), Category: string(c.Category),
 			Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Project: c.Project, Topic: c.Topic,
-			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates}
+			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates, SaidAt: c.SaidAt}
+		if ec.SaidAt.IsZero() {
+			// No turn named: the request's last turn, the latest it can
+			// have been said.
+			ec.SaidAt = last
+		}
 		// A candidate no event may carry costs that candidate, never the
 		// request.
 		probe := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
@@ -167,6 +173,9 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 		}
 		if holds(known, c) {
 			continue // written before, and announced then
+		}
+		if outdated(known, c) {
+			continue // said before what its slot holds now: history, not news
 		}
 		mid := memory.MemoryID(Source, id, i)
 		out = append(out, memory.Outgoing{Type: events.TypeMemoryImportant, ID: ImportantID(d.Scope, c), Scope: d.Scope,
@@ -222,6 +231,20 @@ func holds(mems []memory.Memory, c events.Candidate) bool {
 	return false
 }
 
+// outdated reports whether an active memory of the candidate's slot was
+// said after it and replaced the slot: the candidate will enter the
+// history already superseded.
+func outdated(mems []memory.Memory, c events.Candidate) bool {
+	slot := memory.Slot(c.Subject, c.Predicate, c.Topic)
+	for _, m := range mems {
+		if m.SaidAt.After(c.SaidAt) && memory.Replaces(m.Predicate, m.Supersedes != "") &&
+			memory.Slot(m.Subject, m.Predicate, m.Topic) == slot {
+			return true
+		}
+	}
+	return false
+}
+
 func (x *Extractor) rules(turns []events.ExtractionTurn) []memory.Candidate {
 	var out []memory.Candidate
 	// A tool's result often comes in a later turn than its call: a failed
@@ -240,9 +263,23 @@ func (x *Extractor) rules(turns []events.ExtractionTurn) []memory.Candidate {
 			in.ToolResults = append(in.ToolResults, ruleextract.ToolResult{ToolCallID: r.ToolCallID,
 				Call: calls[r.ToolCallID], Content: r.Content, IsError: r.IsError})
 		}
-		out = append(out, ruleextract.Extract(in)...)
+		for _, c := range ruleextract.Extract(in) {
+			c.SaidAt = t.Time
+			out = append(out, c)
+		}
 	}
 	return out
+}
+
+// lastSaid is the time of the latest turn of a request.
+func lastSaid(turns []events.ExtractionTurn) time.Time {
+	var last time.Time
+	for _, t := range turns {
+		if t.Time.After(last) {
+			last = t.Time
+		}
+	}
+	return last
 }
 
 func (x *Extractor) masked(turns []events.ExtractionTurn) []events.ExtractionTurn {
@@ -290,7 +327,7 @@ func (x *Extractor) known(ctx context.Context, scope memory.Scope) []llmextract.
 	}
 	out := make([]llmextract.Known, 0, len(mems))
 	for _, m := range mems {
-		out = append(out, llmextract.Known{Subject: m.Subject, Predicate: m.Predicate, Content: m.Content})
+		out = append(out, llmextract.Known{Subject: m.Subject, Predicate: m.Predicate, Content: m.Content, Topic: m.Topic})
 	}
 	return out
 }

@@ -360,6 +360,21 @@ ALTER TABLE turns ADD COLUMN carried_seq INTEGER NOT NULL DEFAULT 0;
 UPDATE turns SET first_seq = seq, carried_seq = seq;
 CREATE INDEX turns_carried ON turns (namespace, user_id, carried_seq);
 `},
+	// 11: a memory's two times. said_at is when the fact was said (its
+	// turn's time): it orders the versions of a fact, so the one said last
+	// is current whatever order they were extracted in; created stays when
+	// engram learned it. updates records that the extractor said the fact
+	// replaces what was known, for facts of keys that hold many values.
+	// A history row says when what caused it was said. Rows from before
+	// were said when they were learned, and a memory that superseded
+	// another had replaced it.
+	{sql: `
+ALTER TABLE memories ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN updates INTEGER NOT NULL DEFAULT 0;
+UPDATE memories SET said_at = created, updates = (supersedes != '');
+ALTER TABLE memory_history ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
+UPDATE memory_history SET said_at = time;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
