@@ -54,6 +54,7 @@ func agreeAll(t *testing.T, b []byte) {
 // Every sample, valid or not: the scanner agrees, and reads every valid
 // one itself.
 func TestScannerAgreesOnSamples(t *testing.T) {
+	t.Parallel()
 	for _, s := range dataSamples {
 		ok := agree(t, s.name, []byte(s.body),
 			func(b []byte) (any, error) { return events.ScanData(s.eventType, b) },
@@ -178,6 +179,7 @@ var hostile = []string{
 }
 
 func TestScannerAgreesOnHostileInput(t *testing.T) {
+	t.Parallel()
 	for _, h := range hostile {
 		agreeAll(t, []byte(h))
 	}
@@ -193,6 +195,7 @@ func TestScannerAgreesOnHostileInput(t *testing.T) {
 // Mutations of every sample: a byte taken out, put in or replaced, at
 // positions drawn from a fixed seed.
 func TestScannerAgreesOnMutations(t *testing.T) {
+	t.Parallel()
 	inserts := []string{`"`, `\`, `,`, `:`, `{`, `}`, `[`, `]`, ` `, "\n", "0", "-", ".", "e", "+", "n",
 		"\x00", "\x1f", "\x7f", "\xff", "\xc3", "\xe4\xb8", `\u`, `\ud800`, `\udc00`, `\"`, `\\`, `\/`, "1e400"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -280,6 +283,7 @@ func fuzzSeeds(t *testing.T) [][]byte {
 
 // isRFC3339 stands for the pattern the schema holds.
 func TestIsRFC3339(t *testing.T) {
+	t.Parallel()
 	valid := []string{"2025-01-02T15:04:05Z", "2025-01-02T15:04:05.1Z", "2025-01-02T15:04:05.123456789+05:30",
 		"0000-00-00T00:00:00-00:00", "2025-13-45T99:99:99Z"}
 	odd := []string{"", "Z", "2025-01-02T15:04:05", "2025-01-02t15:04:05Z", "2025-01-02T15:04:05z",

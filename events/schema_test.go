@@ -66,6 +66,7 @@ func schemaAccepts(sch *jsonschema.Schema, doc string) (bool, error) {
 // an agent validating with the schema must get the answer engram gives,
 // except where the sample says the schema cannot tell.
 func TestAgreement(t *testing.T) {
+	t.Parallel()
 	schemas := compileSchemas(t)
 	check := func(t *testing.T, s sample, goErr error, schema *jsonschema.Schema) {
 		t.Helper()
@@ -105,6 +106,7 @@ func TestAgreement(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
+	t.Parallel()
 	for _, name := range append(events.Types(), events.SchemaEnvelope) {
 		b, err := events.Schema(name)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 // the bus and the write API; a retry of the same write stays a duplicate,
 // even when the server stamps its time or masks its secrets.
 func TestConflictNamesTheStoredEvent(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.NATS.Listen = "127.0.0.1:0"
 	a := startApp(t, cfg, RoleAll)
@@ -125,6 +126,7 @@ func TestConflictNamesTheStoredEvent(t *testing.T) {
 // remember makes, with other content, makes the tool answer an error
 // that names it.
 func TestMCPRememberNeverSilentlyDropped(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: "http://" + a.HTTPAddr() + "/mcp", DisableStandaloneSSE: true})
 	remember := func(content string) map[string]any {

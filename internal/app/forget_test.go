@@ -57,6 +57,7 @@ func describe(where map[string]int) string {
 // letter — is gone from every byte under the data dir after forget; the
 // receipt stays, a rebuild agrees, and another user keeps everything.
 func TestForgetErasesEveryByte(t *testing.T) {
+	t.Parallel()
 	const canary, kept = "Zorblaxqv", "Keepmeqv"
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
@@ -150,6 +151,7 @@ func TestForgetErasesEveryByte(t *testing.T) {
 
 // Forgetting takes an operator.
 func TestForgetTakesAnOperator(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.HTTP.Tokens = map[string]string{"tenant-token-000000001": "default", "operator-token-0000001": "*"}
 	a := startApp(t, cfg, RoleAll)
@@ -167,6 +169,7 @@ func TestForgetTakesAnOperator(t *testing.T) {
 // A subject that spells a user otherwise than canonically ("%6Eb" for
 // "nb") is refused, so no erasure by subject can miss an event.
 func TestNonCanonicalSubjectRefused(t *testing.T) {
+	t.Parallel()
 	ev := `{"specversion":"1.0","id":"x1","source":"a","type":"turn.recorded","data":{"session_id":"s","turn_index":0,"role":"user","content":"hi"}}`
 	if _, _, err := stream.Decode("mem.default.%6Eb.turn.recorded", nil, []byte(ev), 1<<20); err == nil {
 		t.Fatal("a non-canonical user token was accepted")
@@ -180,6 +183,7 @@ func TestNonCanonicalSubjectRefused(t *testing.T) {
 // (its extraction and episode in flight): what they conclude afterwards
 // is erased too, and the rebuild agrees.
 func TestForgetWhileWorkersAreBusy(t *testing.T) {
+	t.Parallel()
 	const canary = "Quokkazv"
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)

@@ -17,6 +17,7 @@ import (
 // Found by clustertest's failover soak, where a retriever kept acknowledged
 // turns out of its read model for good.
 func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleIngest)
 	for i, text := range []string{"第一条", "the second, passed over", "第三条"} {
 		mustAccept(t, postEvent(t, a, turnEvent("gap-"+text, "gus", "s1", i, "user", text)))

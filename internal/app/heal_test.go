@@ -12,6 +12,7 @@ import (
 // /healthz says so with 503, and once there is room JetStream comes back
 // by itself: ingest accepts and projects again, without a restart.
 func TestJetStreamOffThenHealed(t *testing.T) {
+	t.Parallel()
 	a := New(testConfig(t, t.TempDir()), RoleAll, zaptest.NewLogger(t))
 	a.healEvery = time.Hour // the test turns the crank itself
 	if err := a.Open(t.Context()); err != nil {

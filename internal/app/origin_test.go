@@ -33,6 +33,7 @@ func searchable(t *testing.T, a *App, q string) bool {
 // skipped because their sequences are below the old position) and the
 // old stream's are gone from the read model as from the stream.
 func TestRecreatedStreamWhileStopped(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleIngest|RoleRetriever)
 	for i, word := range []string{"alpha", "gamma", "delta"} {
@@ -65,6 +66,7 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 // While engram runs, a recreated MEMORY is noticed and the read model is
 // rebuilt from it.
 func TestRecreatedStreamWhileRunning(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := New(cfg, RoleIngest|RoleRetriever, zaptest.NewLogger(t))
 	a.originEvery = 10 * time.Millisecond

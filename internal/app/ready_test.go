@@ -12,6 +12,7 @@ import (
 // read model, and says 200 only once it has caught up; /healthz says the
 // process is alive all along.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startApp(t, testConfig(t, dir), RoleAll)
 	var evs []any

@@ -37,6 +37,7 @@ func externalNATS(t *testing.T) string {
 // against it (ingest, retriever, extractor, consolidator, as the cmd/
 // binaries do) together do the job of the single binary.
 func TestSeparateWorkersAgainstDeployConfig(t *testing.T) {
+	t.Parallel()
 	url := externalNATS(t)
 
 	worker := func(roles Roles) *App {

@@ -10,6 +10,7 @@ import (
 // engram creds makes the users, prints how to use them, adds an agent and
 // writes the nats-server config block.
 func TestCreds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "auth.conf")
 	out, errOut, code := run(t, "creds", "agent", "acme", "--data-dir", dir, "--nats-conf", conf)

@@ -45,6 +45,7 @@ func asError(t *testing.T, err error) *llm.Error {
 }
 
 func TestChatSuccess(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.MaxTokens = 512 })
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		if strings.Contains(req.LastUser(), "Lisbon") {
@@ -96,6 +97,7 @@ func TestChatSuccess(t *testing.T) {
 }
 
 func TestChatOmitsMaxTokensWhenZero(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	if _, err := c.Chat(t.Context(), prompt, false); err != nil {
 		t.Fatal(err)
@@ -106,6 +108,7 @@ func TestChatOmitsMaxTokensWhenZero(t *testing.T) {
 }
 
 func TestBaseURLTrailingSlash(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.BaseURL += "/" })
 	if _, err := c.Chat(t.Context(), prompt, false); err != nil {
 		t.Fatalf("Chat with trailing slash: %v", err)
@@ -116,6 +119,7 @@ func TestBaseURLTrailingSlash(t *testing.T) {
 }
 
 func TestAuthorizationHeader(t *testing.T) {
+	t.Parallel()
 	t.Run("no key, no header", func(t *testing.T) {
 		srv, c := newClient(t, nil)
 		if _, err := c.Chat(t.Context(), prompt, false); err != nil {
@@ -146,6 +150,7 @@ func TestAuthorizationHeader(t *testing.T) {
 }
 
 func TestJSONModeFallback(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.RejectParams("response_format")
 	srv.Reply(func(req llmtest.ChatRequest) string { return `{"ok":true}` })
@@ -172,6 +177,7 @@ func TestJSONModeFallback(t *testing.T) {
 }
 
 func TestJSONModeFallbackLlamaCppMessage(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Status(http.StatusBadRequest, `response_format type must be one of "text" or "json_object", but got: json_object`))
 	if _, err := c.Chat(t.Context(), prompt, true); err != nil {
@@ -183,6 +189,7 @@ func TestJSONModeFallbackLlamaCppMessage(t *testing.T) {
 }
 
 func TestJSONModeKeptWhenPromptLacksTheWordJSON(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Status(http.StatusBadRequest,
 		"'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'."))
@@ -202,6 +209,7 @@ func TestJSONModeKeptWhenPromptLacksTheWordJSON(t *testing.T) {
 }
 
 func TestReasoningModelFallbacks(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.MaxTokens = 100 })
 	srv.RejectParams("temperature", "max_tokens")
 	if _, err := c.Chat(t.Context(), prompt, true); err != nil {
@@ -225,6 +233,7 @@ func TestReasoningModelFallbacks(t *testing.T) {
 }
 
 func TestConcurrentChats(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.RejectParams("response_format")
 	srv.Reply(func(req llmtest.ChatRequest) string { return req.LastUser() })
@@ -249,6 +258,7 @@ func TestConcurrentChats(t *testing.T) {
 }
 
 func TestChatNoMessages(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	_, err := c.Chat(t.Context(), nil, false)
 	if e := asError(t, err); e.Kind != llm.BadRequest {
@@ -260,6 +270,7 @@ func TestChatNoMessages(t *testing.T) {
 }
 
 func TestChatCanceledByCaller(t *testing.T) {
+	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Stall(time.Hour))
 	ctx, cancel := context.WithCancel(t.Context())
@@ -280,6 +291,7 @@ func TestChatCanceledByCaller(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	if _, err := llm.New(llm.Default(), nil); !errors.Is(err, llm.ErrDisabled) {
 		t.Errorf("New(Default())=%v, want ErrDisabled", err)
 	}

@@ -61,6 +61,7 @@ func openWith(t *testing.T, turns ...string) *sqlite.Store {
 // When full-text search fails, the answer falls back to recent turns and
 // the profile, says so, and reports the fall once per request.
 func TestDegradesToRecentAndProfile(t *testing.T) {
+	t.Parallel()
 	st := openWith(t, "我们在讨论部署", "部署到了 staging")
 	e := NewEngine(brokenFTS{st})
 	var mu sync.Mutex
@@ -124,6 +125,7 @@ func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ s
 // seed 004's hybrid weights; with the vector path failing, full text
 // answers alone and the fall is reported.
 func TestVectorFusion(t *testing.T) {
+	t.Parallel()
 	st := openWith(t)
 	tea := memory.Applied{Envelope: memory.Envelope{Seq: 100, Source: "t", ID: "tea", Type: events.TypeMemoryAdded,
 		Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC().Add(-60 * 24 * time.Hour)},
@@ -169,6 +171,7 @@ func TestVectorFusion(t *testing.T) {
 // nearly everything and rank it by noise. Recent turns answer, or the
 // recent messages when they carry words.
 func TestStopwordQuery(t *testing.T) {
+	t.Parallel()
 	st := openWith(t, "the deploy went to the staging cluster", "the cat sat on the mat")
 	e := NewEngine(st)
 	resp, err := e.Context(t.Context(), Request{User: "u", Query: "what about the", Force: true, Explain: true})
@@ -194,6 +197,7 @@ func TestStopwordQuery(t *testing.T) {
 // again among the memories; and evidence turns are trimmed lowest score
 // first when the recent tier is over budget: the best one stays.
 func TestProfileOnceAndTurnsTrimmedByScore(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("部署 staging 集群的细节 ", 40)
 	st := openWith(t, "小王 说 "+long, "小王 又说 "+long, "小王 最后说 "+long)
 	e := NewEngine(st)

@@ -36,6 +36,7 @@ func walkDocs(t testing.TB) [][]byte {
 // The walk answers "unchanged" exactly when decoding the document would,
 // on the corpus in every shape.
 func TestWalkAgreesWithDecoding(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	for _, b := range walkDocs(t) {
 		_, changed, err := m.maskDecoded(b)
@@ -48,6 +49,7 @@ func TestWalkAgreesWithDecoding(t *testing.T) {
 // On anything else the walk may decline, but never says "unchanged" of a
 // document that decoding would mask or refuse.
 func TestWalkNeverMissesAMask(t *testing.T) {
+	t.Parallel()
 	for _, s := range walkHostile {
 		checkWalk(t, []byte(s))
 	}
@@ -90,6 +92,7 @@ func FuzzMaskJSONWalk(f *testing.F) {
 // The walk reads a string to what encoding/json decodes it to, or not at
 // all.
 func TestWalkStrings(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{`""`, `"plain"`, `"a\nb"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\u00E9\u0041\u0000\u2028"`,
 		`"中文 😀"`, `"x\u003cy\u003e\u0026"`, `"tab\tand\\n"`, `"\ud83d\ude00"`, `"\ud83d"`, "\"\xff\"", `"\q"`, `"\u12"`, `"open`} {
 		w := walker{b: []byte(s)}

@@ -12,6 +12,7 @@ import (
 // conclusion that was in flight when the user was forgotten, say — is not
 // applied; one dated after is (the user came back).
 func TestForgottenUserStaysForgotten(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "u"}
 	receipt := memory.Applied{Envelope: memory.Envelope{Seq: 10, Source: "engram/operator", ID: "forget-1",

@@ -52,6 +52,7 @@ func publishDeadLetter(t *testing.T, js jetstream.JetStream, consumer string, se
 // one user's raw turns, extraction requests and their dead letters below
 // it and leaves the rest.
 func TestExpireTurns(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ann", 3)
 	publishTurns(t, js, "ben", 2)
@@ -111,6 +112,7 @@ func TestExpireTurns(t *testing.T) {
 // only be purged: a worker, which may not purge, gets an error that names
 // the way out and leaves the stream as it was; the operator expires.
 func TestExpireTurnsOnADenyDeleteStream(t *testing.T) {
+	t.Parallel()
 	emb, auth := startAuthServer(t)
 	op := connectAs(t, emb, auth.SeedFile(RoleOperator, ""))
 	ojs, err := jetstream.New(op.nc)
