@@ -11,10 +11,11 @@ run:
 	$(GO) run ./cmd/engram serve
 
 ## test: every test with the race detector, a line per package as it finishes and the slowest tests at the end
-## (long soaks sit behind -tags soak; -timeout is per package, well above the slowest's few minutes on a loaded machine;
-## -parallel 8: most tests wait on timers and fsyncs, not the CPU; checkptr off inside modernc's transpiled SQLite,
-## where it took a third of the CPU of SQLite-heavy tests, and on for our code; the race detector stays on for all)
-TESTFLAGS ?= -race -count=1 -timeout 15m -parallel 8 -gcflags=modernc.org/...=-d=checkptr=0
+## Long soaks sit behind -tags soak. -timeout is per package, well above the slowest's few minutes on a loaded
+## machine. -parallel 4: most tests wait on timers and fsyncs, not the CPU (8 at once timed out starting engram
+## on loaded cores). checkptr is off inside modernc's transpiled SQLite, where it took a third of the CPU of
+## SQLite-heavy tests, and on for our code; the race detector stays on for all.
+TESTFLAGS ?= -race -count=1 -timeout 15m -parallel 4 -gcflags=modernc.org/...=-d=checkptr=0
 test:
 	$(GO) test $(TESTFLAGS) -json ./... | $(GO) run ./internal/testprogress
 

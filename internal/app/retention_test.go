@@ -91,7 +91,11 @@ func TestRetentionExtractsThenExpires(t *testing.T) {
 // and a malformed event among them, users in two partitions, and turns
 // sent after the expiry.
 func TestRetentionRebuildEqualsLive(t *testing.T) {
-	t.Parallel()
+	// Not parallel: with a 1 s retention, a turn sent after the expiry
+	// ages before the stop when other tests slow this one, and a stop
+	// between retention deleting its events and publishing the receipt
+	// leaves the live read model holding a turn the stream no longer has
+	// (the next start's retention run heals it; the rebuild here differs).
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	cfg.Retention.RawTurns = time.Second
