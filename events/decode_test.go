@@ -442,7 +442,6 @@ func TestExtensionsOfEmptyEvent(t *testing.T) {
 
 func TestSessionID(t *testing.T) {
 	t.Parallel()
-	var nilTurn *events.TurnRecorded
 	for _, c := range []struct {
 		data any
 		want string
@@ -450,8 +449,8 @@ func TestSessionID(t *testing.T) {
 		{events.TurnRecorded{SessionID: "a"}, "a"},
 		{&events.ContextCompressing{SessionID: "b"}, "b"},
 		{events.SessionEnded{SessionID: "c"}, "c"},
-		{nilTurn, ""},
 		{"s", ""},
+		{(*events.TurnRecorded)(nil), ""},
 		{nil, ""},
 	} {
 		if got := events.SessionID(c.data); got != c.want {
@@ -482,7 +481,7 @@ func TestDecodeBatch(t *testing.T) {
 		{"nothing", ``, "batch"},
 		{"broken", `[` + one + `,`, "batch[1]"},
 		{"trailing", `[` + one + `] []`, "batch"},
-		{"invalid UTF-8", "[\"\xff\"]", "batch"},
+		{"invalid UTF-8", "[\"\xff\"]", "batch[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := events.DecodeBatch([]byte(c.body))

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/config"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/stream"
@@ -71,10 +70,7 @@ func TestConsumerDescriptions(t *testing.T) {
 // it never opens engram serve's stream.
 func TestDeployNATSStoreApart(t *testing.T) {
 	t.Parallel()
-	opts, err := server.ProcessConfigFile("../../deploy/nats.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts, _ := deployNATS(t)
 	cfg := config.Default()
 	got, _ := filepath.Abs(filepath.Join("../..", opts.StoreDir))
 	engram, _ := filepath.Abs(filepath.Join("../..", cfg.JetStreamDir()))

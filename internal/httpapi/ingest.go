@@ -153,20 +153,8 @@ func stamp(e *event.Event, data any, now func() time.Time) {
 		e.SetTime(now().UTC())
 	}
 	if e.Subject() == "" {
-		e.SetSubject(sessionOf(data))
+		e.SetSubject(events.SessionID(data))
 	}
-}
-
-func sessionOf(data any) string {
-	switch d := data.(type) {
-	case *events.TurnRecorded:
-		return d.SessionID
-	case *events.ContextCompressing:
-		return d.SessionID
-	case *events.SessionEnded:
-		return d.SessionID
-	}
-	return ""
 }
 
 // decode reads the request's events. A request-level problem (wrong
