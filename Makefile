@@ -12,10 +12,10 @@ run:
 
 ## test: every test with the race detector, a line per package as it finishes and the slowest tests at the end
 ## Long soaks sit behind -tags soak. -timeout is per package, well above the slowest's few minutes on a loaded
-## machine. -parallel 4: most tests wait on timers and fsyncs, not the CPU (8 at once timed out starting engram
-## on loaded cores). checkptr is off inside modernc's transpiled SQLite, where it took a third of the CPU of
+## machine. -parallel 3: most tests wait on timers and fsyncs, not the CPU (at 8, and once at 4, starting
+## engram or storing a batch timed out on two cores at load average 25-32). checkptr is off inside modernc's transpiled SQLite, where it took a third of the CPU of
 ## SQLite-heavy tests, and on for our code; the race detector stays on for all.
-TESTFLAGS ?= -race -count=1 -timeout 15m -parallel 4 -gcflags=modernc.org/...=-d=checkptr=0
+TESTFLAGS ?= -race -count=1 -timeout 15m -parallel 3 -gcflags=modernc.org/...=-d=checkptr=0
 test:
 	$(GO) test $(TESTFLAGS) -json ./... | $(GO) run ./internal/testprogress
 

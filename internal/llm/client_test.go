@@ -45,7 +45,6 @@ func asError(t *testing.T, err error) *llm.Error {
 }
 
 func TestChatSuccess(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.MaxTokens = 512 })
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		if strings.Contains(req.LastUser(), "Lisbon") {
@@ -97,7 +96,6 @@ func TestChatSuccess(t *testing.T) {
 }
 
 func TestChatOmitsMaxTokensWhenZero(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	if _, err := c.Chat(t.Context(), prompt, false); err != nil {
 		t.Fatal(err)
@@ -108,7 +106,6 @@ func TestChatOmitsMaxTokensWhenZero(t *testing.T) {
 }
 
 func TestBaseURLTrailingSlash(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.BaseURL += "/" })
 	if _, err := c.Chat(t.Context(), prompt, false); err != nil {
 		t.Fatalf("Chat with trailing slash: %v", err)
@@ -119,7 +116,6 @@ func TestBaseURLTrailingSlash(t *testing.T) {
 }
 
 func TestAuthorizationHeader(t *testing.T) {
-	t.Parallel()
 	t.Run("no key, no header", func(t *testing.T) {
 		srv, c := newClient(t, nil)
 		if _, err := c.Chat(t.Context(), prompt, false); err != nil {
@@ -150,7 +146,6 @@ func TestAuthorizationHeader(t *testing.T) {
 }
 
 func TestJSONModeFallback(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.RejectParams("response_format")
 	srv.Reply(func(req llmtest.ChatRequest) string { return `{"ok":true}` })
@@ -177,7 +172,6 @@ func TestJSONModeFallback(t *testing.T) {
 }
 
 func TestJSONModeFallbackLlamaCppMessage(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Status(http.StatusBadRequest, `response_format type must be one of "text" or "json_object", but got: json_object`))
 	if _, err := c.Chat(t.Context(), prompt, true); err != nil {
@@ -189,7 +183,6 @@ func TestJSONModeFallbackLlamaCppMessage(t *testing.T) {
 }
 
 func TestJSONModeKeptWhenPromptLacksTheWordJSON(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Status(http.StatusBadRequest,
 		"'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'."))
@@ -209,7 +202,6 @@ func TestJSONModeKeptWhenPromptLacksTheWordJSON(t *testing.T) {
 }
 
 func TestReasoningModelFallbacks(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.MaxTokens = 100 })
 	srv.RejectParams("temperature", "max_tokens")
 	if _, err := c.Chat(t.Context(), prompt, true); err != nil {
@@ -233,7 +225,6 @@ func TestReasoningModelFallbacks(t *testing.T) {
 }
 
 func TestConcurrentChats(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.RejectParams("response_format")
 	srv.Reply(func(req llmtest.ChatRequest) string { return req.LastUser() })
@@ -258,7 +249,6 @@ func TestConcurrentChats(t *testing.T) {
 }
 
 func TestChatNoMessages(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	_, err := c.Chat(t.Context(), nil, false)
 	if e := asError(t, err); e.Kind != llm.BadRequest {
@@ -270,7 +260,6 @@ func TestChatNoMessages(t *testing.T) {
 }
 
 func TestChatCanceledByCaller(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Stall(time.Hour))
 	ctx, cancel := context.WithCancel(t.Context())
@@ -291,7 +280,6 @@ func TestChatCanceledByCaller(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	t.Parallel()
 	if _, err := llm.New(llm.Default(), nil); !errors.Is(err, llm.ErrDisabled) {
 		t.Errorf("New(Default())=%v, want ErrDisabled", err)
 	}

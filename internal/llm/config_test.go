@@ -10,7 +10,6 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	t.Parallel()
 	good := llm.Config{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b", Timeout: time.Second, Temperature: 0.3}
 	cases := []struct {
 		name  string
@@ -53,7 +52,6 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestConfigEnabledAndDefault(t *testing.T) {
-	t.Parallel()
 	d := llm.Default()
 	if d.Enabled() {
 		t.Error("Default() is enabled, want no LLM")

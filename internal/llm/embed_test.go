@@ -13,7 +13,6 @@ import (
 )
 
 func TestEmbedReturnsVectorsInInputOrder(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, func(cfg *llm.Config) { cfg.Model = "nomic-embed-text" })
 	srv.SetDims(16)
 	inputs := []string{"green tea", "black coffee", "用户喜欢绿茶"}
@@ -41,7 +40,6 @@ func TestEmbedReturnsVectorsInInputOrder(t *testing.T) {
 }
 
 func TestEmbedNothing(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	vecs, _, err := c.Embed(t.Context(), nil)
 	if err != nil || vecs != nil {
@@ -53,7 +51,6 @@ func TestEmbedNothing(t *testing.T) {
 }
 
 func TestEmbedAcceptsBase64(t *testing.T) {
-	t.Parallel()
 	want := []float32{0.25, -0.5, 1}
 	b := make([]byte, 12)
 	for i, f := range want {
@@ -72,7 +69,6 @@ func TestEmbedAcceptsBase64(t *testing.T) {
 }
 
 func TestEmbedBadResponses(t *testing.T) {
-	t.Parallel()
 	cases := map[string]string{
 		"too few":        `{"data":[{"index":0,"embedding":[1,0]}]}`,
 		"repeated index": `{"data":[{"index":0,"embedding":[1,0]},{"index":0,"embedding":[0,1]}]}`,
@@ -95,7 +91,6 @@ func TestEmbedBadResponses(t *testing.T) {
 }
 
 func TestEmbedFailureKinds(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.EnqueueEmbed(llmtest.RateLimit(2*time.Second), llmtest.CutShort())
 	_, _, err := c.Embed(t.Context(), []string{"a"})

@@ -17,7 +17,6 @@ import (
 const stallTimeout = 200 * time.Millisecond
 
 func TestFailureKinds(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name      string
 		step      llmtest.Step
@@ -75,7 +74,6 @@ func TestFailureKinds(t *testing.T) {
 }
 
 func TestConnectionRefusedIsTransport(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Close()
 	_, err := c.Chat(t.Context(), prompt, false)
@@ -85,7 +83,6 @@ func TestConnectionRefusedIsTransport(t *testing.T) {
 }
 
 func TestServerMessageKept(t *testing.T) {
-	t.Parallel()
 	srv, c := newClient(t, nil)
 	srv.Enqueue(llmtest.Status(404, `model "qwen3" not found, try pulling it first`))
 	_, err := c.Chat(t.Context(), prompt, false)
@@ -95,7 +92,6 @@ func TestServerMessageKept(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
-	t.Parallel()
 	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
 	cases := []struct {
 		name     string
@@ -142,7 +138,6 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestSecretsNeverInErrors(t *testing.T) {
-	t.Parallel()
 	const key = "sk-proj-SECRETabcdef0123456789"
 	secret := "my bank password is hunter2 and my home address is 12 Rua Augusta"
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "Remember this: " + secret}}
@@ -204,7 +199,6 @@ func assertClean(t *testing.T, err error, key, secret string) {
 }
 
 func TestBodyCap(t *testing.T) {
-	t.Parallel()
 	const reply = `{"choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
 	// Padding after the completion keeps the body large without making the
 	// decoder (slow under -race) walk megabytes of content.
@@ -224,7 +218,6 @@ func TestBodyCap(t *testing.T) {
 }
 
 func TestErrorKindString(t *testing.T) {
-	t.Parallel()
 	if got, want := llm.RateLimited.String(), "rate limited"; got != want {
 		t.Errorf("String()=%q, want %q", got, want)
 	}

@@ -10,7 +10,6 @@ import (
 )
 
 func TestJSONContent(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name, in, want string
 	}{
@@ -48,7 +47,6 @@ func TestJSONContent(t *testing.T) {
 }
 
 func TestJSONContentNone(t *testing.T) {
-	t.Parallel()
 	for _, in := range []string{
 		"",
 		"I could not find any facts.",
@@ -66,7 +64,6 @@ func TestJSONContentNone(t *testing.T) {
 }
 
 func TestJSONContentErrorDoesNotQuoteReply(t *testing.T) {
-	t.Parallel()
 	_, err := llm.JSONContent("my secret is hunter2")
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("err=%v, want ErrNoJSON without the reply", err)
@@ -74,7 +71,6 @@ func TestJSONContentErrorDoesNotQuoteReply(t *testing.T) {
 }
 
 func TestJSONContentManyBracketsIsQuick(t *testing.T) {
-	t.Parallel()
 	// Every '{' starts a value that never ends: without the bound on
 	// attempts this is quadratic.
 	in := strings.Repeat("{", 1<<20)

@@ -12,7 +12,6 @@ import (
 // Observe sees each call once, with its tokens, or with the kind of its
 // failure.
 func TestObserve(t *testing.T) {
-	t.Parallel()
 	var mu sync.Mutex
 	var calls []llm.Call
 	srv, c := newClient(t, func(cfg *llm.Config) {
