@@ -5,6 +5,7 @@
 #                              and the workers apart, print how to reach them
 #   deploy/cluster.sh stop     stop the workers, then the nodes (by their pid files)
 #   deploy/cluster.sh status   what runs
+#   deploy/cluster.sh build    only build the binaries (CI checks that this leaves the checkout as it was)
 #
 # Everything lives under $ENGRAM_CLUSTER_DIR (default ./data/cluster): the
 # binaries, the users (nats-auth/, made once), each node's store, each
@@ -17,7 +18,8 @@
 # many of each run. Extractors and consolidators share the users' PARTITIONS
 # (default 4, the most instances of either that can share the work; every
 # worker gets the same number): each partition is held by one instance and
-# moves to another when it dies (see README, "Several instances").
+# moves to another when it dies (see docs/operations.md, "Several extractors
+# and consolidators").
 set -eu
 
 DIR=${ENGRAM_CLUSTER_DIR:-./data/cluster}
@@ -63,11 +65,23 @@ wait_for() {
 
 healthy() { curl -fsS "http://127.0.0.1:$1/healthz" >/dev/null; }
 
-start() {
-	mkdir -p "$DIR/bin" "$DIR/logs" "$DIR/pids"
+build() {
+	mkdir -p "$DIR/bin"
 	echo "building into $DIR/bin"
-	go build -o "$DIR/bin/" ./cmd/...
-	go build -o "$DIR/bin/nats-server" github.com/nats-io/nats-server/v2
+	go build -mod=readonly -o "$DIR/bin/" ./cmd/...
+	# nats-server at the version go.mod names (the one the tests embed),
+	# built against a copy of go.mod and go.sum: building a main package
+	# engram does not import may want go.sum lines engram does not need,
+	# and the checkout must stay as it was (go mod tidy would drop them).
+	mkdir -p "$DIR/modfile"
+	cp go.mod "$DIR/modfile/go.mod"
+	cp go.sum "$DIR/modfile/go.sum"
+	go build -mod=mod -modfile "$DIR/modfile/go.mod" -o "$DIR/bin/nats-server" github.com/nats-io/nats-server/v2
+}
+
+start() {
+	mkdir -p "$DIR/logs" "$DIR/pids"
+	build
 	# Users: seeds in $DIR/nats-auth (0600), public keys in auth.conf.
 	"$DIR/bin/engram" creds --data-dir "$DIR" --nats-conf "$DIR/auth.conf" >"$DIR/creds.txt"
 	if [ ! -f "$DIR/routes.conf" ]; then
@@ -174,10 +188,11 @@ status() {
 
 case ${1:-} in
 start) start ;;
+build) build ;;
 stop) stop ;;
 status) status ;;
 *)
-	echo "usage: $0 start|stop|status" >&2
+	echo "usage: $0 start|stop|status|build" >&2
 	exit 2
 	;;
 esac

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDecodeDerivedValues(t *testing.T) {
+	t.Parallel()
 	at := func(s string) time.Time {
 		t.Helper()
 		v, err := time.Parse(time.RFC3339Nano, s)
@@ -86,6 +87,7 @@ func TestDecodeDerivedValues(t *testing.T) {
 }
 
 func TestDecodeDerivedTimes(t *testing.T) {
+	t.Parallel()
 	v, err := events.DecodeData(events.TypePendingSnoozed, []byte(`{"memory_id":"m1","until":"2025-06-08T09:30:00.25+08:00"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +100,7 @@ func TestDecodeDerivedTimes(t *testing.T) {
 // A Go worker with nothing to report leaves Candidates nil; that must
 // still make a valid event.
 func TestMemoryExtractedWithNilCandidates(t *testing.T) {
+	t.Parallel()
 	x := events.MemoryExtracted{RequestID: "r1", SessionID: "s1", Extractor: events.ExtractorRules, Turns: []int{0}}
 	b, err := json.Marshal(x)
 	if err != nil {
@@ -113,6 +116,7 @@ func TestMemoryExtractedWithNilCandidates(t *testing.T) {
 }
 
 func TestSessionIDDerived(t *testing.T) {
+	t.Parallel()
 	var nilAdded *events.MemoryAdded
 	for _, c := range []struct {
 		data any
@@ -136,6 +140,7 @@ func TestSessionIDDerived(t *testing.T) {
 }
 
 func TestTypes(t *testing.T) {
+	t.Parallel()
 	all := events.Types()
 	if got, want := len(all), 24; got != want {
 		t.Fatalf("len(Types())=%d, want %d", got, want)
@@ -171,6 +176,7 @@ func checkErrNot(t *testing.T, err error, field string) {
 }
 
 func TestNewDerived(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 17, 30, 0, 123456789, time.FixedZone("CST", 8*3600))
 	added := events.MemoryAdded{Kind: events.KindRule, Category: events.CategoryDecision, Subject: "team", Predicate: "rule",
 		Content: "Run go vet before a commit.", Importance: 0.9, Confidence: 1, SessionID: "s1"}
@@ -228,6 +234,7 @@ func TestNewDerived(t *testing.T) {
 }
 
 func TestNewDerivedWithoutSession(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
 	for _, c := range []struct {
 		typ  string
@@ -257,6 +264,7 @@ func TestNewDerivedWithoutSession(t *testing.T) {
 }
 
 func TestNewDerivedErrors(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
 	ok := events.MemoryDeleted{MemoryID: "m1"}
 	for _, c := range []struct {
@@ -291,6 +299,7 @@ func TestNewDerivedErrors(t *testing.T) {
 }
 
 func TestDerivedMessages(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ typ, body, want string }{
 		{events.TypeMemoryExtracted, extracted(candidateWith(`"importance":1.0000000000000000001`)),
 			`data.candidates[0].importance: must be a number from 0 to 1, not "1.0000000000000000001"`},

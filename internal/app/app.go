@@ -33,9 +33,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// Version is engram's version, reported by services.
-var Version = "0.1.0-dev"
-
 // Roles says which workers a process runs.
 type Roles uint8
 

@@ -18,6 +18,7 @@ import (
 // client), or only once told to continue (curl's Expect: 100-continue).
 // The bodies are streamed, never held whole.
 func TestBodyOverLimit413(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	before := streamState(t, a)
 	const mb = 1 << 20

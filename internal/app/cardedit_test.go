@@ -15,6 +15,7 @@ import (
 // Issue 10 item 12: a person's edit of MEMORY.md becomes memory events — a
 // line edited, one added, one deleted — and the card is not reverted.
 func TestMemoryCardEditedByHand(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	add := func(body string) string {

@@ -40,6 +40,7 @@ func freePorts(t *testing.T, n int) []int {
 // store every event on three replicas, and an agent sends events and
 // searches over NATS with only its rights.
 func TestDeployCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}

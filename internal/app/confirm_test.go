@@ -13,6 +13,7 @@ import (
 // proposed again for the same subject, predicate and value; a snoozed one
 // reads "snoozed"; confidence rises when a fact is stated again.
 func TestConfirmationIgnoreSnoozeAndRise(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	add := func(body string) string {

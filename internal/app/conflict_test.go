@@ -23,6 +23,7 @@ import (
 // binary and an ingest run apart, which may not read MEMORY and asks a
 // retriever for the stored event's digest, answer alike.
 func TestConflictNamesTheStoredEvent(t *testing.T) {
+	t.Parallel()
 	t.Run("single binary", func(t *testing.T) {
 		cfg := testConfig(t, t.TempDir())
 		cfg.NATS.Listen = "127.0.0.1:0"
@@ -164,6 +165,7 @@ func conflictCases(t *testing.T, ingest, retriever *App, agent *nats.Conn) {
 // remember makes, with other content, makes the tool answer an error
 // that names it.
 func TestMCPRememberNeverSilentlyDropped(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: "http://" + a.HTTPAddr() + "/mcp", DisableStandaloneSSE: true})
 	remember := func(content string) map[string]any {

@@ -39,6 +39,7 @@ func chromiumPath() string {
 // each panel there; README's come from
 // ENGRAM_CONSOLE_SHOTS=$PWD/docs go test -run 'TestConsole$' ./internal/app.
 func TestConsole(t *testing.T) {
+	t.Parallel()
 	chrome := chromiumPath()
 	if chrome == "" {
 		t.Skip("console test skipped: no chromium binary on PATH (apt-get install chromium, or set ENGRAM_CHROMIUM); .ci/run installs it when it can")

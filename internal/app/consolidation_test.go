@@ -79,6 +79,7 @@ func scratchpadOf(t *testing.T, base, user string) memory.Scratchpad {
 // the stream; a person overrides the scratchpad; the cards are written;
 // no user sees another's; and the rebuilt read model equals the live one.
 func TestConsolidationEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
@@ -202,6 +203,7 @@ const publishRule = `rules:
 // error is reported and the rules that were running keep running. A
 // confirm-mode rule waits in the queue until it is approved over HTTP.
 func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Consolidate.RulesDir = t.TempDir()
 	cfg.Consolidate.RulesPoll = 50 * time.Millisecond
@@ -288,6 +290,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 // the daily job archives what faded; a job can be asked for over NATS;
 // and the rebuilt read model equals the live one without the consolidator.
 func TestScheduledJobsThenRebuild(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
@@ -360,6 +363,7 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 // numbers; a consolidator running apart starts and keeps what leaves an
 // agent's window.
 func TestConsolidatorStartAndApart(t *testing.T) {
+	t.Parallel()
 	t.Run("bad rules stop the start", func(t *testing.T) {
 		cfg := testConfig(t, t.TempDir())
 		cfg.Consolidate.RulesDir = t.TempDir()
@@ -401,6 +405,7 @@ func TestConsolidatorStartAndApart(t *testing.T) {
 // With a model configured, the session's episode and the scratchpad are
 // written by it, once; a rebuild reproduces them without calling it.
 func TestEpisodeWrittenByTheModel(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		switch {
@@ -448,6 +453,7 @@ func TestEpisodeWrittenByTheModel(t *testing.T) {
 // yesterday's log and refresh_profile the core the model chose; a rebuild
 // reproduces both from the events alone, without calling the model.
 func TestDailyAndProfileByTheModel(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		switch {

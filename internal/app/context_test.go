@@ -34,6 +34,7 @@ func allItems(b retrieval.Blocks) []retrieval.Item {
 }
 
 func TestContext(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a,
 		turnEvent("c-0", "mei", "s1", 0, "user", "我叫韩梅梅，我喜欢喝美式咖啡"),

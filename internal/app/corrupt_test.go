@@ -16,6 +16,7 @@ import (
 // out in the error; rebuild --replace builds a fresh read model from the
 // stream whatever state the old file is in, and engram starts on it.
 func TestCorruptReadModelIsRefusedAndRebuilt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	a := startApp(t, cfg, RoleRetriever|RoleIngest)

@@ -65,6 +65,7 @@ func routeRequests(memoryID string) map[string]siteRequest {
 // nothing reaches the stream. The same requests from engram's own origin
 // (the console) are served.
 func TestCrossSiteRefused(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	r := do(t, "POST", base+"/v1/memories?wait=true", "application/json",

@@ -17,6 +17,7 @@ import (
 // word; another user of the same namespace, and the same user in another
 // namespace, see none of it — over HTTP and over NATS.
 func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	r := postBatch(t, a,
 		turnEvent("zh-1", "alice", "s1", 0, "user", "我住在北京市朝阳区，每天早上喝美式咖啡。"),
@@ -125,6 +126,7 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 // An agent may publish straight to NATS, in structured or binary mode,
 // leaving namespace and user to the subject.
 func TestDirectNATSPublish(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	js := a.JetStream()
 
@@ -161,6 +163,7 @@ func TestDirectNATSPublish(t *testing.T) {
 // lands in DEADLETTER with a reason naming what is wrong, and the
 // projector moves on.
 func TestMalformedDirectPublishIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	js := a.JetStream()
 	subj := stream.Subject("default", "dave", "turn.recorded")

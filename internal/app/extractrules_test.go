@@ -88,6 +88,7 @@ func sessionOf(user string, n int) []any {
 
 // A rule author sets the smallest session extracted when it ends.
 func TestRuleMinMessagesOnSessionEnd(t *testing.T) {
+	t.Parallel()
 	a, _ := rulesApp(t, map[string]string{"extraction.yaml": `
 rules:
   - name: extract_on_session_end
@@ -119,6 +120,7 @@ func compressing(id, user, session string) map[string]any {
 // Removing the compression rule switches extraction on compression off;
 // putting it back switches it on.
 func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
+	t.Parallel()
 	files := shippedRules(t)
 	full := files["compression.yaml"]
 	start := strings.Index(full, "  - name: extract_on_compression")
@@ -159,6 +161,7 @@ func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
 // extract_now on a schedule requests every turn waiting; firing it again
 // asks for nothing more.
 func TestScheduledExtractNow(t *testing.T) {
+	t.Parallel()
 	a, _ := rulesApp(t, map[string]string{"nightly.yaml": `
 rules:
   - name: nightly_extract

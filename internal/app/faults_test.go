@@ -12,6 +12,7 @@ import (
 // A reply with a NUL in a subject and an ESC in a project costs those
 // bytes, not the request: the facts are stored, nothing is dead-lettered.
 func TestControlCharactersInAReplyHeal(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Reply(func(llmtest.ChatRequest) string {
 		return `{"facts":[{"subject":"us` + "\\u0000" + `er","predicate":"likes","content":"likes green tea",` +
@@ -34,6 +35,7 @@ func TestControlCharactersInAReplyHeal(t *testing.T) {
 // A Retry-After of an hour is capped: the request is tried again within
 // the configured cap, not an hour later.
 func TestRetryAfterIsCapped(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Enqueue(llmtest.RateLimit(time.Hour))
 	srv.Reply(func(llmtest.ChatRequest) string {

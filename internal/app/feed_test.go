@@ -45,6 +45,7 @@ func turnCounts(t *testing.T, path string) map[string]int {
 // is rolled back whole, the projector's consumer applies the others in
 // their turn and dead-letters the failing one, once.
 func TestFeedFailureMidBatch(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	if a.feed == nil {
@@ -106,6 +107,7 @@ func TestFeedFailureMidBatch(t *testing.T) {
 // loses and duplicates nothing: after a restart each event is in the read
 // model once.
 func TestFeedKillMidBatch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -158,6 +160,7 @@ func TestFeedKillMidBatch(t *testing.T) {
 // stream equals it; and an invalid event is still refused, by every
 // entry, before it is stored.
 func TestFeedAppliesWhatTheStreamHolds(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	cases := corpus.Secrets()

@@ -94,6 +94,7 @@ func describe(where map[string]int) string {
 // user keeps everything. With raw-turn retention on, the turns age out
 // first (their index rows are merged away then) and forget erases the rest.
 func TestForgetErasesEveryByte(t *testing.T) {
+	t.Parallel()
 	for _, retention := range []time.Duration{0, 2 * time.Second} {
 		t.Run("retention="+retention.String(), func(t *testing.T) { testForgetErasesEveryByte(t, retention) })
 	}
@@ -222,6 +223,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 
 // Forgetting takes an operator.
 func TestForgetTakesAnOperator(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.HTTP.Tokens = map[string]string{"tenant-token-000000001": "default", "operator-token-0000001": "*"}
 	a := startApp(t, cfg, RoleAll)
@@ -239,6 +241,7 @@ func TestForgetTakesAnOperator(t *testing.T) {
 // A subject that spells a user otherwise than canonically ("%6Eb" for
 // "nb") is refused, so no erasure by subject can miss an event.
 func TestNonCanonicalSubjectRefused(t *testing.T) {
+	t.Parallel()
 	ev := `{"specversion":"1.0","id":"x1","source":"a","type":"turn.recorded","data":{"session_id":"s","turn_index":0,"role":"user","content":"hi"}}`
 	if _, _, err := stream.Decode("mem.default.%6Eb.turn.recorded", nil, []byte(ev), 1<<20); err == nil {
 		t.Fatal("a non-canonical user token was accepted")
@@ -252,6 +255,7 @@ func TestNonCanonicalSubjectRefused(t *testing.T) {
 // (its extraction and episode in flight): what they conclude afterwards
 // is erased too, and the rebuild agrees.
 func TestForgetWhileWorkersAreBusy(t *testing.T) {
+	t.Parallel()
 	const canary = "Quokkazv"
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)

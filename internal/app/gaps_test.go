@@ -17,6 +17,7 @@ import (
 // Found by clustertest's failover soak, where a retriever kept acknowledged
 // turns out of its read model for good.
 func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleIngest)
 	// The projector's reads are a reader's (a retriever's); this process
 	// is an ingest, which may read nothing of MEMORY: it borrows the

@@ -17,6 +17,9 @@ import (
 // not yet acknowledged) is picked up by the second: every session is
 // extracted exactly once, no turn in two requests, none left behind.
 func TestExtractorHandoverExactlyOnce(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	const partitions, users, rounds, perRound, turnsPer = 4, 12, 8, 6, 3
 	bus := busWithFastLeases(t)
 	srv := llmtest.New(t)
@@ -116,6 +119,9 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 // second joins while sessions end, and every ended session gets its one
 // session-end episode when it ends, not from a later sweep.
 func TestConsolidatorHandover(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	const partitions, users, rounds = 4, 8, 6
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
@@ -177,6 +183,7 @@ func TestConsolidatorHandover(t *testing.T) {
 // covers turns 0 and 1 only, as it does when the batcher saw the events
 // live; turns 2 and 3 came after it.
 func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
+	t.Parallel()
 	const partitions = 4
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
@@ -218,6 +225,7 @@ func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 // or its users' events since would be skipped. Here a lease another
 // instance holds keeps the partition from x1 while the others move on.
 func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
+	t.Parallel()
 	const partitions, users, turnsPer = 4, 8, 2
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")

@@ -23,6 +23,7 @@ import (
 // /healthz says so with 503, and once there is room JetStream comes back
 // by itself: ingest accepts and projects again, without a restart.
 func TestJetStreamOffThenHealed(t *testing.T) {
+	t.Parallel()
 	a := New(testConfig(t, t.TempDir()), RoleAll, zaptest.NewLogger(t))
 	a.healEvery = time.Hour // the test turns the crank itself
 	if err := a.Open(t.Context()); err != nil {
@@ -99,6 +100,7 @@ func fillFile(t *testing.T, path string, n int64) {
 // stored; once space returns, ingest accepts again within seconds, by
 // itself; every acknowledged event is in the stream and the read model.
 func TestDiskFullHeals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mountTmpfs(t, dir, "48m")
 	cfg := testConfig(t, filepath.Join(dir, "data"))
@@ -189,6 +191,7 @@ func TestDiskFullHeals(t *testing.T) {
 // engram started on a read-only data dir says so, not that the dir is in
 // use by another engram.
 func TestReadOnlyDataDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mountTmpfs(t, dir, "4m")
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {

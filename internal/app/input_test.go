@@ -44,6 +44,7 @@ func memoryLastSeq(t *testing.T, a *App) uint64 {
 // An agent on the bus gets HTTP ingest's validation and answer; nothing
 // it sends reaches MEMORY unvalidated, and it cannot write MEMORY itself.
 func TestBusInput(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.NATS.Listen = "127.0.0.1:0"
 	a := startApp(t, cfg, RoleAll)

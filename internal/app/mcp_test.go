@@ -122,6 +122,7 @@ func exercise(t *testing.T, a *App, cs *mcp.ClientSession, user string) {
 // MCP over streamable HTTP at /mcp, under the API's tokens, with the SDK's
 // own client.
 func TestMCPStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	a := mcpApp(t)
 	endpoint := "http://" + a.HTTPAddr() + "/mcp"
 	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: endpoint,
@@ -151,6 +152,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 
 // engram mcp on stdio: the same tools, calling a running engram's HTTP API.
 func TestMCPStdio(t *testing.T) {
+	t.Parallel()
 	a := mcpApp(t)
 	srv := mcpserver.New(mcpserver.Remote("http://"+a.HTTPAddr(), mcpToken, nil), Version, "bo")
 	toServer, fromClient := io.Pipe()

@@ -36,6 +36,7 @@ func searchable(t *testing.T, a *App, q string) bool {
 // old position, they would be skipped) until an operator accepts it;
 // then it starts over from the new stream.
 func TestRecreatedStreamWhileStopped(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleIngest|RoleRetriever)
 	for i, word := range []string{"alpha", "gamma", "delta"} {
@@ -91,6 +92,7 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 // model kept; once an operator accepts the new stream, the read model is
 // rebuilt from it without a restart.
 func TestRecreatedStreamWhileRunning(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a, _ := startWatched(t, cfg, RoleIngest|RoleRetriever, reportGrace)
 	r := postEvent(t, a, turnEvent("old-alpha", "ana", "s1", 0, "user", "alpha 旧的"))

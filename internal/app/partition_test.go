@@ -62,6 +62,9 @@ func partitionsHeld(t *testing.T, bus *testBus, group string) map[string]int {
 // is extracted exactly once: each turn in one request, each request
 // answered once, no turn left unextracted.
 func TestExtractorsFailOverExactlyOnce(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	// The first ended sessions are in the extractors' backlog when x1
 	// dies; the open ones wait in the batchers, and end after.
 	const partitions, users, ended, open, turnsPer = 4, 12, 36, 12, 3
@@ -145,6 +148,9 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 // other takes its partitions, and every session ended before and after
 // gets its one episode.
 func TestConsolidatorsFailOver(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	const partitions, users = 4, 8
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")

@@ -27,6 +27,7 @@ func holdPort(t *testing.T, addr string) {
 // they are while `make run` is up), a test instance asking for port 0
 // gets free ports for NATS and HTTP and works.
 func TestNoFixedPorts(t *testing.T) {
+	t.Parallel()
 	holdPort(t, "127.0.0.1:4222")
 	holdPort(t, "127.0.0.1:7420")
 	cfg := testConfig(t, t.TempDir())

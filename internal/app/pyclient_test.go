@@ -9,6 +9,7 @@ import (
 // The Python client's tests (clients/python) pass against a real engram,
 // with tokens on, and the example agent loop runs; skipped without python3.
 func TestPythonClient(t *testing.T) {
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed")
@@ -42,6 +43,7 @@ func TestPythonClient(t *testing.T) {
 // The TypeScript client's tests (clients/typescript, node --test) pass
 // against a real engram with tokens on; skipped without node.
 func TestTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")

@@ -12,6 +12,7 @@ import (
 // in JetStream), and approved afterwards it runs on its original event,
 // read again from the stream.
 func TestConfirmQueueSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Consolidate.RulesDir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfg.Consolidate.RulesDir, "confirm.yaml"), []byte(`rules:

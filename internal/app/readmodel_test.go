@@ -32,6 +32,7 @@ func workersApart(t *testing.T) (start func(roles Roles, dir string) *App, bus *
 // session episodes, the scratchpad, the scheduled jobs and the core
 // profile, from a read model of its own.
 func TestConsolidatorApartDoesEverything(t *testing.T) {
+	t.Parallel()
 	start, bus := workersApart(t)
 	ingest := start(RoleIngest, t.TempDir())
 	retriever := start(RoleRetriever, t.TempDir())
@@ -71,6 +72,7 @@ func TestConsolidatorApartDoesEverything(t *testing.T) {
 // An extractor run apart and restarted while a session's turns wait
 // extracts them: the new process finds them in its read model.
 func TestExtractorApartRecoversAfterRestart(t *testing.T) {
+	t.Parallel()
 	start, _ := workersApart(t)
 	ingest := start(RoleIngest, t.TempDir())
 	retriever := start(RoleRetriever, t.TempDir())
@@ -108,6 +110,7 @@ func TestExtractorApartRecoversAfterRestart(t *testing.T) {
 // model's position never reaches it) is passed once the projector has
 // acknowledged it, not after the two-minute limit.
 func TestCatchUpPassesADeadLetteredHead(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	sent := postEvent(t, a, turnEvent("ok-1", "ann", "s1", 0, "user", "hello"))
 	mustAccept(t, sent)

@@ -14,6 +14,7 @@ import (
 // read model, and says 200 only once it has caught up; /healthz says the
 // process is alive all along.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startApp(t, testConfig(t, dir), RoleAll)
 	var evs []any
@@ -71,6 +72,7 @@ func TestReadyz(t *testing.T) {
 // goes on, and /healthz stays green (it is alive, one part of it is not
 // working).
 func TestStoppedWorkerTurnsReadinessRed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	waitFor(t, "/readyz 200", func() bool { return do(t, "GET", base+"/readyz", "", nil, nil).Status == http.StatusOK })

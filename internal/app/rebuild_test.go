@@ -55,6 +55,7 @@ func mixedWorkload(t *testing.T, a *App) uint64 {
 const emptySum = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 func TestRebuildEqualsLive(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	a := startApp(t, cfg, RoleAll)

@@ -150,6 +150,7 @@ func contents(mems []memory.Memory) string {
 // for a move, a changed habit and a migrated service, in both languages;
 // a rebuild reaches the same read model.
 func TestNewestSaidFactIsCurrentAfterAnOpenSession(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	var first, updates, ends []any
@@ -199,6 +200,7 @@ func llmFacts(req llmtest.ChatRequest) string {
 // extracted: the retry publishes the older fact after the newer one, and
 // the newer stays current.
 func TestNewestSaidFactIsCurrentAfterAnLLMRetry(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	var updated atomic.Int32
 	srv.Always(func(w http.ResponseWriter, c *llmtest.Call) {
@@ -238,6 +240,7 @@ func TestNewestSaidFactIsCurrentAfterAnLLMRetry(t *testing.T) {
 // extracted: the rules cover it, then the dead letter is redriven and
 // the model extracts it again. Neither displaces the update.
 func TestNewestSaidFactIsCurrentAfterARedrive(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	var down atomic.Bool
 	srv.Always(func(w http.ResponseWriter, c *llmtest.Call) {
@@ -308,6 +311,7 @@ func TestNewestSaidFactIsCurrentAfterARedrive(t *testing.T) {
 // extracted in order, publishes it last; it stays in the history, live
 // and in a rebuild.
 func TestNewestSaidFactIsCurrentAfterReextract(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	for _, s := range stories {
@@ -339,6 +343,7 @@ func TestNewestSaidFactIsCurrentAfterReextract(t *testing.T) {
 // takes its partition over, extracts the updates' sessions, then the
 // first ones when they end.
 func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
+	t.Parallel()
 	const partitions = 2
 	bus := busWithFastLeases(t)
 	front := partitionWorker(t, bus, "front", RoleIngest|RoleRetriever, partitions, "", "")
@@ -408,6 +413,7 @@ func countStoryTurns(t *testing.T, a *App) int {
 // current value, it goes into the history. A said_at that is no time, or
 // is in the future, is refused with the field named.
 func TestManualMemorySaidEarlier(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	postMemory(t, a, `{"user":"mia","kind":"identity","category":"identity","subject":"user","predicate":"location","content":"User lives in Porto","importance":0.8}`)
 	postMemory(t, a, `{"user":"mia","kind":"identity","category":"identity","subject":"user","predicate":"location","content":"User lived in Lisbon","importance":0.8,"said_at":"2025-11-01T09:00:00Z"}`)

@@ -13,6 +13,7 @@ import (
 // Scheduled firings missed while engram was down run when it starts
 // again: here the weekly profile refresh of a week ago.
 func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	postMemory(t, a, `{"user":"kim","kind":"identity","category":"identity","subject":"user","predicate":"name","content":"The user's name is Kim","importance":0.95}`)
@@ -47,6 +48,7 @@ func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
 
 // Of several consolidators, one runs each firing; "last" only moves on.
 func TestScheduleFiringClaimedOnce(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleIngest)
 	log := zaptest.NewLogger(t)

@@ -17,6 +17,8 @@ import (
 // a real engram, in GET /v1/stats and /metrics; the read model's figures
 // are the same after a restart and in a rebuilt read model.
 func TestQualityStats(t *testing.T) {
+	// Not parallel: it counts what the process-wide metrics gained, which
+	// another test's requests would add to.
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	a := startApp(t, cfg, RoleAll)

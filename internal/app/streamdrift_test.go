@@ -96,6 +96,7 @@ var ana = memory.Scope{Namespace: "default", User: "ana"}
 // puts engram's configuration back (engram streams apply) and accepts
 // the loss (engram streams accept).
 func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a, logs := startWatched(t, cfg, RoleAll, reportGrace)
 	postTurns(t, a, 50, "alpha")
@@ -177,6 +178,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 // A purge is reported as soon as it is judged, and the read model keeps
 // every row; an operator's accept ends the report, and the rows stay.
 func TestPurgedMemoryIsReported(t *testing.T) {
+	t.Parallel()
 	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleIngest|RoleRetriever, reportGrace)
 	postTurns(t, a, 5, "alpha")
 	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
@@ -215,6 +217,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 // open the stream moves its first sequence, and the read model drops
 // their rows with the receipt.
 func TestForgetIsNotDrift(t *testing.T) {
+	t.Parallel()
 	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleAll, erasureGrace)
 	postTurns(t, a, 5, "alpha")
 	r := postEvent(t, a, turnEvent("bo-0", "bo", "s-bo", 0, "user", "bo's turn"))
@@ -248,6 +251,7 @@ func TestForgetIsNotDrift(t *testing.T) {
 // the stream age out, its first sequence moves, and the receipt that
 // follows the deletes drops the read model's rows.
 func TestRetentionIsNotDrift(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Retention.RawTurns = 2 * time.Second
 	a, logs := startWatched(t, cfg, RoleAll, erasureGrace)

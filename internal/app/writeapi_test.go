@@ -13,6 +13,7 @@ import (
 // pending decisions, the scratchpad, and the consolidator's confirm queue
 // (asked over NATS from the consolidator run apart).
 func TestWriteAPIOnSeparateRetriever(t *testing.T) {
+	t.Parallel()
 	bus := externalNATS(t)
 	worker := func(roles Roles) *App {
 		cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")

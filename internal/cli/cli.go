@@ -40,7 +40,8 @@ Usage:
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram creds   [agent NS]               the bus's users (operator, each worker kind, agents) and how to use them
   engram streams status|apply|accept      the streams themselves: set them up, put engram's configuration back, accept a change
-  engram version
+  engram health  [--ready]                exit 0 when the running engram is live (ready): the image's healthcheck
+  engram version                          the version and the commit it was built from
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
 `
@@ -82,8 +83,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return creds(args[1:], stdout, stderr)
 	case "streams":
 		return streamsCmd(args[1:], stdout, stderr)
+	case "health":
+		return health(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "engram", app.Version)
+		fmt.Fprintln(stdout, "engram", app.CurrentBuild())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -202,6 +205,11 @@ func search(args []string, stdout, stderr io.Writer) int {
 	if body.Error != nil {
 		fmt.Fprintf(stderr, "engram search: %s: %s\n", body.Error.Code, body.Error.Message)
 		return 1
+	}
+	if len(body.Results) == 0 {
+		// Silence reads as a hang or a broken pipe; say what was searched.
+		fmt.Fprintf(stderr, "no results for %q (namespace %s, user %s)\n", q.Get("q"), *ns, *user)
+		return 0
 	}
 	for _, r := range body.Results {
 		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), oneLine(r.Content, 100))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/engramhq/engram/events"
@@ -124,7 +125,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  users %d, sessions %d, turns %d, episodes %d\n", st.Users, st.Sessions, st.Turns, st.Episodes)
 	fmt.Fprintf(stdout, "  memories: %d active%s\n", st.Memories, counts(st.ByStatus, "active"))
 	if len(st.ByCat) > 0 {
-		fmt.Fprintf(stdout, "  active by category:%s\n", counts(st.ByCat, ""))
+		fmt.Fprintf(stdout, "  active by category: %s\n", strings.TrimPrefix(counts(st.ByCat, ""), ", "))
 	}
 	for _, name := range []string{stream.MemoryStream, stream.DeadLetterStream} {
 		if m, ok := out[name].(map[string]uint64); ok {

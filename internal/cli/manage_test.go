@@ -94,6 +94,7 @@ func TestStatsAndDelete(t *testing.T) {
 
 // engram help lists every command Main runs.
 func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, "help")
 	if code != 0 {
 		t.Fatalf("help: exit %d", code)

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 // its stdin and stdout against a running engram, with a token and a
 // default user.
 func TestMCPCommand(t *testing.T) {
+	t.Parallel()
 	const token = "cli-mcp-token-0123456789"
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()

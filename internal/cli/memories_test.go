@@ -16,6 +16,7 @@ import (
 // when each version was said) and a memory's history with both its
 // times.
 func TestMemoriesAsOfAndHistory(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.DataDir, cfg.HTTP.Addr, cfg.NATS.Listen = t.TempDir(), "127.0.0.1:0", ""
 	a := app.New(cfg, app.RoleAll, zaptest.NewLogger(t))

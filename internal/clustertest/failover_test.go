@@ -144,7 +144,7 @@ func TestFailover(t *testing.T) {
 	// No model runs here, so a short model timeout costs nothing, and it
 	// bounds the workers' ack waits: what a killed extractor or
 	// consolidator held comes back that much sooner (see the report on
-	// AckWait in the README's failover section).
+	// AckWait in docs/operations.md).
 	began := time.Now()
 	d := startCluster(t, "ENGRAM_LLM_TIMEOUT=1s")
 	t.Logf("cluster up in %v", time.Since(began).Round(time.Millisecond))

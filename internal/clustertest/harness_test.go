@@ -46,8 +46,9 @@ const (
 // node, or a worker's name ("ingest", …, "engram" for the single binary).
 const childEnv = "ENGRAM_CLUSTERTEST_CHILD"
 
-// soak says whether to run the long versions (ENGRAM_SOAK=1).
-func soak() bool { return os.Getenv("ENGRAM_SOAK") == "1" }
+// soak says whether to run the long versions (go test -tags soak, or
+// ENGRAM_SOAK=1).
+func soak() bool { return soakTag || os.Getenv("ENGRAM_SOAK") == "1" }
 
 // childBinary is what the children run: this test binary, or, when it
 // was built with the race detector, a copy built without (once per run).

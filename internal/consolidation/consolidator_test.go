@@ -225,6 +225,7 @@ func ended(scope memory.Scope, session string, n int) memory.Applied {
 }
 
 func TestSessionEndBuildsEpisodeAndScratchpad(t *testing.T) {
+	t.Parallel()
 	c, st, rec := newTest(t, defaults(t))
 	session(st, ana, "s1", "Please deploy the billing service to Kubernetes for the Atlas project.",
 		"Deployed billing to Kubernetes; all pods are healthy. Next I will add alerts.", "thanks")
@@ -264,6 +265,7 @@ func TestSessionEndBuildsEpisodeAndScratchpad(t *testing.T) {
 }
 
 func TestShortSessionIsNotConsolidated(t *testing.T) {
+	t.Parallel()
 	c, st, rec := newTest(t, defaults(t))
 	session(st, ana, "s1", "hi", "hello")
 	if err := c.Handle(t.Context(), ended(ana, "s1", 2)); err != nil {
@@ -275,6 +277,7 @@ func TestShortSessionIsNotConsolidated(t *testing.T) {
 }
 
 func TestCompressionEpisodeUsesTheEventsTurns(t *testing.T) {
+	t.Parallel()
 	c, _, rec := newTest(t, defaults(t))
 	c.Store = nil // the turns travel in the event: no read model needed
 	ev := memory.Applied{Envelope: memory.Envelope{Seq: 5, Source: "agent", ID: "cc-1", Type: events.TypeContextCompressing,
@@ -297,6 +300,7 @@ func TestCompressionEpisodeUsesTheEventsTurns(t *testing.T) {
 }
 
 func TestPublishRuleAndBadAction(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"mine.yaml": `
 rules:
   - name: note_long_sessions
@@ -332,6 +336,7 @@ rules:
 }
 
 func TestConfirmRuleWaitsForApproval(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"c.yaml": `
 rules:
   - name: ask_first
@@ -375,6 +380,7 @@ rules:
 // extract_now on a trigger the batcher does not watch requests the
 // session's unextracted turns; on session.ended it adds nothing.
 func TestExtractNow(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"x.yaml": `
 rules:
   - name: extract_on_important

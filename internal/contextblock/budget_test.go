@@ -7,6 +7,7 @@ import (
 )
 
 func TestDefaultBudget(t *testing.T) {
+	t.Parallel()
 	b := DefaultBudget()
 	if got, want := b, (Budget{Total: 4000, Profile: 600, Recent: 2000, LongTerm: 900, Reserve: 500}); got != want {
 		t.Fatalf("DefaultBudget() = %+v, want %+v", got, want)
@@ -23,6 +24,7 @@ func TestDefaultBudget(t *testing.T) {
 }
 
 func TestSeed002Budget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		total int
 		want  Budget
@@ -44,6 +46,7 @@ func TestSeed002Budget(t *testing.T) {
 // The seed computes int(total * ratio) in floating point; the integer
 // version must agree with it wherever float64 is exact enough to compare.
 func TestSeed002BudgetMatchesSeedFormula(t *testing.T) {
+	t.Parallel()
 	for total := 1; total <= 200_000; total++ {
 		got := Seed002Budget(total)
 		want := Budget{
@@ -63,6 +66,7 @@ func TestSeed002BudgetMatchesSeedFormula(t *testing.T) {
 }
 
 func TestScale(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		from  Budget
@@ -91,6 +95,7 @@ func TestScale(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		b     Budget
 		field string // "" when valid
@@ -116,6 +121,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestBudgetString(t *testing.T) {
+	t.Parallel()
 	if got, want := DefaultBudget().String(), "4000 = profile 600 + recent 2000 + long-term 900 + reserve 500"; got != want {
 		t.Fatalf("String() = %q, want %q", got, want)
 	}

@@ -16,6 +16,7 @@ import (
 // A failed tool call whose result arrives in a later turn becomes an error
 // memory named for the program the call ran (seed 003's ERROR kind).
 func TestRulesNameAFailedToolFromItsCall(t *testing.T) {
+	t.Parallel()
 	x := &Extractor{}
 	got := x.rules([]events.ExtractionTurn{
 		{TurnIndex: 1, Role: "assistant", Content: "Installing.",
@@ -45,6 +46,7 @@ func (f fakeLLM) Extract(context.Context, []llmextract.Turn, []llmextract.Known,
 // time of the turn the rules read it in, or the one the model named; a
 // candidate the model dated to no turn was said by the request's last.
 func TestExtractedCandidatesSayWhenTheyWereSaid(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
 	req := &events.ExtractionRequested{RequestID: "r1", SessionID: "s1", Reason: events.ReasonSessionEnded, Turns: []events.ExtractionTurn{
 		{TurnIndex: 0, Role: "user", Content: "I live in Lisbon.", Time: day},
@@ -101,6 +103,7 @@ func (k knownMemories) Memories(context.Context, memory.MemoryQuery) ([]memory.M
 // A fact said before what its slot holds now is not announced as
 // important: it enters the history, it is no news.
 func TestOutdatedFactIsNotAnnounced(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
 	req := &events.ExtractionRequested{RequestID: "r1", SessionID: "s1", Reason: events.ReasonSessionEnded, Turns: []events.ExtractionTurn{
 		{TurnIndex: 0, Role: "user", Content: "I live in Lisbon. My name is Ana.", Time: day}}}

@@ -158,6 +158,7 @@ func ids(m *migrated) []string {
 }
 
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	emit := func(event.Event) error { return nil }
 	dir := filepath.Join("testdata", "myclaw")
 	for _, c := range []struct {
@@ -182,6 +183,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestSourceOption(t *testing.T) {
+	t.Parallel()
 	var got []string
 	_, err := Myclaw(filepath.Join("testdata", "myclaw"), Options{User: "u", Source: "urn:engram:migrate:test"}, func(e event.Event) error {
 		got = append(got, e.Source())
@@ -203,6 +205,7 @@ func TestSourceOption(t *testing.T) {
 // A failing emit (the stream is down) ends the migration with its error;
 // what was emitted before is counted.
 func TestEmitErrorStops(t *testing.T) {
+	t.Parallel()
 	down := errors.New("stream down")
 	for name, fn := range map[string]func(string, Options, func(event.Event) error) (*Report, error){"myclaw": Myclaw, "openakita": OpenAkita} {
 		t.Run(name, func(t *testing.T) {
@@ -228,6 +231,7 @@ func TestEmitErrorStops(t *testing.T) {
 }
 
 func TestExcerptAndRedact(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("记", 100)
 	if got := excerpt(long); utf8.RuneCountInString(got) > maxExcerpt+3 {
 		t.Fatalf("excerpt=%q is longer than %d characters and quotes", got, maxExcerpt)

@@ -557,7 +557,7 @@ func turnItem(t memory.TurnHit, score float64, explain bool, signals map[string]
 		who = t.Speaker
 	}
 	it := Item{ID: t.Key, Kind: "turn", Content: t.Content, Score: score, SessionID: t.SessionID, TurnIndex: &idx, Time: t.Time,
-		Provenance: fmt.Sprintf("turn %s · %s · session %s #%d · %s", t.Key, who, t.SessionID, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))}
+		Provenance: fmt.Sprintf("turn %s · %s · session %s, turn %d · %s", t.Key, who, t.SessionID, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))}
 	if explain {
 		it.Signals = signals
 	}

@@ -22,7 +22,10 @@ func loadLoCoMo(tb testing.TB, speakers bool) (*locomo.Dataset, *sqlite.Store) {
 	tb.Helper()
 	path := os.Getenv("LOCOMO")
 	if path == "" {
-		path = "../../../shared/data/locomo/locomo10.json"
+		path = "../../testdata/locomo/locomo10.json" // see docs/benchmarks.md
+		if _, err := os.Stat(path); err != nil {
+			path = "../../../shared/data/locomo/locomo10.json"
+		}
 	}
 	ds, err := locomo.Load(path)
 	if err != nil {
@@ -84,6 +87,7 @@ func diaIDs(conv *locomo.Conversation, turns []ScoredTurn) []string {
 // ENGRAM_LOCOMO_EXPERIMENT=1, and ENGRAM_LOCOMO_VARIANTS a JSON list of
 // TurnOptions to try beside the default.
 func TestLoCoMoExperiment(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("ENGRAM_LOCOMO_EXPERIMENT") == "" {
 		t.Skip("set ENGRAM_LOCOMO_EXPERIMENT=1")
 	}

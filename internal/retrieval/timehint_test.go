@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseTimeWindow(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
 	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 12, 0, 0, 0, time.UTC) }
 	for _, tc := range []struct {
@@ -58,6 +59,7 @@ func checkHolds(t *testing.T, query string, w *timeWindow, in, out []time.Time) 
 // A question about a time finds what was written then, even when its
 // words match nothing (issue 9's time references).
 func TestTimeReferenceRecallsThatTime(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	feb := time.Date(f.now.Year(), 2, 26, 9, 0, 0, 0, time.UTC)
@@ -76,6 +78,7 @@ func TestTimeReferenceRecallsThatTime(t *testing.T) {
 // its words, and by the date a question names, in /v1/context and in
 // search.
 func TestDailySummariesRecalled(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 5)
 	day := time.Date(f.now.Year(), 3, 5, 0, 0, 0, 0, time.UTC)
@@ -103,6 +106,7 @@ func TestDailySummariesRecalled(t *testing.T) {
 // that day, not its month (issue 9: LoCoMo's questions name the day of
 // the talk they ask about).
 func TestParseTimeWindowDay(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
 	at := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 15, 0, 0, 0, time.UTC) }
 	for _, tc := range []struct {
@@ -136,6 +140,7 @@ func TestParseTimeWindowDay(t *testing.T) {
 // The turn said on the day a question names comes before a better
 // worded one from another day of the same month.
 func TestNamedDayRanksItsTurns(t *testing.T) {
+	t.Parallel()
 	if score, _ := paintingScores(t, 2026); score["s1"] <= score["s2"] {
 		t.Fatalf("scores %v: want the turn of June 13 (s1) above the one of June 24", score)
 	}
@@ -159,6 +164,7 @@ func paintingScores(t *testing.T, year int) (map[string]float64, *fixture) {
 // A question that asks when prefers the turn that says when over one that
 // only shares its words (issue 9: question-type cues).
 func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "s1", 30*24*time.Hour, "Camping with the kids is the best, camping is our thing.")
 	f.turns(user, "s2", 20*24*time.Hour, "We went camping with the kids two weekends ago.")
@@ -181,6 +187,7 @@ func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
 // something on (anchor), not one they were silent in: a user whose talk
 // is two years old asks about "June 13" of two years ago.
 func TestYearlessDayIsTheLatestTheUserSpokeIn(t *testing.T) {
+	t.Parallel()
 	score, f := paintingScores(t, 2024)
 	if score["s1"] <= score["s2"] {
 		t.Fatalf("scores %v: want the turn of June 13, 2024 (s1) above the one of June 24", score)

@@ -46,7 +46,7 @@ func sessionWindow(ctx context.Context, sr SessionReader, scope memory.Scope, se
 		idx := t.TurnIndex
 		out = append(out, Item{ID: fmt.Sprintf("t_%d", t.ID), Kind: "turn", Content: t.Content, SessionID: session,
 			TurnIndex: &idx, Time: t.Time, Score: float64(i+1) / float64(len(turns)),
-			Provenance: fmt.Sprintf("turn · %s · session %s #%d · %s", t.Role, session, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))})
+			Provenance: fmt.Sprintf("turn · %s · session %s, turn %d · %s", t.Role, session, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))})
 	}
 	return out, nil
 }

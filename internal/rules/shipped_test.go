@@ -51,6 +51,7 @@ func names(rules []Rule) string {
 }
 
 func TestShippedFilesParse(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(shippedDir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +85,7 @@ func TestShippedFilesParse(t *testing.T) {
 }
 
 func TestShippedEmbeddedMatchDisk(t *testing.T) {
+	t.Parallel()
 	disk := loadShipped(t)
 	embedded, err := LoadFS(defaultrules.FS, events.Types())
 	if err != nil {
@@ -95,6 +97,7 @@ func TestShippedEmbeddedMatchDisk(t *testing.T) {
 }
 
 func TestShippedEvents(t *testing.T) {
+	t.Parallel()
 	set := loadShipped(t)
 	for _, tc := range []struct {
 		name string
@@ -121,6 +124,7 @@ func TestShippedEvents(t *testing.T) {
 }
 
 func TestShippedActions(t *testing.T) {
+	t.Parallel()
 	set := loadShipped(t)
 	want := map[string]string{
 		"consolidate_on_session_end": "build_episode source=\"session_end\"; update_scratchpad max_chars=2000",
@@ -171,6 +175,7 @@ func find(t *testing.T, set *Set, name string) Rule {
 }
 
 func TestShippedSchedules(t *testing.T) {
+	t.Parallel()
 	set := loadShipped(t)
 	// A week from Sunday 2026-03-01 00:00 local time: five daily rules on
 	// each of 7 days, the weekly ones on Monday the 2nd at 04:00.

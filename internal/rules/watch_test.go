@@ -62,6 +62,7 @@ func tick() {
 const ruleA = "rules:\n  - name: a\n    on: session.ended\n    do: [update_scratchpad]\n"
 
 func TestWatcherReloads(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, "a.yaml", ruleA)
@@ -131,6 +132,7 @@ func TestWatcherReloads(t *testing.T) {
 }
 
 func TestWatcherMissingDirectoryKeepsRules(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "rules")
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -153,6 +155,7 @@ func TestWatcherMissingDirectoryKeepsRules(t *testing.T) {
 }
 
 func TestNewWatcherFailsOnBrokenRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", "rules:\n  - name: a\n    on: session.endd\n    do: [decay]\n")
 	_, err := NewWatcher(dir, events.Types(), interval, nil, nil)
@@ -163,6 +166,7 @@ func TestNewWatcherFailsOnBrokenRules(t *testing.T) {
 }
 
 func TestWatcherCurrentIsSafe(t *testing.T) {
+	t.Parallel()
 	// Readers run while the watcher reloads; the race detector checks.
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -193,6 +197,7 @@ func TestWatcherCurrentIsSafe(t *testing.T) {
 }
 
 func TestRunSchedule(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble's clock starts at 2000-01-01 00:00 UTC.
 		start := time.Now()
@@ -281,6 +286,7 @@ func runSchedule(t *testing.T, since time.Time, current func() *Set, fire func(c
 }
 
 func TestRunScheduleCatchesUp(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		set := mustSet(t, "rules:\n  - name: nightly\n    schedule: \"0 3 * * *\"\n    tz: UTC\n    do: [decay]\n")
 		var mu sync.Mutex

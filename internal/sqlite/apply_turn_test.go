@@ -16,6 +16,7 @@ import (
 // it as it is and only carries it, while the snapshot's new turns are
 // inserted. Each in one batch with the others and in batches of its own.
 func TestPutTurnInsertReplaceCarry(t *testing.T) {
+	t.Parallel()
 	snapshot := func(seq uint64, turns ...events.TurnRecorded) memory.Applied {
 		return memory.Applied{
 			Envelope: memory.Envelope{Seq: seq, Source: "test", ID: "c" + time.Unix(int64(seq), 0).UTC().Format("150405"),

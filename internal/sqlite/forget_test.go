@@ -20,6 +20,7 @@ import (
 // conclusion that was in flight when the user was forgotten, say — is not
 // applied; one dated after is (the user came back).
 func TestForgottenUserStaysForgotten(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "u"}
 	receipt := memory.Applied{Envelope: memory.Envelope{Seq: 10, Source: "engram/operator", ID: "forget-1",
@@ -163,6 +164,7 @@ func ptr[T any](v T) *T { return &v }
 // row's words, or they stay), not in free pages, not in the write-ahead
 // log; another user's text stays.
 func TestForgetLeavesNoByte(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
 	if err != nil {
@@ -198,6 +200,7 @@ func TestForgetLeavesNoByte(t *testing.T) {
 // Turns that age out of retention leave no byte in the read model
 // either: their full-text rows go by their words like a forgotten user's.
 func TestExpiredTurnsLeaveNoByte(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // by triggers so no query counts rows) follow every write: apply, update,
 // delete, forget; a user with nothing left has no row, as after a rebuild.
 func TestScopeCountsFollowEveryWrite(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	counts := func(user string) (turns, mems int) {
 		t.Helper()
@@ -55,6 +56,7 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 // that says it next: a cached document frequency never hides a new
 // document (dfCache).
 func TestNewWordIsFoundAtOnce(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "ana"}
 	var batch []memory.Applied
@@ -97,6 +99,7 @@ func TestNewWordIsFoundAtOnce(t *testing.T) {
 // hundred heavier terms, words every other memory holds (the 48 heaviest
 // were all that was weighed).
 func TestLongQueryKeepsItsRareWords(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "ana"}
 	var common []string

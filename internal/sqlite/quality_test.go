@@ -12,6 +12,7 @@ import (
 // which were decided, and how soon after being written each was ignored or
 // superseded — by event time, so the window is exact.
 func TestQualityKnownHistory(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

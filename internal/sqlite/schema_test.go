@@ -15,6 +15,7 @@ import (
 // column in each index) opens with its rows found by the partitioned
 // queries, and rows the old index had dropped stay out of the new one.
 func TestMigrationToPartitionsReindexes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v3.db")
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {

@@ -96,6 +96,7 @@ func memoryMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 
 // Seeds are written once, 0600 in a 0700 directory, and kept across starts.
 func TestAuthFiles(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nats-auth")
 	a, err := EnsureAuth(dir, []string{"default", "张三.ns"})
 	if err != nil {
@@ -143,6 +144,7 @@ func TestAuthFiles(t *testing.T) {
 
 // Without credentials nothing gets in.
 func TestAuthRequired(t *testing.T) {
+	t.Parallel()
 	emb, auth := startAuthServer(t)
 	if nc, err := nats.Connect(emb.ClientURL(), nats.MaxReconnects(0)); err == nil {
 		nc.Close()
@@ -160,6 +162,7 @@ func TestAuthRequired(t *testing.T) {
 // Each role may do what it needs and nothing more; the server refuses
 // the rest.
 func TestAuthRoles(t *testing.T) {
+	t.Parallel()
 	emb, auth := startAuthServer(t)
 	testRoles(t, emb, auth)
 }
@@ -167,6 +170,7 @@ func TestAuthRoles(t *testing.T) {
 // An external nats-server given ServerConfig (as deploy/cluster.sh does)
 // enforces the same roles.
 func TestAuthServerConfig(t *testing.T) {
+	t.Parallel()
 	auth, err := EnsureAuth(filepath.Join(t.TempDir(), "nats-auth"), []string{"acme", "beta"})
 	if err != nil {
 		t.Fatal(err)

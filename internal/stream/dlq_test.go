@@ -47,6 +47,7 @@ func seqsOf(dls []DeadLetter) string {
 // Messages a real consumer gives up on can be listed, read and redriven;
 // a redriven message is on MEMORY again, as it was, and is consumed again.
 func TestDeadLetterRedrive(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ann", 2) // MEMORY seq 1, 2
 	publishTurns(t, js, "ben", 2) // MEMORY seq 3, 4
@@ -253,6 +254,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 // Redriving everything visits each dead letter once, even when a redriven
 // message is dead-lettered again while the walk is under way.
 func TestEachDeadLetterStopsAtStart(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ann", 3)
 	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: "never"}, zaptest.NewLogger(t))

@@ -16,6 +16,7 @@ import (
 // panic as the reason); the messages handed over in the same batch, and
 // those published after, are handled.
 func TestHandlerPanicIsContained(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 4) // seq 1..4, in one batch
 	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{
@@ -77,6 +78,7 @@ func TestHandlerPanicIsContained(t *testing.T) {
 
 // A reason cut to fit a header is cut between characters, not inside one.
 func TestTruncateKeepsCharactersWhole(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		n    int

@@ -59,6 +59,7 @@ func (h *holders) count(name string) int {
 // other takes them; one that stops gives them back at once; an instance
 // with another number of partitions is refused.
 func TestLeasesShareAndMove(t *testing.T) {
+	t.Parallel()
 	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +122,7 @@ func TestLeasesShareAndMove(t *testing.T) {
 }
 
 func TestPartitionOf(t *testing.T) {
+	t.Parallel()
 	seen := map[int]bool{}
 	for _, u := range []string{"ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy", "李雷"} {
 		p := PartitionOf("default", u, 4)

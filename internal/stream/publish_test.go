@@ -19,6 +19,7 @@ import (
 // holding its caller, a worker's partition say, for good. Here the
 // subject's only listener takes the message and never answers.
 func TestPublishAckLost(t *testing.T) {
+	t.Parallel()
 	nc := startNATS(t)
 	sink, err := nc.Subscribe(SubjectPrefix+".>", func(*nats.Msg) {})
 	if err != nil {
@@ -51,6 +52,7 @@ func TestPublishAckLost(t *testing.T) {
 // content with another time or trace is still a duplicate; a publisher
 // that does not compare (a worker's) keeps today's duplicate.
 func TestPublishConflict(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	turn := func(content string, at time.Time) event.Event {
 		t.Helper()

@@ -67,6 +67,7 @@ func publishTurns(t *testing.T, js jetstream.JetStream, user string, n int) {
 // transient one is retried until it succeeds or runs out of deliveries
 // and is then dead-lettered. Nothing is dropped.
 func TestConsumerFates(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 4) // seq 1..4
 	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{
@@ -146,6 +147,7 @@ func TestConsumerFates(t *testing.T) {
 }
 
 func TestSubjectTokens(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"alice", "user-1_x", "a.b", "*", ">", "张三", "a b", "%41", "", "mem.x.y"} {
 		enc := EncodeToken(id)
 		for _, c := range enc {
@@ -183,6 +185,7 @@ func FuzzSubjectToken(f *testing.F) {
 // A message published with Nats-Expected-* headers can still be
 // dead-lettered: those headers are not copied to the dead letter.
 func TestDeadLetterDropsNatsHeaders(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	e, err := events.New("test", events.TypeTurnRecorded, "default", "u",
 		events.TurnRecorded{SessionID: "s", TurnIndex: 0, Role: "user", Content: "x"})
@@ -230,6 +233,7 @@ func TestDeadLetterDropsNatsHeaders(t *testing.T) {
 // only a changed setting updates them (an update races the consumers the
 // running workers create).
 func TestEnsureStreamsUpdatesOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	updates := make(chan string, 16)
 	sub, err := js.Conn().Subscribe("$JS.EVENT.ADVISORY.STREAM.UPDATED.>", func(m *nats.Msg) { updates <- m.Subject })
@@ -270,6 +274,7 @@ func TestEnsureStreamsUpdatesOnlyWhatChanged(t *testing.T) {
 // same durable nor the instance itself is handed one again. AckWait is
 // only how long a dead instance's messages wait.
 func TestSlowHandlerKeepsItsMessages(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 3)
 	const ackWait = 600 * time.Millisecond
@@ -337,6 +342,7 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 // was handed while a batch outlasts AckWait: none waits in the client's
 // buffer, unseen, to be delivered again.
 func TestPullOneHoldsEveryMessage(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 10)
 	const ackWait = 600 * time.Millisecond

@@ -14,6 +14,7 @@ func (runes) Count(s string) int { return utf8.RuneCountInString(s) }
 func (runes) Name() string       { return "runes" }
 
 func TestTruncateExamples(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 40) // longer than wordCut: cut inside
 	tests := []struct {
 		s    string
@@ -111,6 +112,7 @@ func wordAt(s string) string {
 }
 
 func TestTruncateProperties(t *testing.T) {
+	t.Parallel()
 	samples := loadCorpus(t, "corpus")
 	counters := []Counter{runes{}, o200k, cl100k, estimates["qwen"], estimates["generic"]}
 	for _, c := range counters {
