@@ -7,12 +7,18 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/zap"
+
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/mcpserver"
@@ -25,11 +31,6 @@ import (
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/tokens"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nats.go/micro"
-	"github.com/sourcegraph/conc"
-	"go.uber.org/zap"
 )
 
 // Version is engram's version, reported by services.
@@ -476,17 +477,10 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := emit(ctx, memory.Outgoing{Type: events.TypeRetrievalDegraded, ID: id, Scope: scope, Time: now,
-			Data: &events.RetrievalDegraded{From: from, To: to, Reason: truncateReason(reason)}}); err != nil {
+			Data: &events.RetrievalDegraded{From: from, To: to, Reason: chars.CutBytes(reason, 512)}}); err != nil {
 			a.Log.Warn("publish retrieval.degraded", zap.Error(err))
 		}
 	}
-}
-
-func truncateReason(s string) string {
-	if len(s) > 512 {
-		return strings.ToValidUTF8(s[:512], "")
-	}
-	return s
 }
 
 // WaitProjected waits until the read model has applied seq.

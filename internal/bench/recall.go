@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // RecallSet is one user of a hand-written recall set (testdata/recall,
@@ -524,7 +525,7 @@ func plainTokens(text string) []string {
 		}
 	}
 	for _, r := range text {
-		if unicode.Is(unicode.Han, r) {
+		if chars.IsHan(r) {
 			flush()
 			if prevHan != 0 {
 				out = append(out, string([]rune{prevHan, r}))

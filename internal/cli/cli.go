@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
 )
 
@@ -201,17 +202,9 @@ func search(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	for _, r := range body.Results {
-		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), oneLine(r.Content, 100))
+		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), chars.ClipHead(chars.OneLine(r.Content), 100))
 	}
 	return 0
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 func envOr(name, def string) string {

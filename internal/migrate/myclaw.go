@@ -14,6 +14,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -162,7 +163,7 @@ func (r *run) dailyLog(path string) error {
 // cutSummary cuts s to at most limit bytes, at the last line break when
 // that keeps at least half, else at a character boundary.
 func cutSummary(s string, limit int) string {
-	s = cutBytes(s, limit)
+	s = chars.CutBytes(s, limit)
 	if i := strings.LastIndexByte(s, '\n'); i >= limit/2 {
 		s = s[:i]
 	}
@@ -326,7 +327,7 @@ func parseMemoryMD(rd io.Reader) ([]mdEntry, []mdProblem, error) {
 			}
 		}
 		if len(stack) > 0 {
-			if t := cutBytes(stack[len(stack)-1].text, events.MaxIDBytes); validID(t, events.MaxIDBytes) {
+			if t := chars.CutBytes(stack[len(stack)-1].text, events.MaxIDBytes); validID(t, events.MaxIDBytes) {
 				e.topic = t
 			}
 		}

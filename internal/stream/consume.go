@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/engramhq/engram/events"
-	"github.com/engramhq/engram/internal/memory"
-	"github.com/engramhq/engram/internal/metrics"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/metrics"
 )
 
 // Message is one event delivered to a worker.
@@ -392,7 +394,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 			dl.Header[k] = v
 		}
 	}
-	dl.Header.Set(HeaderDLQReason, truncate(reason.Error(), 1024))
+	dl.Header.Set(HeaderDLQReason, chars.ClipBytes(reason.Error(), 1024))
 	dl.Header.Set(HeaderDLQSubject, m.Subject)
 	dl.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
 	dl.Header.Set(HeaderDLQDeliveries, strconv.Itoa(m.Delivered))
@@ -410,17 +412,10 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 	}
 	metrics.Default.DeadLettered(c.cfg.Durable)
 	c.log.Warn("dead-lettered", zap.Uint64(FieldSeq, m.Seq), zap.String(FieldSubject, m.Subject),
-		zap.String(FieldReason, truncate(reason.Error(), 200)))
-	if err := m.msg.TermWithReason(truncate(reason.Error(), 200)); err != nil {
+		zap.String(FieldReason, chars.ClipBytes(reason.Error(), 200)))
+	if err := m.msg.TermWithReason(chars.ClipBytes(reason.Error(), 200)); err != nil {
 		c.log.Warn("term", zap.Uint64(FieldSeq, m.Seq), zap.Error(err))
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Envelope is what the read model keeps of the message's event. An event

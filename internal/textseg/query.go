@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	porter "github.com/blevesearch/go-porterstemmer"
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Term is one weighted unit of a query, in the form the index stores it.
@@ -99,7 +100,7 @@ func Understand(last string, context ...string) Query {
 	// its last sentence ask; what comes before sets the scene ("work has
 	// been crazy this week, … What does Sam have on Saturday?").
 	sents := sentences(last)
-	if len(sents) == 1 && hasCJK(last) && utf8.RuneCountInString(last) >= longClauses {
+	if len(sents) == 1 && chars.HasCJK(last) && utf8.RuneCountInString(last) >= longClauses {
 		sents = clauses(last)
 	}
 	for i, sent := range sents {
@@ -376,7 +377,7 @@ func (b *queryBuilder) expand() {
 		}
 		for _, sib := range conceptSiblings(s.word) {
 			w := s.w * expandWeight
-			if !hasCJK(sib) {
+			if !chars.HasCJK(sib) {
 				for _, p := range pieces(sib) {
 					b.term(p, false, w)
 				}
@@ -391,15 +392,6 @@ func (b *queryBuilder) expand() {
 			}
 		}
 	}
-}
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if isCJK(r) {
-			return true
-		}
-	}
-	return false
 }
 
 func (b *queryBuilder) query() Query {
