@@ -318,11 +318,6 @@ func project(p *projector.Projector) stream.BatchHandler {
 			batch[i] = m.Applied()
 		}
 		errs := p.Apply(ctx, batch)
-		for i, err := range errs {
-			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
-				errs[i] = stream.Permanent(err)
-			}
-		}
 		countNATSAccepted(msgs, errs)
 		return errs
 	}

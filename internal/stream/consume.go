@@ -40,23 +40,6 @@ type Message struct {
 // message (nil for success). Returning nil means every message succeeded.
 type BatchHandler func(ctx context.Context, msgs []*Message) []error
 
-// permanentError marks an error that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-// Permanent marks err so that its message goes to the dead letters at once.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return permanentError{err}
-}
-
-// IsPermanent reports whether err was marked Permanent.
-func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
-
 // ConsumerConfig configures a durable pull consumer.
 type ConsumerConfig struct {
 	Stream  string
@@ -343,22 +326,60 @@ func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) 
 	return msg, nil
 }
 
-// decide is the one table that settles a message's fate. A
-// memory.RetryError (a 429's Retry-After, say) delays the redelivery to at
-// least what it asks.
-func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
-	after, retryAfter := memory.RetryAfterOf(err)
+// Fate is what becomes of a message after its handler returned.
+type Fate int
+
+const (
+	FateAck        Fate = iota // handled: acknowledged
+	FateRetry                  // nak'ed, redelivered after a delay
+	FateDeadLetter             // copied to DEADLETTER with the reason, then terminated
+)
+
+func (f Fate) String() string { return [...]string{"ack", "retry", "dead letter"}[f] }
+
+// Decide is the one table of a message's fate, read from the code its
+// handler's error carries (memory.ErrorCode). Handlers only return errors;
+// none retries or dead-letters on its own.
+//
+//	error                                 fate
+//	none                                  FateAck
+//	EINVALID, ETOOLARGE                   FateDeadLetter at once: the event itself is wrong, and every try meets the same
+//	any other, and out of deliveries      FateDeadLetter
+//	any other: EUNAVAILABLE, EINTERNAL,   FateRetry after Backoff(delivered), or after the error's
+//	a panic, an error without a code      memory.RetryError (a 429's Retry-After) when that is later
+//
+// A code the table does not name (ENOTFOUND, ECONFLICT, …) is retried: a
+// needless retry costs a few seconds, a needless dead letter an
+// operator's redrive.
+func Decide(err error, delivered, maxDeliver int) Fate {
 	switch {
 	case err == nil:
+		return FateAck
+	case delivered >= maxDeliver:
+		return FateDeadLetter
+	}
+	switch memory.ErrorCode(err) {
+	case memory.EINVALID, memory.ETOOLARGE:
+		return FateDeadLetter
+	}
+	return FateRetry
+}
+
+// decide settles m as Decide says.
+func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
+	switch Decide(err, m.Delivered, c.cfg.MaxDeliver) {
+	case FateAck:
 		if aerr := m.msg.Ack(); aerr != nil {
 			c.log.Warn("ack", zap.Uint64(FieldSeq, m.Seq), zap.Error(aerr))
 		}
-	case IsPermanent(err) || m.Delivered >= c.cfg.MaxDeliver:
+	case FateDeadLetter:
 		c.deadLetter(ctx, m, err)
-	case retryAfter:
-		c.nak(m, max(after, c.cfg.Backoff(m.Delivered)), err)
-	default:
-		c.nak(m, c.cfg.Backoff(m.Delivered), err)
+	case FateRetry:
+		delay := c.cfg.Backoff(m.Delivered)
+		if after, ok := memory.RetryAfterOf(err); ok {
+			delay = max(after, delay)
+		}
+		c.nak(m, delay, err)
 	}
 }
 

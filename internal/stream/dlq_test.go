@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/memory"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
@@ -72,7 +73,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				if m.Seq == 2 || m.Seq == 4 {
-					errs[i] = Permanent(errors.New("cannot apply " + m.Event.ID()))
+					errs[i] = memory.Errorf(memory.EINVALID, "cannot apply %s", m.Event.ID())
 					continue
 				}
 				applied = append(applied, m.Subject+" "+m.Event.ID())
@@ -101,7 +102,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 		t.Fatalf("Subject = %q, want %q", got, want)
 	}
 	if first.Consumer != "picky" || first.OriginalSeq != 2 || first.Deliveries != 1 ||
-		first.Reason != "cannot apply "+origID || first.Time.IsZero() || first.Size != len(orig.Data) {
+		first.Reason != "invalid: cannot apply "+origID || first.Time.IsZero() || first.Size != len(orig.Data) {
 		t.Fatalf("dead letter = %+v", first)
 	}
 	if !bytes.Equal(first.Data, orig.Data) {
@@ -266,7 +267,7 @@ func TestEachDeadLetterStopsAtStart(t *testing.T) {
 		_ = cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
 			errs := make([]error, len(msgs))
 			for i := range msgs {
-				errs[i] = Permanent(errors.New("still broken"))
+				errs[i] = memory.Errorf(memory.EINVALID, "still broken")
 			}
 			return errs
 		})

@@ -90,7 +90,7 @@ func TestConsumerFates(t *testing.T) {
 				tries[m.Seq]++
 				switch m.Seq {
 				case 2: // permanent
-					errs[i] = Permanent(errors.New("cannot apply seq 2"))
+					errs[i] = memory.Errorf(memory.EINVALID, "cannot apply seq 2")
 				case 3: // fails once, then succeeds
 					if tries[3] == 1 {
 						errs[i] = errors.New("flaky")
@@ -140,7 +140,7 @@ func TestConsumerFates(t *testing.T) {
 			t.Errorf("dead letter lost its subject: %v", m.Header)
 		}
 	}
-	if reasons[0] != "2:cannot apply seq 2" || reasons[1] != "4:rate limited" {
+	if reasons[0] != "2:invalid: cannot apply seq 2" || reasons[1] != "4:rate limited" {
 		t.Fatalf("dead letters = %q", reasons)
 	}
 }
@@ -206,7 +206,7 @@ func TestDeadLetterDropsNatsHeaders(t *testing.T) {
 	go cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
 		errs := make([]error, len(msgs))
 		for i := range errs {
-			errs[i] = Permanent(errors.New("no"))
+			errs[i] = memory.Errorf(memory.EINVALID, "no")
 		}
 		return errs
 	})
@@ -381,5 +381,35 @@ func TestPullOneHoldsEveryMessage(t *testing.T) {
 		if d := handled[seq]; len(d) != 1 || d[0] != 1 {
 			t.Errorf("seq %d handled on deliveries %v, want once, on the first", seq, d)
 		}
+	}
+}
+
+// Decide reads a message's fate from its error's code alone.
+func TestDecide(t *testing.T) {
+	const maxDeliver = 3
+	wrapped := func(code string) error { return fmt.Errorf("apply 7: %w", memory.Errorf(code, "x")) }
+	for _, tc := range []struct {
+		name      string
+		err       error
+		delivered int
+		want      Fate
+	}{
+		{"success", nil, 1, FateAck},
+		{"success on the last try", nil, maxDeliver, FateAck},
+		{"invalid", wrapped(memory.EINVALID), 1, FateDeadLetter},
+		{"too large", wrapped(memory.ETOOLARGE), 1, FateDeadLetter},
+		{"unavailable", wrapped(memory.EUNAVAILABLE), 1, FateRetry},
+		{"unavailable, out of tries", wrapped(memory.EUNAVAILABLE), maxDeliver, FateDeadLetter},
+		{"internal", wrapped(memory.EINTERNAL), 2, FateRetry},
+		{"no code", errors.New("connection reset"), 1, FateRetry},
+		{"no code, out of tries", errors.New("connection reset"), maxDeliver, FateDeadLetter},
+		{"not found", wrapped(memory.ENOTFOUND), 1, FateRetry},
+		{"rate limited", &memory.RetryError{Err: errors.New("429"), After: time.Minute}, 1, FateRetry},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.err, tc.delivered, maxDeliver); got != tc.want {
+				t.Fatalf("Decide(%v, %d)=%v, want %v", tc.err, tc.delivered, got, tc.want)
+			}
+		})
 	}
 }
