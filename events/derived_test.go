@@ -70,18 +70,7 @@ func TestDecodeDerivedValues(t *testing.T) {
 			&events.MemoryImportant{MemoryID: "m1", Kind: events.KindFact, Category: events.CategoryEvent, Subject: "s", Predicate: "p",
 				Content: "c", Importance: 0.8, CauseEventID: "e1"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v, err := events.DecodeData(c.eventType, []byte(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(normalize(t, v), normalize(t, c.want)) {
-				t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, c.want))
-			}
-			if got, want := reflect.TypeOf(v), reflect.TypeOf(c.want); got != want {
-				t.Fatalf("DecodeData type=%v, want %v", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { decodesTo(t, c.eventType, c.body, c.want) })
 	}
 }
 
