@@ -3,7 +3,7 @@ GO      ?= go
 LOCOMO  ?= ../shared/data/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build bench bench-locomo bench-recall bench-extract bench-secrets fuzz
+.PHONY: run test lint build bench bench-locomo bench-recall bench-extract bench-secrets fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -12,6 +12,14 @@ run:
 ## test: every test, with the race detector (long soaks sit behind -tags soak)
 test:
 	$(GO) test -race -count=1 ./...
+
+## lint: golangci-lint with the checked-in .golangci.yml (the version .ci/run installs: GOLANGCI_LINT_VERSION)
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT ?= $(shell $(GO) env GOPATH)/bin/golangci-lint
+lint:
+	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q "version $(GOLANGCI_LINT_VERSION:v%=%) " || \
+		$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	$(GOLANGCI_LINT) run ./...
 
 ## build: all binaries into ./bin
 build:

@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -153,8 +154,8 @@ func TestTypes(t *testing.T) {
 // field.
 func checkErrNot(t *testing.T, err error, field string) {
 	t.Helper()
-	fe, ok := err.(*events.FieldError)
-	if !ok || fe.Field == field {
+	var fe *events.FieldError
+	if !errors.As(err, &fe) || fe.Field == field {
 		t.Fatalf("err=%v, want a *FieldError for a field other than %q", err, field)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // LockDataDir takes an exclusive lock on the data dir, so that a second
@@ -19,11 +21,11 @@ func LockDataDir(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		quiet.Close(f) // on a path that fails with its own error
 		return nil, fmt.Errorf("%s is locked: another engram is running on this data dir (stop it, or point ENGRAM_NATS_URL at its NATS)", dir)
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		quiet.Close(f) // nothing was written to it
 	}, nil
 }

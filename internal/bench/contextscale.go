@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/tokens"
@@ -44,7 +45,7 @@ func ContextScale(ctx context.Context, memories, turns, users, queries int, keep
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(tmp)
+		defer quiet.RemoveAll(tmp)
 		dir = tmp
 	}
 	name := filepath.Join(dir, fmt.Sprintf("ctx-%d-%d-%d.db", memories, turns, users))
@@ -54,7 +55,7 @@ func ContextScale(ctx context.Context, memories, turns, users, queries int, keep
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
+	defer quiet.Close(store) // a scratch store, dropped after the run
 	if !loaded {
 		if err := loadContextScale(ctx, store, memories, turns, users, progress); err != nil {
 			return nil, err
@@ -127,7 +128,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		defer quiet.Close(resp.Body)
 		raw, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 )
 
@@ -55,12 +56,17 @@ func Main(args []string, out io.Writer) int {
 			fmt.Fprintln(out, err)
 			return 1
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			quiet.Close(f) // on a path that fails with its own error
 			fmt.Fprintln(out, err)
 			return 1
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(out, "cpu profile:", err)
+			}
+		}()
 	}
 	run := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {

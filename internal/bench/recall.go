@@ -18,6 +18,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/chars"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // RecallSet is one user of a hand-written recall set (testdata/recall,
@@ -381,7 +382,7 @@ func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase, expl
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if resp.StatusCode != 200 {
 		raw, _ := io.ReadAll(resp.Body)
 		return nil, nil, nil, nil, fmt.Errorf("context: %d %s", resp.StatusCode, raw)

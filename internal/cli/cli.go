@@ -19,6 +19,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 const usage = `engram — long-term memory for LLM agents
@@ -184,7 +185,7 @@ func search(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram search: %v (is engram serve running?)\n", err)
 		return 1
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	var body struct {
 		Results []struct {
 			ID, Kind, Content, SessionID string

@@ -236,7 +236,7 @@ func dlqShow(args []string, stdout, stderr io.Writer) int {
 	}
 	seqs, err := parseSeqs(pos)
 	if err != nil || len(seqs) == 0 {
-		c.fail(errors.Join(err, errors.New("usage: engram dlq show SEQ...")))
+		c.fail(errors.Join(err, errors.New("usage: engram dlq show SEQ [SEQ ...]")))
 		return 2
 	}
 	ctx, stop := signalContext()

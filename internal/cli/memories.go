@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // memories lists a user's memories through a running engram: what is
@@ -96,7 +97,7 @@ func getJSON(target, token string, v any, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram: %v (is engram serve running?)\n", err)
 		return 1
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		fmt.Fprintf(stderr, "engram: bad response (HTTP %d): %v\n", resp.StatusCode, err)
 		return 1

@@ -16,6 +16,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // What myclaw's migration writes that no record says.
@@ -82,7 +83,7 @@ func (r *run) memoryMD(path string) error {
 		r.skip(file, 0, "cannot read: %v", err)
 		return nil
 	}
-	defer f.Close()
+	defer quiet.Close(f) // only read
 	info, err := f.Stat()
 	if err != nil {
 		r.skip(file, 0, "cannot read: %v", err)
@@ -134,7 +135,7 @@ func (r *run) dailyLog(path string) error {
 	day, err := time.Parse(time.DateOnly, date)
 	if err != nil {
 		r.skip(file, 0, "%s is not a real date", date)
-		return nil
+		return nil //nolint:nilerr // the file is skipped and reported, not a failure of the run
 	}
 	if !utf8.Valid(b) {
 		r.skip(file, 0, "not valid UTF-8")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
@@ -76,7 +77,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		return map[string]any{"results": res}, nil
 	})
 	if err := svc.AddEndpoint("search", Timed("search", h), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
-		svc.Stop()
+		quiet.Do(svc.Stop) // on a path that fails with its own error
 		return nil, err
 	}
 	if engine != nil {
@@ -84,7 +85,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 			return contextReq(ctx, engine, subject, data)
 		})
 		if err := svc.AddEndpoint("context", Timed("context", ch), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
-			svc.Stop()
+			quiet.Do(svc.Stop) // on a path that fails with its own error
 			return nil, err
 		}
 	}

@@ -24,7 +24,11 @@ func TestFailingEventIsHandedBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	// A fault inside the database for one row only, as a full disk or a
 	// corrupt page under one insert would give.
 	db, err := sql.Open("sqlite", path)
@@ -35,7 +39,9 @@ func TestFailingEventIsHandedBack(t *testing.T) {
 		BEGIN SELECT RAISE(ABORT, 'injected fault'); END`); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	var batch []memory.Applied
 	for i, c := range []string{"one", "boom", "three"} {

@@ -39,7 +39,11 @@ func openWith(t *testing.T, turns ...string) *sqlite.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	now := time.Now().UTC()
 	var batch []memory.Applied
 	for i, c := range turns {

@@ -34,7 +34,7 @@ func (x *extractor) remember(c *clause) bool {
 		return false
 	}
 	var rest, restLow string
-	toDo := false
+	var toDo bool
 	conf := confStrong
 	if m := reZhRemember.FindStringSubmatchIndex(c.text); m != nil {
 		rest, restLow = c.text[m[4]:], c.low[m[4]:]

@@ -183,13 +183,13 @@ func publicKey(path string) (string, error) {
 // permissions is each role's grant. Users live in the global account:
 // the JetStream store of an existing data dir belongs to it.
 func permissions(name string) *server.Permissions {
-	switch {
-	case name == RoleOperator:
+	switch name {
+	case RoleOperator:
 		return &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: []string{">"}},
 			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
 		}
-	case name == RoleWorker:
+	case RoleWorker:
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: []string{SubjectPrefix + ".>", DLQSubjectPrefix + ".>", "$JS.API.>", "$JS.ACK.>", "$JS.FC.>",

@@ -318,7 +318,7 @@ func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) 
 			return msg, nil
 		}
 	}
-	e, data, err := Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), maxBytes)
+	e, data, err := Decode(m.Subject(), m.Headers(), m.Data(), maxBytes)
 	if err != nil {
 		return msg, fmt.Errorf("decode: %w", err)
 	}
