@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -73,7 +74,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	hits, err := scanTurnHits(rows, true)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
@@ -131,7 +132,7 @@ func (s *Store) lexicalStats(ctx context.Context, fts, countSQL string, scope me
 	if err != nil {
 		return st, q, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	for rows.Next() {
 		var i, n int
 		if err := rows.Scan(&i, &n); err != nil {
@@ -199,7 +200,7 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	hits, err := scanTurnHits(rows, false)
 	if err != nil {
 		return nil, err
@@ -228,7 +229,7 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 	if err != nil {
 		return nil, fmt.Errorf("turns within: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	return scanTurnHits(rows, false)
 }
 
@@ -253,7 +254,7 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 	if err != nil {
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	return scanTurnHits(rows, false)
 }
 
@@ -280,7 +281,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.MemoryHit
 	var texts []string
 	for rows.Next() {
