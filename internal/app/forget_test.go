@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -101,7 +102,7 @@ func TestForgetErasesEveryByte(t *testing.T) {
 	plant("kim", kept)
 	waitSettled(t, a)
 	cards := consolidation.CardsPath(cfg.CardsPath(), memory.Scope{Namespace: "default", User: "zed"})
-	waitFor(t, "zed's cards", func() bool {
+	wait.Until(t, "zed's cards", func() bool {
 		b, err := os.ReadFile(filepath.Join(cards, consolidation.UserCard))
 		return err == nil && strings.Contains(string(b), canary)
 	})

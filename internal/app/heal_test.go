@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -32,7 +33,7 @@ func TestJetStreamOffThenHealed(t *testing.T) {
 	}
 
 	a.healOnce(a.Log)
-	waitFor(t, "/healthz 200 again", func() bool { return do(t, "GET", base+"/healthz", "", nil, nil).Status == http.StatusOK })
+	wait.For(t, "/healthz 200 again", func() error { return wait.Equal(do(t, "GET", base+"/healthz", "", nil, nil).Status, http.StatusOK) })
 	r := postEvent(t, a, turnEvent("h-2", "hu", "s1", 2, "user", "after space came back"))
 	mustAccept(t, r)
 	waitProjected(t, a, lastSeqOf(r))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
@@ -55,7 +56,7 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 	if got := lastSeqOf(r); got != 1 {
 		t.Fatalf("new event at seq %d, want 1 (a new stream)", got)
 	}
-	waitFor(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
+	wait.Until(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
 	if searchable(t, a, "alpha") {
 		t.Fatal("the old stream's turns are still in the read model")
 	}
@@ -93,7 +94,7 @@ func TestRecreatedStreamWhileRunning(t *testing.T) {
 
 	r = postEvent(t, a, turnEvent("new-beta", "ana", "s2", 0, "user", "beta 新的"))
 	mustAccept(t, r)
-	waitFor(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
+	wait.Until(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
 	if searchable(t, a, "alpha") {
 		t.Fatal("the old stream's turns are still in the read model")
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // /readyz stays 503 while the projector replays the stream into an empty
@@ -34,7 +36,7 @@ func TestReadyz(t *testing.T) {
 	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
 		t.Fatalf("/healthz during replay: %d %s", r.Status, r.Raw)
 	}
-	waitFor(t, "/readyz 200", func() bool {
+	wait.Until(t, "/readyz 200", func() bool {
 		r := do(t, "GET", base+"/readyz", "", nil, nil)
 		if r.Status == http.StatusServiceUnavailable {
 			if !strings.Contains(r.Raw, "catching up") {

@@ -8,25 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
-
-// waitUntil polls cond until it holds or 20 s pass.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 func listDLQ(t *testing.T, js jetstream.JetStream, f DLQFilter) []DeadLetter {
 	t.Helper()
@@ -82,7 +70,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 		})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	waitUntil(t, "two dead letters", func() bool {
+	wait.Until(t, "two dead letters", func() bool {
 		dls, err := ListDeadLetters(t.Context(), js, DLQFilter{})
 		return err == nil && len(dls) == 2
 	})
@@ -176,7 +164,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 			}
 		}
 		want := annSubject + " " + origID
-		waitUntil(t, "the redriven message to be consumed", func() bool {
+		wait.Until(t, "the redriven message to be consumed", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range applied {
@@ -284,7 +272,7 @@ func TestEachDeadLetterStopsAtStart(t *testing.T) {
 		}
 		return info.State.Msgs
 	}
-	waitUntil(t, "three dead letters", func() bool { return count() == 3 })
+	wait.For(t, "three dead letters", func() error { return wait.Equal(count(), 3) })
 
 	var visited []uint64
 	err = EachDeadLetter(t.Context(), js, DLQFilter{}, func(d DeadLetter) error {
@@ -293,7 +281,7 @@ func TestEachDeadLetterStopsAtStart(t *testing.T) {
 			return err
 		}
 		// Let the consumer fail it again before the walk goes on.
-		waitUntil(t, "the redriven message to be dead-lettered again", func() bool {
+		wait.Until(t, "the redriven message to be dead-lettered again", func() bool {
 			info, err := dlq.Info(t.Context())
 			return err == nil && info.State.LastSeq > d.Seq+2
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
@@ -203,13 +204,14 @@ func TestDeadLetterDropsNatsHeaders(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+	refuse := func(_ context.Context, msgs []*Message) []error {
 		errs := make([]error, len(msgs))
 		for i := range errs {
 			errs[i] = memory.Errorf(memory.EINVALID, "no")
 		}
 		return errs
-	})
+	}
+	go func() { _ = cons.Run(ctx, refuse) }() // it ends when the test does
 	dlq, err := js.Stream(t.Context(), DeadLetterStream)
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +307,7 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 		if i == 0 {
 			// The second instance starts once the first holds all three:
 			// seq 1 in its handler, 2 and 3 queued behind it.
-			waitUntil(t, "the first instance to hold every message", func() bool {
+			wait.Until(t, "the first instance to hold every message", func() bool {
 				info, err := cons.cons.Info(t.Context())
 				return err == nil && info.NumAckPending == 3 && info.NumPending == 0
 			})
@@ -315,7 +317,7 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 	// happens while the handler runs past AckWait, four times over.
 	time.Sleep(4 * ackWait)
 	close(release)
-	waitUntil(t, "seq 2 and 3 to be handled", func() bool {
+	wait.Until(t, "seq 2 and 3 to be handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(handled[2]) > 0 && len(handled[3]) > 0
@@ -364,12 +366,12 @@ func TestPullOneHoldsEveryMessage(t *testing.T) {
 			return nil
 		})
 	}()
-	waitUntil(t, "seq 1 in the handler", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
+	wait.Until(t, "seq 1 in the handler", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
 	// Nothing can be polled for: what is tested is that nothing is
 	// delivered again while the batch runs four AckWaits.
 	time.Sleep(4 * ackWait)
 	close(release)
-	waitUntil(t, "every message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 10 })
+	wait.Until(t, "every message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 10 })
 	time.Sleep(2 * ackWait) // a redelivery would come within an AckWait
 	cancel()
 	if err := <-done; err != nil {
