@@ -85,7 +85,11 @@ func fillFile(t *testing.T, path string, n int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	chunk := make([]byte, 1<<20)
 	for n > 0 {
 		w := min(n, int64(len(chunk)))

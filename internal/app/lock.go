@@ -47,8 +47,7 @@ func checkDataDir(dir string) error {
 		return dataDirError(dir, err)
 	}
 	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
+	if err := errors.Join(f.Close(), os.Remove(name)); err != nil {
 		return dataDirError(dir, err)
 	}
 	return nil

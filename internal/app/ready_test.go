@@ -79,7 +79,7 @@ func TestStoppedWorkerTurnsReadinessRed(t *testing.T) {
 
 	a.goWorker(t.Context(), "tester", func(context.Context) error {
 		var m map[string]int
-		m["x"]++
+		m["x"]++ //nolint:staticcheck // the panic is the test
 		return nil
 	})
 	a.goWorker(t.Context(), "quitter", func(context.Context) error { return errors.New("lost its consumer") })

@@ -168,7 +168,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		text := q.query()
 		t0 := time.Now()
 		if err := post(text); err != nil {
-			stopIngest()
+			_, _ = stopIngest() // on a path that fails with its own error
 			return nil, err
 		}
 		d[i] = time.Since(t0)
@@ -188,7 +188,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		}
 		t0 := time.Now()
 		if err := post(q.query(), recent...); err != nil {
-			stopIngest()
+			_, _ = stopIngest() // on a path that fails with its own error
 			return nil, err
 		}
 		dialogue[i] = time.Since(t0)

@@ -176,7 +176,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 	if found {
 		err = rows.Scan(&st.Docs, &changes)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err = errors.Join(err, rows.Err()); err != nil {
 		return st, q, err
 	}
@@ -207,7 +207,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 		if err != nil {
 			return st, q, err
 		}
-		defer rows.Close()
+		defer quiet.Close(rows)
 		for rows.Next() {
 			var j, n int
 			if err := rows.Scan(&j, &n); err != nil {
