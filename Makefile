@@ -4,7 +4,7 @@ GO      ?= go
 LOCOMO  ?= testdata/locomo/locomo10.json
 BENCH_SCALE ?= 1000000
 
-.PHONY: run test build release bench bench-locomo bench-recall bench-extract bench-secrets fuzz
+.PHONY: run test lint build release bench bench-locomo bench-recall bench-extract bench-secrets fuzz
 
 ## run: engram with embedded NATS + JetStream and SQLite under ./data; no config, no LLM
 run:
@@ -18,6 +18,14 @@ run:
 TESTFLAGS ?= -race -count=1 -timeout 15m -parallel 3 -gcflags=modernc.org/...=-d=checkptr=0
 test:
 	$(GO) test $(TESTFLAGS) -json ./... | $(GO) run ./internal/testprogress
+
+## lint: golangci-lint with the checked-in .golangci.yml (the version .ci/run installs: GOLANGCI_LINT_VERSION)
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT ?= $(shell $(GO) env GOPATH)/bin/golangci-lint
+lint:
+	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q "version $(GOLANGCI_LINT_VERSION:v%=%) " || \
+		$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	$(GOLANGCI_LINT) run ./...
 
 ## build: all binaries into ./bin
 build:
@@ -69,26 +77,37 @@ bench-extract:
 bench-secrets:
 	$(GO) run ./cmd/engram-bench -only secrets
 
-## fuzz: a short run of every fuzz target (FUZZTIME each)
+## fuzz: a short run of every fuzz target (FUZZTIME each); archtest checks FUZZ names every func Fuzz in the tree
 FUZZTIME ?= 20s
+FUZZ := \
+	./events:FuzzDecodeStructured \
+	./internal/cards:FuzzMemoryMD \
+	./internal/chars:FuzzCut \
+	./internal/contextblock:FuzzRender \
+	./internal/dedupe:FuzzSimilarity \
+	./internal/episode:FuzzExtractive \
+	./internal/episode:FuzzParse \
+	./internal/llm:FuzzJSONContent \
+	./internal/llmextract:FuzzParse \
+	./internal/llmextract:FuzzPrompt \
+	./internal/locomo:FuzzParse \
+	./internal/locomo:FuzzSplitEvidence \
+	./internal/migrate:FuzzParseMemoryMD \
+	./internal/prefilter:FuzzShouldRetrieve \
+	./internal/ruleextract:FuzzExtract \
+	./internal/rules:FuzzParse \
+	./internal/secrets:FuzzMask \
+	./internal/secrets:FuzzMaskJSONWalk \
+	./internal/stream:FuzzEncodeValidated \
+	./internal/stream:FuzzSubjectToken \
+	./internal/textseg:FuzzIndex \
+	./internal/textseg:FuzzMatch \
+	./internal/textseg:FuzzMatchIn \
+	./internal/textseg:FuzzUnderstand \
+	./internal/tokens:FuzzTruncate \
+	./internal/vector:FuzzDecode
 fuzz:
-	$(GO) test ./events -run '^$$' -fuzz FuzzDecodeStructured -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/textseg -run '^$$' -fuzz '^FuzzMatchIn$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzIndex -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/textseg -run '^$$' -fuzz FuzzUnderstand -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/stream -run '^$$' -fuzz FuzzSubjectToken -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/llm -run '^$$' -fuzz FuzzJSONContent -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/llmextract -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/ruleextract -run '^$$' -fuzz FuzzExtract -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/secrets -run '^$$' -fuzz '^FuzzMask$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/secrets -run '^$$' -fuzz FuzzMaskJSONWalk -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/prefilter -run '^$$' -fuzz FuzzShouldRetrieve -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/contextblock -run '^$$' -fuzz FuzzRender -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/tokens -run '^$$' -fuzz FuzzTruncate -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/vector -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/dedupe -run '^$$' -fuzz FuzzSimilarity -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/rules -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/episode -run '^$$' -fuzz FuzzExtractive -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/cards -run '^$$' -fuzz FuzzMemoryMD -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/migrate -run '^$$' -fuzz FuzzParseMemoryMD -fuzztime $(FUZZTIME)
+	@set -e; for t in $(FUZZ); do \
+		echo "fuzz $$t"; \
+		$(GO) test "$${t%%:*}" -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME); \
+	done

@@ -51,18 +51,7 @@ func TestDecodeConsolidationValues(t *testing.T) {
 			&events.RetrievalDegraded{From: events.RecallVectors, To: events.RecallRecent, Reason: "r"}},
 		{"forgotten", events.TypeUserForgotten, `{"reason":"asked"}`, &events.UserForgotten{Reason: "asked"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v, err := events.DecodeData(c.eventType, []byte(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(normalize(t, v), normalize(t, c.want)) {
-				t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, c.want))
-			}
-			if got, want := reflect.TypeOf(v), reflect.TypeOf(c.want); got != want {
-				t.Fatalf("DecodeData type=%v, want %v", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { decodesTo(t, c.eventType, c.body, c.want) })
 	}
 }
 

@@ -175,6 +175,22 @@ func TestMarshalDecodes(t *testing.T) {
 
 // normalize re-marshals tool inputs compactly: json.Marshal compacts a
 // RawMessage, which is not a change of value.
+// decodesTo checks that DecodeData reads body, of eventType, as want: the
+// same data, and of the same type.
+func decodesTo(t *testing.T, eventType, body string, want any) {
+	t.Helper()
+	v, err := events.DecodeData(eventType, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalize(t, v), normalize(t, want)) {
+		t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, want))
+	}
+	if got, want := reflect.TypeOf(v), reflect.TypeOf(want); got != want {
+		t.Fatalf("DecodeData type=%v, want %v", got, want)
+	}
+}
+
 func normalize(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,18 +72,7 @@ func TestDecodeDerivedValues(t *testing.T) {
 			&events.MemoryImportant{MemoryID: "m1", Kind: events.KindFact, Category: events.CategoryEvent, Subject: "s", Predicate: "p",
 				Content: "c", Importance: 0.8, CauseEventID: "e1"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v, err := events.DecodeData(c.eventType, []byte(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(normalize(t, v), normalize(t, c.want)) {
-				t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, c.want))
-			}
-			if got, want := reflect.TypeOf(v), reflect.TypeOf(c.want); got != want {
-				t.Fatalf("DecodeData type=%v, want %v", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { decodesTo(t, c.eventType, c.body, c.want) })
 	}
 }
 
@@ -169,8 +159,8 @@ func TestTypes(t *testing.T) {
 // field.
 func checkErrNot(t *testing.T, err error, field string) {
 	t.Helper()
-	fe, ok := err.(*events.FieldError)
-	if !ok || fe.Field == field {
+	var fe *events.FieldError
+	if !errors.As(err, &fe) || fe.Field == field {
 		t.Fatalf("err=%v, want a *FieldError for a field other than %q", err, field)
 	}
 }

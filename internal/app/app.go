@@ -6,13 +6,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
+
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/sourcegraph/conc"
+	"go.uber.org/zap"
+
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/mcpserver"
@@ -26,11 +33,6 @@ import (
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/textseg"
 	"github.com/engramhq/engram/internal/tokens"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nats.go/micro"
-	"github.com/sourcegraph/conc"
-	"go.uber.org/zap"
 )
 
 // Roles says which workers a process runs.
@@ -348,11 +350,6 @@ func project(p *projector.Projector) stream.BatchHandler {
 			batch[i] = m.Applied()
 		}
 		errs := p.Apply(ctx, batch)
-		for i, err := range errs {
-			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
-				errs[i] = stream.Permanent(err)
-			}
-		}
 		countNATSAccepted(msgs, errs)
 		return errs
 	}
@@ -539,17 +536,10 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := emit(ctx, memory.Outgoing{Type: events.TypeRetrievalDegraded, ID: id, Scope: scope, Time: now,
-			Data: &events.RetrievalDegraded{From: from, To: to, Reason: truncateReason(reason)}}); err != nil {
+			Data: &events.RetrievalDegraded{From: from, To: to, Reason: chars.CutBytes(reason, 512)}}); err != nil {
 			a.Log.Warn("publish retrieval.degraded", zap.Error(err))
 		}
 	}
-}
-
-func truncateReason(s string) string {
-	if len(s) > 512 {
-		return strings.ToValidUTF8(s[:512], "")
-	}
-	return s
 }
 
 // WaitProjected waits until the read model has applied seq.

@@ -121,7 +121,7 @@ func TestConsole(t *testing.T) {
 				return nil
 			}
 			var png []byte
-			var shot chromedp.Action = chromedp.CaptureScreenshot(&png)
+			shot := chromedp.CaptureScreenshot(&png)
 			if full {
 				shot = chromedp.FullScreenshot(&png, 100) // quality 100: PNG
 			}

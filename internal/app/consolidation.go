@@ -109,7 +109,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	handle := func(ctx context.Context, msgs []*stream.Message) []error {
 		errs := make([]error, len(msgs))
 		for i, m := range msgs {
-			errs[i] = fate(c.Handle(ctx, m.Applied()))
+			errs[i] = c.Handle(ctx, m.Applied())
 		}
 		return errs
 	}

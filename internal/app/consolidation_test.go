@@ -18,6 +18,7 @@ import (
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -140,7 +141,7 @@ func TestConsolidationEndToEnd(t *testing.T) {
 	// The cards: written for ana, atomically (no temp file left behind),
 	// and served with the core profile.
 	dir := consolidation.CardsPath(cfg.CardsPath(), memory.Scope{Namespace: "default", User: "ana"})
-	waitFor(t, "ana's cards", func() bool {
+	wait.Until(t, "ana's cards", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, consolidation.UserCard))
 		return err == nil && strings.Contains(string(b), "Atlas")
 	})
@@ -243,7 +244,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	lineNumbered := regexp.MustCompile(`mine\.yaml:\d+:\d+: YAML syntax`)
-	waitFor(t, "the line-numbered reload error", func() bool {
+	wait.Until(t, "the line-numbered reload error", func() bool {
 		for _, e := range logs.FilterMessageSnippet("rules not reloaded").All() {
 			if lineNumbered.MatchString(fmt.Sprint(e.ContextMap()["error"])) {
 				return true
@@ -395,7 +396,7 @@ func TestConsolidatorStartAndApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the compression episode", func() bool {
+		wait.Until(t, "the compression episode", func() bool {
 			_, err := s.GetLastMsgForSubject(t.Context(), stream.Subject("default", "solo", events.TypeEpisodeBuilt))
 			return err == nil
 		})

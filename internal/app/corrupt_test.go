@@ -41,7 +41,9 @@ func TestCorruptReadModelIsRefusedAndRebuilt(t *testing.T) {
 	if _, err := f.WriteAt(garbage, info.Size()/2/4096*4096); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	b := New(cfg, RoleRetriever, zaptest.NewLogger(t))
 	err = b.Open(t.Context())

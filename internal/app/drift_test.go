@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // The context response's budget uses snake_case keys like every other key,
@@ -51,7 +52,7 @@ func TestConsumerDescriptions(t *testing.T) {
 	// The batcher's and consolidator's durables are made once their
 	// partitions are taken, a moment after start.
 	var infos []*jetstream.ConsumerInfo
-	waitFor(t, "projector, batcher, extractor, embedder and consolidator consumers", func() bool {
+	wait.Until(t, "projector, batcher, extractor, embedder and consolidator consumers", func() bool {
 		infos = infos[:0]
 		for ci := range s.ListConsumers(t.Context()).Info() {
 			infos = append(infos, ci)

@@ -16,7 +16,9 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap"
 )
 
@@ -128,7 +130,7 @@ func TestKillBetweenAckAndProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -160,7 +162,7 @@ func startChild(t *testing.T, dir, roles string) (*exec.Cmd, string) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var addr string
-	waitFor(t, "child to listen", func() bool {
+	wait.Until(t, "child to listen", func() bool {
 		line, ok := strings.CutPrefix(stdout.String(), "LISTENING ")
 		addr = strings.TrimSpace(line)
 		return ok && strings.HasSuffix(line, "\n")

@@ -9,6 +9,7 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 )
 
@@ -185,7 +186,7 @@ func TestMalformedDirectPublishIsDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reason string
-	waitFor(t, "dead letter", func() bool {
+	wait.Until(t, "dead letter", func() bool {
 		m, err := dlq.GetLastMsgForSubject(t.Context(), "dlq.projector-local."+subj)
 		if err != nil {
 			return false

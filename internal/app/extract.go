@@ -42,30 +42,15 @@ func (a *App) emitter(role, source string) memory.Emitter {
 }
 
 // appliedBatches adapts a worker that handles batches of applied events
-// to a consumer, its errors mapped through the fate table.
+// to a consumer.
 func appliedBatches(handle func(context.Context, []memory.Applied) []error) func(context.Context, []*stream.Message) []error {
 	return func(ctx context.Context, msgs []*stream.Message) []error {
 		batch := make([]memory.Applied, len(msgs))
 		for i, m := range msgs {
 			batch[i] = m.Applied()
 		}
-		errs := handle(ctx, batch)
-		for i := range errs {
-			errs[i] = fate(errs[i])
-		}
-		return errs
+		return handle(ctx, batch)
 	}
-}
-
-// fate maps a worker's error to the stream's fate table.
-func fate(err error) error {
-	if err == nil {
-		return nil
-	}
-	if memory.ErrorCode(err) == memory.EINVALID {
-		return stream.Permanent(err)
-	}
-	return err
 }
 
 // extractorDurable is the extractor's consumer.
@@ -194,8 +179,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return xcons.Run(ctx, func(ctx context.Context, msgs []*stream.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
-				errs[i] = fate(x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
-					Final: m.Delivered >= xc.MaxAttempts}))
+				errs[i] = x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
+					Final: m.Delivered >= xc.MaxAttempts})
 			}
 			return errs
 		})

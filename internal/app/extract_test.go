@@ -179,7 +179,9 @@ func TestManualMemoriesAndPending(t *testing.T) {
 	pending := func() []string {
 		r := do(t, "GET", base+"/v1/pending?user=kim", "", nil, nil)
 		var out struct{ Pending []memory.Memory }
-		json.Unmarshal([]byte(r.Raw), &out)
+		if err := json.Unmarshal([]byte(r.Raw), &out); err != nil {
+			t.Fatalf("pending: %v in %s", err, r.Raw)
+		}
 		var ids []string
 		for _, m := range out.Pending {
 			ids = append(ids, m.ID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // A reply with a NUL in a subject and an ESC in a project costs those
@@ -46,9 +47,7 @@ func TestRetryAfterIsCapped(t *testing.T) {
 	cfg.LLM.MaxRetryAfter = 50 * time.Millisecond
 	a := startApp(t, cfg, RoleAll)
 	mustAccept(t, postBatch(t, a, turnEvent("r-0", "lu", "s1", 0, "user", "I like oolong"), endEvent("r-e", "lu", "s1", 1)))
-	waitFor(t, "the memory after a capped Retry-After", func() bool {
-		return len(listMemories(t, a, "lu", "")) == 1
-	})
+	wait.For(t, "the memory after a capped Retry-After", func() error { return wait.Equal(len(listMemories(t, a, "lu", "")), 1) })
 	if got := srv.Calls(); got != 2 {
 		t.Fatalf("%d LLM calls, want 2 (one rate-limited)", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/secrets/corpus"
 	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap/zaptest"
@@ -22,12 +23,16 @@ func turnCounts(t *testing.T, path string) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	rows, err := db.QueryContext(t.Context(), `SELECT content, count(*) FROM turns GROUP BY content`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := map[string]int{}
 	for rows.Next() {
 		var c string
@@ -61,7 +66,9 @@ func TestFeedFailureMidBatch(t *testing.T) {
 		BEGIN SELECT RAISE(ABORT, 'injected fault'); END`); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	contents := []string{"one", "two", "boom", "four", "five"}
 	var evs []any
@@ -130,7 +137,7 @@ func TestFeedKillMidBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("batch %d: status %d", b, resp.StatusCode)
 		}
@@ -222,7 +229,11 @@ func TestFeedAppliesWhatTheStreamHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	var n int
 	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM turns WHERE content LIKE '%[secret:%'`).Scan(&n); err != nil {
 		t.Fatal(err)

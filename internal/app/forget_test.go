@@ -17,6 +17,7 @@ import (
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -167,7 +168,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 	waitSettled(t, a)
 	zed := memory.Scope{Namespace: "default", User: "zed"}
 	cards := consolidation.CardsPath(cfg.CardsPath(), zed)
-	waitFor(t, "zed's cards", func() bool {
+	wait.Until(t, "zed's cards", func() bool {
 		b, err := os.ReadFile(filepath.Join(cards, consolidation.UserCard))
 		return err == nil && strings.Contains(string(b), canaries[0])
 	})
@@ -182,7 +183,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 		t.Fatalf("the canaries were planted in too few places: %s", describe(where))
 	}
 	if retention > 0 {
-		waitFor(t, "zed's turns to age out", func() bool { return countTurns(t, a, zed) == 0 })
+		wait.For(t, "zed's turns to age out", func() error { return wait.Equal(countTurns(t, a, zed), 0) })
 	}
 
 	r := do(t, "DELETE", base+"/v1/users/zed?namespace=default&reason=request", "", nil, nil)

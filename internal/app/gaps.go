@@ -7,7 +7,6 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
@@ -113,8 +112,8 @@ func (a *App) nextStored(ctx context.Context, seq uint64) (*stream.Message, erro
 		return nil, fmt.Errorf("read from seq %d: %w", seq, err)
 	}
 	m := &stream.Message{Subject: raw.Subject, Seq: raw.Sequence, Stored: raw.Time,
-		Via: nats.Header(raw.Header).Get(stream.HeaderVia)}
-	m.Event, m.Data, err = stream.Decode(raw.Subject, nats.Header(raw.Header), raw.Data, a.Config.HTTP.MaxEventBytes)
+		Via: raw.Header.Get(stream.HeaderVia)}
+	m.Event, m.Data, err = stream.Decode(raw.Subject, raw.Header, raw.Data, a.Config.HTTP.MaxEventBytes)
 	if err != nil {
 		// Undecodable: the projector dead-lettered it when it was
 		// delivered, and a rebuild skips it. Skip it here too.

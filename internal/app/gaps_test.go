@@ -41,7 +41,11 @@ func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return s
 	}
 	log := zaptest.NewLogger(t)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -30,9 +32,7 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, llmURL, model)
-	waitFor(t, "x1 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x1"] == partitions
-	})
+	wait.For(t, "x1 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x1"], partitions) })
 	// Round r opens sessions r*perRound… with their turns, and ends the
 	// sessions the round before opened: each session's turns wait in a
 	// batcher across a round, the handover among them.
@@ -59,14 +59,16 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 			x2 = partitionWorker(t, bus, "x2", RoleExtractor, partitions, llmURL, model)
 		}
 	}
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 2 && held["x2"] == 2
 	})
 	const sessions = rounds * perRound
-	waitFor(t, "every turn extracted", func() bool {
-		return countTurnsAll(t, x1, users) == sessions*turnsPer && countUnextracted(t, x1) == 0 &&
-			countTurnsAll(t, x2, users) == sessions*turnsPer && countUnextracted(t, x2) == 0
+	wait.For(t, "every turn extracted", func() error {
+		return errors.Join(wait.Equal(countTurnsAll(t, x1, users), sessions*turnsPer),
+			wait.Equal(countUnextracted(t, x1), 0),
+			wait.Equal(countTurnsAll(t, x2, users), sessions*turnsPer),
+			wait.Equal(countUnextracted(t, x2), 0))
 	})
 	checkExtractedOnce(t, bus.op, sessions, turnsPer)
 }
@@ -128,9 +130,7 @@ func TestConsolidatorHandover(t *testing.T) {
 	retriever := partitionWorker(t, bus, "retriever", RoleRetriever, partitions, "", "")
 	partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
 	base := "http://" + retriever.HTTPAddr()
-	waitFor(t, "c1 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "consolidator")["c1"] == partitions
-	})
+	wait.For(t, "c1 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "consolidator")["c1"], partitions) })
 	for r := range rounds {
 		s := fmt.Sprintf("s%d", r)
 		var evs []any
@@ -143,11 +143,11 @@ func TestConsolidatorHandover(t *testing.T) {
 			partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 		}
 	}
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
-	waitFor(t, "every session's episode for every user", func() bool {
+	wait.Until(t, "every session's episode for every user", func() bool {
 		for u := range users {
 			if len(episodesOf(t, base, "default", fmt.Sprintf("u%d", u))) < rounds {
 				return false
@@ -195,7 +195,7 @@ func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 		turnEvent("r-3", "ana", "s1", 3, "assistant", "Noted as well."),
 	))
 	partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
-	waitFor(t, "the compression's request", func() bool {
+	wait.Until(t, "the compression's request", func() bool {
 		for _, m := range readStream(t, bus.op, "mem.*.*."+events.TypeExtractionRequested) {
 			if m.Data.(*events.ExtractionRequested).Reason == "compressing" {
 				return true
@@ -253,9 +253,7 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 		}
 	}()
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
-	waitFor(t, "x1 to hold every partition but the ghost's", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x1"] == partitions-1
-	})
+	wait.For(t, "x1 to hold every partition but the ghost's", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x1"], partitions-1) })
 	var evs []any
 	for u := range users {
 		user := fmt.Sprintf("u%d", u)
@@ -265,7 +263,7 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 		evs = append(evs, endEvent(user+"-end", user, "s1", turnsPer))
 	}
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "the other partitions' sessions extracted", func() bool {
+	wait.Until(t, "the other partitions' sessions extracted", func() bool {
 		if countTurnsAll(t, x1, users) != users*turnsPer {
 			return false
 		}
@@ -279,8 +277,6 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 	})
 	close(hold)
 	<-release
-	waitFor(t, "x1 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x1"] == partitions
-	})
-	waitFor(t, "every session extracted", func() bool { return countUnextracted(t, x1) == 0 })
+	wait.For(t, "x1 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x1"], partitions) })
+	wait.For(t, "every session extracted", func() error { return wait.Equal(countUnextracted(t, x1), 0) })
 }

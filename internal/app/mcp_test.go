@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/mcpserver"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ func mcpClient(t *testing.T, transport mcp.Transport) *mcp.ClientSession {
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { quiet.Close(cs) })
 	return cs
 }
 
@@ -162,8 +163,10 @@ func TestMCPStdio(t *testing.T) {
 	go func() { done <- mcpserver.ServeStdio(ctx, srv, toServer, fromServer) }()
 	t.Cleanup(func() {
 		cancel()
-		fromClient.Close()
-		<-done
+		quiet.Close(fromClient)
+		if err := <-done; err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
 	})
 	cs := mcpClient(t, &mcp.IOTransport{Reader: toClient, Writer: fromClient})
 	exercise(t, a, cs, "bo")

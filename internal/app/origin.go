@@ -7,6 +7,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/projector"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
@@ -226,7 +227,7 @@ func recordOrigin(ctx context.Context, js jetstream.JetStream, cfg config.Config
 			return fmt.Errorf("live read model: %w", err)
 		}
 		recorded, err := live.Origin(ctx)
-		live.Close()
+		quiet.Close(live) // only read
 		if err != nil || recorded == "" {
 			return err
 		}

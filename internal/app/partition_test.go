@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -80,7 +81,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, llmURL, model)
 	x2 := partitionWorker(t, bus, "x2", RoleExtractor, partitions, llmURL, model)
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 2 && held["x2"] == 2
 	})
@@ -103,7 +104,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 		evs = append(evs, turns(s)...)
 	}
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "the batchers to take every turn", func() bool {
+	wait.Until(t, "the batchers to take every turn", func() bool {
 		for p := range partitions {
 			c, err := bus.op.Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
 			if err != nil {
@@ -122,7 +123,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 		evs = append(append(evs, turns(s)...), endEvent(session+"-end", fmt.Sprintf("u%d", s%users), session, turnsPer))
 	}
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "the extractors to be in the middle of the backlog", func() bool { return srv.Calls() >= ended/4 })
+	wait.Until(t, "the extractors to be in the middle of the backlog", func() bool { return srv.Calls() >= ended/4 })
 	crash(x1)
 	if calls := srv.Calls(); calls >= ended {
 		t.Fatalf("%d calls before the crash: the backlog was already done", calls)
@@ -130,11 +131,10 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	for s := ended; s < sessions; s++ {
 		end(s)
 	}
-	waitFor(t, "x2 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x2"] == partitions
-	})
-	waitFor(t, "every turn extracted", func() bool {
-		return countTurnsAll(t, x2, users) == sessions*turnsPer && countUnextracted(t, x2) == 0
+	wait.For(t, "x2 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x2"], partitions) })
+	wait.For(t, "every turn extracted", func() error {
+		return errors.Join(wait.Equal(countTurnsAll(t, x2, users), sessions*turnsPer),
+			wait.Equal(countUnextracted(t, x2), 0))
 	})
 
 	// The stream's record: each turn in exactly one request, each
@@ -158,7 +158,7 @@ func TestConsolidatorsFailOver(t *testing.T) {
 	c1 := partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
 	partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 	base := "http://" + retriever.HTTPAddr()
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
@@ -181,13 +181,11 @@ func TestConsolidatorsFailOver(t *testing.T) {
 		}
 	}
 	session("s1")
-	waitFor(t, "a session episode for every user", episodes(1))
+	wait.Until(t, "a session episode for every user", episodes(1))
 	crash(c1)
 	session("s2")
-	waitFor(t, "c2 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "consolidator")["c2"] == partitions
-	})
-	waitFor(t, "both sessions' episodes for every user", episodes(2))
+	wait.For(t, "c2 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "consolidator")["c2"], partitions) })
+	wait.Until(t, "both sessions' episodes for every user", episodes(2))
 	for u := range users {
 		for _, ep := range episodesOf(t, base, "default", fmt.Sprintf("u%d", u)) {
 			if ep.Source != events.SourceSessionEnd {
@@ -228,7 +226,7 @@ func readStream(t *testing.T, js jetstream.JetStream, subjects ...string) []*str
 		}
 		got := 0
 		for m := range batch.Messages() {
-			e, data, err := stream.Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), 1<<20)
+			e, data, err := stream.Decode(m.Subject(), m.Headers(), m.Data(), 1<<20)
 			if err != nil {
 				t.Fatalf("decode %s: %v", m.Subject(), err)
 			}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"syscall"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // holdPort keeps addr taken for the test: it listens there, or, when
@@ -20,7 +22,7 @@ func holdPort(t *testing.T, addr string) {
 	if err != nil {
 		t.Fatalf("hold %s: %v", addr, err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() { quiet.Close(ln) })
 }
 
 // Tests never take engram's fixed ports: with 4222 and 7420 taken (as

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // The Python client's tests (clients/python) pass against a real engram,
@@ -64,7 +66,7 @@ func TestTypeScriptClient(t *testing.T) {
 func searchHTTPAuth(t *testing.T, a *App, user, q, token string) int {
 	t.Helper()
 	var n int
-	waitFor(t, "example agent's turns searchable", func() bool {
+	wait.Until(t, "example agent's turns searchable", func() bool {
 		r := do(t, "GET", "http://"+a.HTTPAddr()+"/v1/search?user="+user+"&q="+q, "", nil, map[string]string{"Authorization": "Bearer " + token})
 		res, _ := r.Body["results"].([]any)
 		n = len(res)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // A firing waiting for confirmation survives a restart (the queue lives
@@ -41,7 +43,7 @@ func TestConfirmQueueSurvivesRestart(t *testing.T) {
 		}
 		return len(pend.Pending)
 	}
-	waitFor(t, "the firing to wait for confirmation", func() bool { return list(a) == 1 })
+	wait.For(t, "the firing to wait for confirmation", func() error { return wait.Equal(list(a), 1) })
 	id := pend.Pending[0].ID
 	stopApp(t, a)
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // /readyz stays 503 while the projector replays the stream into an empty
@@ -37,7 +39,7 @@ func TestReadyz(t *testing.T) {
 	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
 		t.Fatalf("/healthz during replay: %d %s", r.Status, r.Raw)
 	}
-	waitFor(t, "/readyz 200", func() bool {
+	wait.Until(t, "/readyz 200", func() bool {
 		r := do(t, "GET", base+"/readyz", "", nil, nil)
 		if r.Status == http.StatusServiceUnavailable {
 			if !strings.Contains(r.Raw, "catching up") {
@@ -75,16 +77,16 @@ func TestStoppedWorkerTurnsReadinessRed(t *testing.T) {
 	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
-	waitFor(t, "/readyz 200", func() bool { return do(t, "GET", base+"/readyz", "", nil, nil).Status == http.StatusOK })
+	wait.For(t, "/readyz 200", func() error { return wait.Equal(do(t, "GET", base+"/readyz", "", nil, nil).Status, http.StatusOK) })
 
 	a.goWorker(t.Context(), "tester", func(context.Context) error {
 		var m map[string]int
-		m["x"]++
+		m["x"]++ //nolint:staticcheck // the panic is the test
 		return nil
 	})
 	a.goWorker(t.Context(), "quitter", func(context.Context) error { return errors.New("lost its consumer") })
 	var last httpResult
-	waitFor(t, "/readyz to name both stopped workers", func() bool {
+	wait.Until(t, "/readyz to name both stopped workers", func() bool {
 		last = do(t, "GET", base+"/readyz", "", nil, nil)
 		return last.Status == http.StatusServiceUnavailable && strings.Contains(last.Raw, "quitter") && strings.Contains(last.Raw, "tester")
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,7 +75,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	if live != nil {
 		var err error
 		rep.Live, rep.Target, err = live.Checksum(ctx)
-		live.Close()
+		quiet.Close(live) // only read
 		if err != nil {
 			return nil, fmt.Errorf("live read model: %w", err)
 		}
@@ -100,7 +101,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	if err != nil {
 		return nil, err
 	}
-	defer built.Close()
+	defer quiet.Close(built) // on a failing path; the success path closes it below
 	if err := replayInto(ctx, js, built, rep, cfg.HTTP.MaxEventBytes, opts.Progress); err != nil {
 		return nil, err
 	}
@@ -114,10 +115,10 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 		rep.Diff = rep.Live.Diff(rep.Built)
 	}
 	rep.Took = time.Since(start)
+	if err := built.Close(); err != nil {
+		return nil, fmt.Errorf("close rebuilt read model: %w", err)
+	}
 	if opts.Replace && len(rep.Diff) == 0 {
-		if err := built.Close(); err != nil {
-			return nil, err
-		}
 		if err := os.Rename(opts.Out, cfg.ReadModelPath()); err != nil {
 			return nil, fmt.Errorf("replace live read model: %w", err)
 		}

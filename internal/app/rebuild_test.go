@@ -88,7 +88,9 @@ func TestRebuildEqualsLive(t *testing.T) {
 		if _, err := db.Exec(`UPDATE turns SET content = content || '!' WHERE id = 3`); err != nil {
 			t.Fatal(err)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 		rep, err := Rebuild(t.Context(), cfg, RebuildOptions{}, zaptest.NewLogger(t))
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -349,7 +351,7 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 	front := partitionWorker(t, bus, "front", RoleIngest|RoleRetriever, partitions, "", "")
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
 	partitionWorker(t, bus, "x2", RoleExtractor, partitions, "", "")
-	waitFor(t, "a partition each", func() bool {
+	wait.Until(t, "a partition each", func() bool {
 		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 1 && held["x2"] == 1
 	})
@@ -359,7 +361,7 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 		evs = append(evs, said(s.user, "a", s.first, saidFirst))
 	}
 	mustAccept(t, postBatch(t, front, evs...))
-	waitFor(t, "the batchers to take the first facts", func() bool {
+	wait.Until(t, "the batchers to take the first facts", func() bool {
 		for p := range partitions {
 			c, err := front.JetStream().Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
 			if err != nil {
@@ -373,14 +375,14 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 		return true
 	})
 	crash(x1)
-	waitFor(t, "x2 to take x1's partition", func() bool { return partitionsHeld(t, bus, "extractor")["x2"] == partitions })
+	wait.For(t, "x2 to take x1's partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x2"], partitions) })
 
 	evs = nil
 	for _, s := range stories[:2] {
 		evs = append(evs, said(s.user, "b", s.update, saidUpdate), endEvent(s.user+"-b-end", s.user, "b", 1))
 	}
 	mustAccept(t, postBatch(t, front, evs...))
-	waitFor(t, "the updates extracted", func() bool {
+	wait.Until(t, "the updates extracted", func() bool {
 		for _, s := range stories[:2] {
 			if len(find(listMemories(t, front, s.user, ""), s.subject, s.predicate)) == 0 {
 				return false
@@ -393,7 +395,10 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 		evs = append(evs, endEvent(s.user+"-a-end", s.user, "a", 1))
 	}
 	mustAccept(t, postBatch(t, front, evs...))
-	waitFor(t, "every turn extracted", func() bool { return countUnextracted(t, front) == 0 && countStoryTurns(t, front) == 4 })
+	wait.For(t, "every turn extracted", func() error {
+		return errors.Join(wait.Equal(countUnextracted(t, front), 0),
+			wait.Equal(countStoryTurns(t, front), 4))
+	})
 	for _, s := range stories[:2] {
 		t.Run(s.user, func(t *testing.T) { s.check(t, front) })
 	}

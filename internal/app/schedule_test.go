@@ -7,6 +7,7 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -40,7 +41,7 @@ func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
 	closeNATS()
 
 	a = startApp(t, cfg, RoleAll)
-	waitFor(t, "the missed weekly profile refresh", func() bool {
+	wait.Until(t, "the missed weekly profile refresh", func() bool {
 		getJSON(t, "http://"+a.HTTPAddr(), "/v1/profile?user=kim", &prof)
 		return len(prof.Core) == 1 && prof.Core[0].Content == "The user's name is Kim"
 	})

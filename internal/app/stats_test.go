@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"go.uber.org/zap/zaptest"
 )
@@ -114,7 +115,7 @@ func TestQualityStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	for _, line := range []string{"engram_memory_confirmation_ratio 0.6666666666666666", "engram_memory_wrong_write_ratio 0.3333333333333333",
 		`engram_context_served_total{result="hit"}`, `engram_context_tokens_total{block="memory"}`} {
 		if !strings.Contains(string(raw), line) {
@@ -152,7 +153,11 @@ func TestQualityStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rebuilt.Close()
+	defer func() {
+		if err := rebuilt.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	st, err := rebuilt.Quality(t.Context(), ns, memory.DefaultWrongWriteWindow)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -111,11 +112,11 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	if _, err := js.UpdateStream(t.Context(), sc); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the limit reported by /healthz", func() bool {
+	wait.Until(t, "the limit reported by /healthz", func() bool {
 		code, reason := probe(t, a, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "max_msgs 1")
 	})
-	waitFor(t, "the lost events reported by /readyz", func() bool {
+	wait.Until(t, "the lost events reported by /readyz", func() bool {
 		code, reason := probe(t, a, "/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "no longer holds 49 events")
 	})
@@ -188,7 +189,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 	if err := s.Purge(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the purge reported", func() bool {
+	wait.Until(t, "the purge reported", func() bool {
 		code, reason := probe(t, a, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "no longer holds 5 events")
 	})
@@ -204,7 +205,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 	if _, err := stream.AcceptMemory(t.Context(), a.JetStream()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
+	wait.Until(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
 	if got := driftMetric(t, a, driftTruncated); got != "0" {
 		t.Fatalf("engram_stream_drift{kind=truncated} %s after the accept, want 0", got)
 	}
@@ -238,7 +239,7 @@ func TestForgetIsNotDrift(t *testing.T) {
 		t.Fatalf("MEMORY's first sequence %d after forgetting the user of 1–5, want past them", info.State.FirstSeq)
 	}
 	// Judged after the grace, once the read model has what the stream holds.
-	waitFor(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() == info.State.FirstSeq })
+	wait.For(t, "the first sequence judged", func() error { return wait.Equal(a.drift.judgedFirst(), info.State.FirstSeq) })
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz after a forget: %d %q", code, reason)
 	}
@@ -256,7 +257,7 @@ func TestRetentionIsNotDrift(t *testing.T) {
 	cfg.Retention.RawTurns = 2 * time.Second
 	a, logs := startWatched(t, cfg, RoleAll, erasureGrace)
 	postTurns(t, a, 3, "alpha")
-	waitFor(t, "ana's turns to age out", func() bool { return countTurns(t, a, ana) == 0 })
+	wait.For(t, "ana's turns to age out", func() error { return wait.Equal(countTurns(t, a, ana), 0) })
 	info, err := stream.MemoryInfo(t.Context(), a.JetStream())
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func TestRetentionIsNotDrift(t *testing.T) {
 	if info.State.FirstSeq <= 3 {
 		t.Fatalf("MEMORY's first sequence %d after the turns 1–3 aged out, want past them", info.State.FirstSeq)
 	}
-	waitFor(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() >= info.State.FirstSeq })
+	wait.Until(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() >= info.State.FirstSeq })
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz after retention: %d %q", code, reason)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/textseg"
 )
@@ -60,12 +61,17 @@ func Main(args []string, out io.Writer) int {
 			fmt.Fprintln(out, err)
 			return 1
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			quiet.Close(f) // on a path that fails with its own error
 			fmt.Fprintln(out, err)
 			return 1
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(out, "cpu profile:", err)
+			}
+		}()
 	}
 	var lex textseg.Lexicons
 	for _, l := range strings.Split(*lexicons, ",") {

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 const usage = `engram — long-term memory for LLM agents
@@ -189,7 +191,7 @@ func search(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram search: %v (is engram serve running?)\n", err)
 		return 1
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	var body struct {
 		Results []struct {
 			ID, Kind, Content, SessionID string
@@ -212,17 +214,9 @@ func search(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	for _, r := range body.Results {
-		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), oneLine(r.Content, 100))
+		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), chars.ClipHead(chars.OneLine(r.Content), 100))
 	}
 	return 0
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 func envOr(name, def string) string {

@@ -151,7 +151,9 @@ func TestMigrate(t *testing.T) {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	}()
 	scope := memory.Scope{Namespace: "default", User: "yang"}
 	deadline := time.Now().Add(20 * time.Second)

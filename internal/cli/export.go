@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap"
 )
 
@@ -49,13 +50,14 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	w := stdout
+	var file *os.File
 	if *out != "" {
-		file, err := os.Create(*out)
+		file, err = os.Create(*out)
 		if err != nil {
 			fmt.Fprintf(stderr, "engram export: %v\n", err)
 			return 1
 		}
-		defer file.Close()
+		defer quiet.Close(file) // a second Close, or on a failing path; success closes it below
 		w = file
 	}
 	ctx, stop := signalContext()
@@ -67,6 +69,9 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeFn()
 	rep, err := app.Export(ctx, js, w, app.ExportFilter{Namespace: *ns, User: *user}, cfg.HTTP.MaxEventBytes)
+	if err == nil && file != nil {
+		err = file.Close() // the export is on disk only if this says so
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "engram export: %v\n", err)
 		return 1
@@ -99,7 +104,7 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram import: %v\n", err)
 		return 1
 	}
-	defer file.Close()
+	defer quiet.Close(file) // only read
 	ctx, stop := signalContext()
 	defer stop()
 	js, closeFn, err := openStream(ctx, cfg, stderr, app.OpenOperatorCreate)

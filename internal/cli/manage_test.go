@@ -12,6 +12,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -46,7 +47,7 @@ func TestStatsAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		var out struct {
 			MemoryID string `json:"memory_id"`
 		}
@@ -120,7 +121,7 @@ func TestForgetOfflineDoesNotWaitForStoppedWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 	})
 	start := time.Now()
 	out, errOut, code := run(t, "forget", "--data-dir", dir, "--http-addr", "127.0.0.1:1", "--user", "ann")
@@ -143,7 +144,7 @@ func TestReextractCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		deadline := time.Now().Add(20 * time.Second)
 		for n, _ := a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}); n != 1; n, _ = a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}) {
 			if time.Now().After(deadline) {
@@ -193,7 +194,7 @@ func TestStatsShowsRetention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		if resp.StatusCode != 202 {
 			t.Fatalf("post: %d", resp.StatusCode)
 		}

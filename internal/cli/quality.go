@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // contextFigures are what the running engram's context blocks held since
@@ -47,7 +48,7 @@ func runningContextFigures(ctx context.Context, cfg config.Config, namespace, to
 	if err != nil {
 		return f, false
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return f, false
 	}

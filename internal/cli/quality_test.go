@@ -11,6 +11,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -30,7 +31,9 @@ func TestStatsQuality(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 	base := "http://" + a.HTTPAddr()
 	req, _ := http.NewRequest("POST", base+"/v1/memories?wait=true", strings.NewReader(
@@ -41,7 +44,7 @@ func TestStatsQuality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	if resp.StatusCode != 202 {
 		t.Fatalf("add memory: %d", resp.StatusCode)
 	}

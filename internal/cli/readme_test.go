@@ -56,7 +56,9 @@ func runningEngram(t *testing.T) *app.App {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 	return a
 }

@@ -57,7 +57,11 @@ func readModelSumsWith(t *testing.T, dataDir string, skip map[string][]string) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	sums, err := s.ContentChecksumOf(t.Context(), compared, skip)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +147,11 @@ func turnsExtracted(t *testing.T, dataDir string, report func(format string, arg
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	recs, err := s.ExtractionRecords(t.Context())
 	if err != nil {
 		t.Fatal(err)

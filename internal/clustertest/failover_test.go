@@ -13,6 +13,7 @@ import (
 
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sourcegraph/conc"
 )
@@ -111,17 +112,22 @@ func (l *load) send(ctx context.Context, u int, ev map[string]any) error {
 func streamLeader(t *testing.T, d *deployment, js jetstream.JetStream) *proc {
 	t.Helper()
 	var leader string
-	waitFor(t, 30*time.Second, "MEMORY to have a leader", func() bool {
-		s, err := js.Stream(t.Context(), stream.MemoryStream)
-		if err != nil {
-			return false
+	wait.Within(t, 30*time.Second, "MEMORY to have a leader", func() error {
+		if !(func() bool {
+			s, err := js.Stream(t.Context(), stream.MemoryStream)
+			if err != nil {
+				return false
+			}
+			si, err := s.Info(t.Context())
+			if err != nil || si.Cluster == nil {
+				return false
+			}
+			leader = si.Cluster.Leader
+			return leader != ""
+		})() {
+			return errors.New("not yet")
 		}
-		si, err := s.Info(t.Context())
-		if err != nil || si.Cluster == nil {
-			return false
-		}
-		leader = si.Cluster.Leader
-		return leader != ""
+		return nil
 	})
 	for _, n := range d.nodes {
 		if "engram-"+strings.TrimPrefix(n.name, "nats-") == leader {
@@ -161,7 +167,14 @@ func TestFailover(t *testing.T) {
 	}
 	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
 	defer stopLoad()
-	acked := func(n int64) func() bool { return func() bool { return l.acked.Load() >= n } }
+	acked := func(n int64) func() error {
+		return func() error {
+			if got := l.acked.Load(); got < n {
+				return fmt.Errorf("%d acknowledged, want %d", got, n)
+			}
+			return nil
+		}
+	}
 
 	victims := func() []*proc {
 		out := []*proc{streamLeader(t, d, js)}
@@ -173,7 +186,7 @@ func TestFailover(t *testing.T) {
 	}
 	for round := range rounds {
 		base := l.acked.Load()
-		waitFor(t, time.Minute, "load before the kill", acked(base+int64(3*users)))
+		wait.Within(t, time.Minute, "load before the kill", acked(base+int64(3*users)))
 		killed := victims()
 		for _, p := range killed {
 			p.kill(t)
@@ -181,14 +194,14 @@ func TestFailover(t *testing.T) {
 		t.Logf("round %d: killed %d processes at %d events acknowledged", round+1, len(killed), l.acked.Load())
 		// The survivors keep acknowledging: two of three nodes are a quorum.
 		base = l.acked.Load()
-		waitFor(t, time.Minute, "events acknowledged with a node and a worker of each kind down", acked(base+int64(2*users)))
+		wait.Within(t, time.Minute, "events acknowledged with a node and a worker of each kind down", acked(base+int64(2*users)))
 		down := time.Now()
 		for _, p := range killed {
 			p.start(t)
 		}
 		t.Logf("round %d: restarted in %v", round+1, time.Since(down).Round(time.Millisecond))
 		base = l.acked.Load()
-		waitFor(t, time.Minute, "load after the restart", acked(base+int64(2*users)))
+		wait.Within(t, time.Minute, "load after the restart", acked(base+int64(2*users)))
 	}
 	stopLoad()
 	if err := errors.Join(errs...); err != nil {
@@ -261,7 +274,11 @@ func checkTurnsKept(t *testing.T, dir string, l *load) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	n := 0
 	for u := range l.w.users {
 		for sess := 0; ; sess++ {

@@ -21,7 +21,9 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/cli"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
@@ -69,12 +71,12 @@ func TestMain(m *testing.M) {
 			bin := filepath.Join(dir, "children")
 			if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "clustertest: build the children without -race: %v\n%s", err, out)
-				os.RemoveAll(dir)
+				quiet.RemoveAll(dir)
 				os.Exit(1)
 			}
 			childBinary = bin
 			code := m.Run()
-			os.RemoveAll(dir)
+			quiet.RemoveAll(dir)
 			os.Exit(code)
 		}
 		os.Exit(m.Run())
@@ -195,7 +197,11 @@ func (p *proc) start(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	cmd := exec.Command(childBinary, "-test.run=^$")
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -205,14 +211,16 @@ func (p *proc) start(t *testing.T) {
 	p.cmd, p.done = cmd, make(chan struct{})
 	done := p.done
 	go func() { _ = cmd.Wait(); close(done) }()
-	waitFor(t, 60*time.Second, p.name+" to start", func() bool {
+	wait.Within(t, 60*time.Second, p.name+" to start", func() error {
 		select {
 		case <-done:
 			t.Fatalf("%s exited at start:\n%s", p.name, p.tail())
 		default:
 		}
-		b, _ := os.ReadFile(p.log)
-		return bytes.Contains(b, []byte("engram started"))
+		if b, _ := os.ReadFile(p.log); !bytes.Contains(b, []byte("engram started")) {
+			return fmt.Errorf("its log ends:\n%s", p.tail())
+		}
+		return nil
 	})
 }
 
@@ -391,7 +399,7 @@ func freePorts(t *testing.T, n int) []int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		defer quiet.Close(l)
 		out[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	return out
@@ -618,27 +626,27 @@ func settle(t *testing.T, js jetstream.JetStream, parts int, calm time.Duration)
 func waitPulling(t *testing.T, js jetstream.JetStream, parts int) {
 	t.Helper()
 	want := partitionDurables(parts)
-	waitFor(t, time.Minute, fmt.Sprintf("every consumer to pull (%v among them)", want), func() bool {
+	wait.Within(t, time.Minute, fmt.Sprintf("every consumer to pull (%v among them)", want), func() error {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		s, err := js.Stream(ctx, stream.MemoryStream)
 		if err != nil {
-			return false
+			return err
 		}
 		lister := s.ListConsumers(ctx)
 		pulling := map[string]bool{}
 		for ci := range lister.Info() {
 			if ci.NumWaiting == 0 {
-				return false
+				return fmt.Errorf("%s has no pull waiting", ci.Name)
 			}
 			pulling[ci.Name] = true
 		}
 		for _, name := range want {
 			if !pulling[name] {
-				return false
+				return fmt.Errorf("%s does not pull", name)
 			}
 		}
-		return lister.Err() == nil
+		return lister.Err()
 	})
 }
 
@@ -653,16 +661,4 @@ func partitionDurables(parts int) []string {
 		}
 	}
 	return want
-}
-
-// waitFor polls cond until it holds or limit passes.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -232,7 +233,7 @@ func (w workload) post(ctx context.Context, ingest string, evs []any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		return fmt.Errorf("POST /v1/events: %d %s", resp.StatusCode, raw)
@@ -256,7 +257,7 @@ func call(ctx context.Context, method, url, body string, hdr map[string]string, 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, _ := io.ReadAll(resp.Body)
 	if status != 0 && resp.StatusCode != status || status == 0 && resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, raw)

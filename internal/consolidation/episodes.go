@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
@@ -297,8 +298,7 @@ func cutLines(s string, n int) string {
 	if n <= 0 || utf8.RuneCountInString(s) <= n || strings.Contains(s, episode.PersonMarker) {
 		return s
 	}
-	runes := []rune(s)[:n]
-	cut := string(runes)
+	cut := chars.CutRunes(s, n)
 	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
 		cut = cut[:i]
 	}

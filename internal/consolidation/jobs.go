@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
@@ -81,7 +81,7 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 			summary := &events.DailySummary{Date: date, Channel: e.Channel, Summary: text, RawTokens: e.RawTokens,
 				Source: events.SourceCompression}
 			addedID := firingID("daily-memory", r, scope, tag)
-			content := cutBytes(fmt.Sprintf("%s (%s): %s", date, e.Channel, text), events.MaxMemoryContentBytes)
+			content := chars.CutBytes(fmt.Sprintf("%s (%s): %s", date, e.Channel, text), events.MaxMemoryContentBytes)
 			out = append(out,
 				memory.Outgoing{Type: events.TypeMemoryAdded, ID: addedID, Scope: scope, Time: r.at,
 					Data: &events.MemoryAdded{MemoryID: memory.MemoryID(Source, addedID, 0), Kind: events.KindContext,
@@ -113,19 +113,7 @@ func daySummary(scope memory.Scope, date string, eps []memory.Episode) (memory.D
 	}
 	text := strings.TrimSpace(b.String())
 	return memory.DailySummary{Namespace: scope.Namespace, User: scope.User, Date: date, Channel: "engram",
-		Summary: cutBytes(text, events.MaxDailySummaryBytes), RawTokens: memory.EstimateTokens(text)}, true
-}
-
-// cutBytes cuts s to at most n bytes at a rune boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+		Summary: chars.CutBytes(text, events.MaxDailySummaryBytes), RawTokens: memory.EstimateTokens(text)}, true
 }
 
 // dedupe runs dedupe (seed 001 §7.3, seed 002 §6.1, seed 000 §5.7): per
@@ -169,7 +157,7 @@ func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope
 			merged := p.Merged[start:min(start+events.MaxMemoryBatch, len(p.Merged))]
 			d := &events.MemoriesMerged{Into: p.Into, Merged: merged, Importance: p.Importance, ClusterID: p.Cluster.ID}
 			if p.Content != "" {
-				d.Content = new(cutBytes(p.Content, events.MaxMemoryContentBytes))
+				d.Content = new(chars.CutBytes(p.Content, events.MaxMemoryContentBytes))
 			}
 			out = append(out, memory.Outgoing{Type: events.TypeMemoriesMerged,
 				ID: "merged-" + scopeKey(scope) + "-" + p.Cluster.ID + "-" + strconv.Itoa(start), Scope: scope, Time: r.at, Data: d})

@@ -229,7 +229,9 @@ func TestCardsDebounced(t *testing.T) {
 			t.Fatal(err)
 		}
 		cancel()
-		<-done
+		if err := <-done; err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
 	})
 }
 

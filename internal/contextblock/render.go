@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Languages Render writes headings in.
@@ -136,7 +138,7 @@ func script(s string) (cjk, words int) {
 	inWord := false
 	for _, r := range s {
 		switch {
-		case isCJK(r):
+		case chars.IsCJK(r):
 			cjk++
 			inWord = false
 		case unicode.IsLetter(r):
@@ -149,11 +151,6 @@ func script(s string) (cjk, words int) {
 		}
 	}
 	return cjk, words
-}
-
-func isCJK(r rune) bool {
-	return r >= 0x1100 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
 }
 
 // Quote styles: the characters that would end the quote and so must be

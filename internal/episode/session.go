@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -156,7 +157,7 @@ func (s *session) findGoal(agentSummary string) span {
 			continue
 		}
 		text := strings.TrimSpace(strings.ToValidUTF8(t.Content, ""))
-		if m := greeting.FindStringIndex(headBytes(text, 32)); m != nil {
+		if m := greeting.FindStringIndex(chars.CutBytes(text, 32)); m != nil {
 			text = text[m[1]:]
 		}
 		ss := sentences(text)
@@ -305,7 +306,7 @@ func (s *session) findOutcome() (string, span) {
 		if s.lastAsst > c.resPos && !pending {
 			return memory.OutcomeFailed, firstSentence(s.text(s.lastAsst), s.lastAsst)
 		}
-		closing := span{text: clipHead(errorLine(c.res.Content), maxPartRunes), pos: c.resPos, seq: 1 << 20}
+		closing := span{text: chars.ClipHead(errorLine(c.res.Content), maxPartRunes), pos: c.resPos, seq: 1 << 20}
 		if pending {
 			closing = s.pendingSpan()
 		}
@@ -356,11 +357,11 @@ func firstMatching(text string, pos int, ok func(string) bool) span {
 	ss := sentences(text)
 	for i, x := range ss {
 		if ok(x) {
-			return span{text: clipHead(x, maxPartRunes), pos: pos, seq: i}
+			return span{text: chars.ClipHead(x, maxPartRunes), pos: pos, seq: i}
 		}
 	}
 	if len(ss) > 0 {
-		return span{text: clipHead(ss[0], maxPartRunes), pos: pos}
+		return span{text: chars.ClipHead(ss[0], maxPartRunes), pos: pos}
 	}
 	return span{pos: pos}
 }
@@ -369,7 +370,7 @@ func lastMatching(text string, pos int, ok func(string) bool) span {
 	ss := sentences(text)
 	for i := len(ss) - 1; i >= 0; i-- {
 		if ok(ss[i]) {
-			return span{text: clipHead(ss[i], maxPartRunes), pos: pos, seq: i}
+			return span{text: chars.ClipHead(ss[i], maxPartRunes), pos: pos, seq: i}
 		}
 	}
 	return span{pos: pos}
@@ -387,7 +388,7 @@ func (s *session) findDecisions() []span {
 		for i, x := range sentences(t.Content) {
 			if decisionCues.in(x) && !seen[x] {
 				seen[x] = true
-				out = append(out, span{text: clipHead(x, maxPartRunes), pos: pos, seq: i})
+				out = append(out, span{text: chars.ClipHead(x, maxPartRunes), pos: pos, seq: i})
 			}
 		}
 	}
@@ -433,10 +434,10 @@ func (s *session) summary(agentSummary string) string {
 		parts[i] = k.text
 	}
 	if sum := joinSentences(parts); sum != "" {
-		return clipHead(sum, MaxSummaryRunes)
+		return chars.ClipHead(sum, MaxSummaryRunes)
 	}
 	if tools := s.tools(); len(tools) > 0 {
-		return clipHead(strings.Join(tools, ", "), MaxSummaryRunes)
+		return chars.ClipHead(strings.Join(tools, ", "), MaxSummaryRunes)
 	}
 	return fmt.Sprintf("%d turns", len(s.turns))
 }

@@ -64,7 +64,12 @@ func start(t *testing.T, cfg Config, source memory.TurnSource) (*Batcher, *recor
 func runBatcher(t *testing.T, b *Batcher, source memory.TurnSource) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); b.Run(ctx, source) }()
+	go func() {
+		defer close(done)
+		if err := b.Run(ctx, source); err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/llmextract"
 	"github.com/engramhq/engram/internal/memory"
@@ -95,7 +96,7 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 	// Out of tries: the rules cover the turns, and the failure is kept.
 	failed := memory.Outgoing{Type: events.TypeExtractionFailed, ID: "failed-" + req.RequestID, Scope: d.Scope,
 		Agent: d.Agent, Time: d.Time, Data: &events.ExtractionFailed{RequestID: req.RequestID, SessionID: req.SessionID,
-			Reason: truncate(err.Error(), 1000), Attempts: d.Attempt, Turns: indices(req.Turns)}}
+			Reason: chars.ClipBytes(err.Error(), 1000), Attempts: d.Attempt, Turns: indices(req.Turns)}}
 	if perr := x.Emit(ctx, failed); perr != nil {
 		return perr
 	}
@@ -365,10 +366,3 @@ func indices(turns []events.ExtractionTurn) []int {
 }
 
 func clamp(v float64) float64 { return max(0, min(1, v)) }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
-}

@@ -198,7 +198,7 @@ func TestExtractClientErrors(t *testing.T) {
 			if res != nil {
 				t.Errorf("result %+v returned with an error", res)
 			}
-			e, ok := err.(*llm.Error)
+			e, ok := err.(*llm.Error) //nolint:errorlint // it must come as the client made it, not wrapped
 			if !ok {
 				t.Fatalf("error %T %v, want *llm.Error as it came", err, err)
 			}

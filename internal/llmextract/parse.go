@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/ruleextract"
@@ -249,9 +250,9 @@ func candidate(raw json.RawMessage) (memory.Candidate, int, string) {
 	c := memory.Candidate{
 		Subject:    subjectOf(noControl(textField(f, subjectKeys))),
 		Predicate:  predicateOf(noControl(textField(f, predicateKeys))),
-		Content:    truncateBytes(fold(prose(textField(f, contentKeys))), maxContentBytes),
-		Project:    truncateBytes(fold(noControl(textField(f, projectKeys))), maxLabelBytes),
-		Topic:      truncateBytes(fold(noControl(textField(f, topicKeys))), maxLabelBytes),
+		Content:    chars.CutBytes(chars.OneLine(prose(textField(f, contentKeys))), maxContentBytes),
+		Project:    chars.CutBytes(chars.OneLine(noControl(textField(f, projectKeys))), maxLabelBytes),
+		Topic:      chars.CutBytes(chars.OneLine(noControl(textField(f, topicKeys))), maxLabelBytes),
 		Importance: unitField(f, importanceKeys, defaultImportance),
 		Confidence: unitField(f, confidenceKeys, defaultConfidence),
 	}
@@ -291,7 +292,7 @@ func turnOf(text string) int {
 
 // describe names an item in a problem line without quoting much of it.
 func describe(subject, predicate, content string) string {
-	return fmt.Sprintf("(%s/%s %q)", clip(subject, snippetRunes/2), clip(predicate, snippetRunes/2), clip(content, snippetRunes))
+	return fmt.Sprintf("(%s/%s %q)", chars.ClipMiddle(subject, snippetRunes/2), chars.ClipMiddle(predicate, snippetRunes/2), chars.ClipMiddle(content, snippetRunes))
 }
 
 // textField returns a string or number field as text.
@@ -360,27 +361,27 @@ func truth(v json.RawMessage) bool {
 // entity. A subject with CJK in it is kept as it is; the user is "user" in
 // any language.
 func subjectOf(s string) string {
-	s = fold(s)
-	if !hasCJK(s) {
+	s = chars.OneLine(s)
+	if !chars.HasCJK(s) {
 		s = strings.ToLower(s)
 	}
 	switch s {
 	case "the user", "the_user", "user's", "me", "i", "myself", "用户", "我", "用户本人":
 		return "user"
 	}
-	return truncateBytes(s, maxSubjectBytes)
+	return chars.CutBytes(s, maxSubjectBytes)
 }
 
 // predicateOf lowercases a predicate into snake_case and maps common
 // synonyms onto the canonical vocabulary, so "lives_in" and "住址" collide
 // with the rule extractor's "location".
 func predicateOf(s string) string {
-	p := strings.ToLower(fold(s))
+	p := strings.ToLower(chars.OneLine(s))
 	p = strings.Trim(strings.NewReplacer(" ", "_", "-", "_").Replace(p), "_")
 	if v, ok := predicateSynonyms[p]; ok {
 		return v
 	}
-	return truncateBytes(p, maxPredicateBytes)
+	return chars.CutBytes(p, maxPredicateBytes)
 }
 
 var predicateSynonyms = invert(map[string][]string{
@@ -519,24 +520,4 @@ func prose(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// truncateBytes cuts s to at most n bytes without splitting a rune.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if isCJK(r) {
-			return true
-		}
-	}
-	return false
 }

@@ -258,28 +258,6 @@ func TestKeyInput(t *testing.T) {
 	}
 }
 
-func TestClip(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in    string
-		limit int
-		want  string
-	}{
-		{"short", 10, "short"},
-		{"abcdefghij", 10, "abcdefghij"},
-		{"abcdefghijk", 10, "abcdef…ijk"},
-		{"一二三四五六七八九十百", 7, "一二三四…十百"},
-	} {
-		got := clip(tc.in, tc.limit)
-		if got != tc.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
-		}
-		if n := utf8.RuneCountInString(got); n > tc.limit {
-			t.Errorf("clip(%q, %d) has %d runes", tc.in, tc.limit, n)
-		}
-	}
-}
-
 func TestPromptKnownAndSummary(t *testing.T) {
 	t.Parallel()
 	known := []Known{

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -89,7 +90,7 @@ func Remote(base, token string, client *http.Client) API {
 		if err != nil {
 			return 0, nil, fmt.Errorf("engram at %s: %w (is it running?)", base, err)
 		}
-		defer resp.Body.Close()
+		defer quiet.Close(resp.Body)
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 		return resp.StatusCode, b, err
 	}

@@ -112,7 +112,11 @@ func appendFile(t *testing.T, path, s string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := f.WriteString(s); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
@@ -78,7 +79,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest
 		return map[string]any{"results": res}, nil
 	})
 	if err := svc.AddEndpoint("search", Timed("search", Recovered("search", log, h)), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
-		svc.Stop()
+		quiet.Do(svc.Stop) // on a path that fails with its own error
 		return nil, err
 	}
 	if engine != nil {
@@ -86,7 +87,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest
 			return contextReq(ctx, engine, subject, data)
 		})
 		if err := svc.AddEndpoint("context", Timed("context", Recovered("context", log, ch)), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
-			svc.Stop()
+			quiet.Do(svc.Stop) // on a path that fails with its own error
 			return nil, err
 		}
 	}
@@ -95,7 +96,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest
 			return digestReq(ctx, digest, subject, data)
 		})
 		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
-			svc.Stop()
+			quiet.Do(svc.Stop) // on a path that fails with its own error
 			return nil, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/engramhq/engram/internal/textseg"
 	"math"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/textseg"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
@@ -39,7 +40,11 @@ func openWith(t *testing.T, turns ...string) *sqlite.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	now := time.Now().UTC()
 	var batch []memory.Applied
 	for i, c := range turns {

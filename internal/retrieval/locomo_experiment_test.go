@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/engramhq/engram/internal/textseg"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/textseg"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/locomo"
@@ -35,7 +36,11 @@ func loadLoCoMo(tb testing.TB, speakers bool) (*locomo.Dataset, *sqlite.Store) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { st.Close() })
+	tb.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
 	seq := uint64(0)
 	for _, conv := range ds.Conversations {
 		var batch []memory.Applied
@@ -71,7 +76,7 @@ func diaIDs(conv *locomo.Conversation, turns []ScoredTurn) []string {
 	var ids []string
 	for _, t := range turns {
 		n := 0
-		fmt.Sscanf(t.SessionID, "session-%d", &n)
+		_, _ = fmt.Sscanf(t.SessionID, "session-%d", &n) // a session id of another shape matches no session
 		for _, s := range conv.Sessions {
 			if s.N == n && t.TurnIndex < len(s.Turns) {
 				ids = append(ids, s.Turns[t.TurnIndex].DiaID)

@@ -71,7 +71,11 @@ func BenchmarkApplyTurns(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
 	seq := uint64(0)
 	for b.Loop() {
 		batch := make([]memory.Applied, 512)

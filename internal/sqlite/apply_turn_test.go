@@ -6,6 +6,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -67,7 +68,7 @@ func TestPutTurnInsertReplaceCarry(t *testing.T) {
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
-		rows.Close()
+		quiet.Close(rows)
 		if len(got) != len(want) {
 			t.Fatalf("one batch %v: %d turns %v, want %v", whole, len(got), got, want)
 		}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // checksummed lists every table of the read model with the order that makes
@@ -81,7 +83,7 @@ func (s *Store) ContentChecksumOf(ctx context.Context, tables []string, skip map
 	if err != nil {
 		return nil, fmt.Errorf("checksum: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx)
 	out := TableSums{}
 	for _, table := range tables {
 		order, ok := checksummed[table]
@@ -102,7 +104,7 @@ func (s *Store) checksum(ctx context.Context, content bool) (TableSums, uint64, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("checksum: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx)
 	seq, err := lastSeq(ctx, tx)
 	if err != nil {
 		return nil, 0, err
@@ -134,7 +136,7 @@ func tableSum(ctx context.Context, tx *sql.Tx, table, order string, content bool
 	if err != nil {
 		return "", fmt.Errorf("checksum %s: %w", table, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	names, err := rows.Columns()
 	if err != nil {
 		return "", err
@@ -189,7 +191,7 @@ func summedColumns(ctx context.Context, tx *sql.Tx, table string, skip []string)
 	if err != nil {
 		return "", fmt.Errorf("checksum %s: columns: %w", table, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var cols []string
 	for rows.Next() {
 		var name string

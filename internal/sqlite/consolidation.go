@@ -8,6 +8,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -125,7 +126,7 @@ func sessionLinks(w *wtx, scope memory.Scope, session string, named []string) ([
 	if err != nil {
 		return nil, fmt.Errorf("session memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	set := map[string]bool{}
 	for _, id := range named {
 		set[id] = true
@@ -169,13 +170,13 @@ func linkExtracted(w *wtx, scope memory.Scope, session string) error {
 		var e ep
 		var raw string
 		if err := rows.Scan(&e.rid, &raw); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return fmt.Errorf("session episodes: %w", err)
 		}
 		_ = json.Unmarshal([]byte(raw), &e.linked)
 		eps = append(eps, e)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("session episodes: %w", err)
 	}
@@ -257,8 +258,11 @@ func applyDailySummary(w *wtx, env memory.Envelope, d *events.DailySummary) erro
 // skipped whole.
 func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 	into, err := loadMemory(w, env.Scope, d.Into)
-	if err != nil || into.Status != memory.StatusActive {
-		return nil
+	switch {
+	case memory.ErrorCode(err) == memory.EINVALID, err == nil && into.Status != memory.StatusActive:
+		return nil // gone, or no longer current: the merge is skipped whole
+	case err != nil:
+		return err // a failed read is not a memory that is gone
 	}
 	at := env.Time.UnixNano()
 	folded := 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -24,7 +25,7 @@ func (s *Store) Scopes(ctx context.Context) ([]memory.Scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scopes: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.Scope
 	for rows.Next() {
 		var sc memory.Scope
@@ -45,7 +46,7 @@ func (s *Store) SessionTurns(ctx context.Context, scope memory.Scope, session st
 	if err != nil {
 		return nil, fmt.Errorf("session turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.Turn
 	for rows.Next() {
 		t := memory.Turn{Scope: scope, SessionID: session}
@@ -73,7 +74,7 @@ func (s *Store) UnconsolidatedSessions(ctx context.Context, scope memory.Scope, 
 	if err != nil {
 		return nil, fmt.Errorf("unconsolidated sessions: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []string
 	for rows.Next() {
 		var id string
@@ -93,7 +94,7 @@ func (s *Store) SessionMemoryIDs(ctx context.Context, scope memory.Scope, sessio
 	if err != nil {
 		return nil, fmt.Errorf("session memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []string
 	for rows.Next() {
 		var id string
@@ -147,7 +148,7 @@ func (s *Store) Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scra
 	if err != nil {
 		return p, fmt.Errorf("scratchpad: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	if !rows.Next() {
 		return p, rows.Err()
 	}
@@ -216,7 +217,7 @@ func (s *Store) queryEpisodes(ctx context.Context, scope memory.Scope, q string,
 	if err != nil {
 		return nil, fmt.Errorf("episodes: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := []memory.Episode{}
 	for rows.Next() {
 		e := memory.Episode{Namespace: scope.Namespace, User: scope.User}
@@ -245,7 +246,7 @@ func (s *Store) DailySummaries(ctx context.Context, scope memory.Scope, date str
 	if err != nil {
 		return nil, fmt.Errorf("daily summaries: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.DailySummary
 	for rows.Next() {
 		d := memory.DailySummary{Namespace: scope.Namespace, User: scope.User}
@@ -279,7 +280,7 @@ func (s *Store) RecallDailySummaries(ctx context.Context, scope memory.Scope, q 
 	if err != nil {
 		return nil, fmt.Errorf("daily summaries: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var days []memory.DailySummary
 	var texts []string
 	for rows.Next() {

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // ExtractionRecord is one row of the extraction bookkeeping: a request
@@ -22,7 +24,7 @@ func (s *Store) ExtractionRecords(ctx context.Context) ([]ExtractionRecord, erro
 	if err != nil {
 		return nil, fmt.Errorf("extraction records: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []ExtractionRecord
 	for rows.Next() {
 		var r ExtractionRecord

@@ -170,7 +170,11 @@ func TestForgetLeavesNoByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	seq := uint64(1)
 	for i, c := range canaries {
 		seq = plantCanaries(t, s, seq, "zed", c)
@@ -206,7 +210,11 @@ func TestExpiredTurnsLeaveNoByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	var batch []memory.Applied
 	seq := uint64(1)
 	for i, c := range canaries {
@@ -242,7 +250,11 @@ func BenchmarkForget(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
 	const users, perUser = 1000, 100
 	words := strings.Fields("deploy the billing service to production with new config check logs tea coffee " +
 		"meeting friday kubernetes alerts dashboard invoice travel berlin hotel flight budget report review")

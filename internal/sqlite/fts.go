@@ -18,15 +18,17 @@ type ftsTable struct {
 	// table under the alias the where clauses use.
 	rows string
 	body func(scan func(...any) error) (int64, string, error)
+	// held counts the table's rows of an id; unindex deletes one by its words.
+	held, unindex stmt
 }
 
 var (
 	turnsFTS = ftsTable{"turns_fts", `SELECT t.id, t.namespace, t.user_id, t.speaker, t.content, t.tool_calls,
-		t.tool_results, t.attachments FROM turns t`, turnBody}
+		t.tool_results, t.attachments FROM turns t`, turnBody, stmtHeldTurns, stmtUnindexTurns}
 	memoriesFTS = ftsTable{"memories_fts", `SELECT m.rowid, m.namespace, m.user_id, m.subject, m.predicate, m.content
-		FROM memories m`, storedMemoryBody}
+		FROM memories m`, storedMemoryBody, stmtHeldMemories, stmtUnindexMemories}
 	episodesFTS = ftsTable{"episodes_fts", `SELECT e.rid, e.namespace, e.user_id, e.summary, e.goal, e.actions,
-		e.entities, e.tools FROM episodes e`, episodeBody}
+		e.entities, e.tools FROM episodes e`, episodeBody, stmtHeldEpisodes, stmtUnindexEpisodes}
 )
 
 // unindex removes from f the rows of its base table that where (a WHERE
@@ -48,7 +50,7 @@ func (w *wtx) unindex(f ftsTable, where string, args ...any) error {
 		if err != nil {
 			return fmt.Errorf("unindex %s: %w", f.name, err)
 		}
-		if err := w.unindexRow(f.name, id, body); err != nil {
+		if err := w.unindexRow(f, id, body); err != nil {
 			return err
 		}
 	}
@@ -61,16 +63,16 @@ func (w *wtx) unindex(f ftsTable, where string, args ...any) error {
 // unindexRow removes row id, indexed with body, from table, if the table
 // holds it: a row never indexed (a rejected memory) must not be deleted,
 // since FTS5 would count one row fewer than it holds.
-func (w *wtx) unindexRow(table string, id int64, body string) error {
+func (w *wtx) unindexRow(f ftsTable, id int64, body string) error {
 	var held int
-	if err := w.queryRow("held "+table, id).Scan(&held); err != nil {
-		return fmt.Errorf("unindex %s row %d: %w", table, id, err)
+	if err := w.queryRow(f.held, id).Scan(&held); err != nil {
+		return fmt.Errorf("unindex %s row %d: %w", f.name, id, err)
 	}
 	if held == 0 {
 		return nil
 	}
-	if _, err := w.exec("unindex "+table, id, body); err != nil {
-		return fmt.Errorf("unindex %s row %d: %w", table, id, err)
+	if _, err := w.exec(f.unindex, id, body); err != nil {
+		return fmt.Errorf("unindex %s row %d: %w", f.name, id, err)
 	}
 	return nil
 }

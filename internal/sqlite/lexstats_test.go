@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -23,8 +24,11 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ct, cm int
-		s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM turns WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&ct)
-		s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM memories WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&cm)
+		if err := errors.Join(
+			s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM turns WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&ct),
+			s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM memories WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&cm)); err != nil {
+			t.Fatal(err)
+		}
 		if turns != ct || mems != cm {
 			t.Fatalf("%s: scope_counts %d turns %d memories, rows %d and %d", user, turns, mems, ct, cm)
 		}
@@ -43,7 +47,9 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 		t.Fatalf("after forget: %d turns %d memories", tu, me)
 	}
 	var rows int
-	s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM scope_counts WHERE user_id = 'ana'`).Scan(&rows)
+	if err := s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM scope_counts WHERE user_id = 'ana'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
 	if rows != 0 {
 		t.Fatalf("a forgotten user keeps %d scope_counts rows", rows)
 	}

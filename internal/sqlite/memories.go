@@ -12,6 +12,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -60,7 +61,7 @@ func scanMemory(sc interface{ Scan(...any) error }) (storedMemory, error) {
 // scanStored reads every row of a query selecting rowid and
 // memoryColumns, and closes rows.
 func scanStored(rows *sql.Rows) ([]storedMemory, error) {
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []storedMemory
 	for rows.Next() {
 		m, err := scanMemory(rows)
@@ -360,7 +361,7 @@ func ignoredLately(w *wtx, env memory.Envelope, c candidate) (time.Time, bool, e
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	for rows.Next() {
 		var content string
 		var at int64
@@ -492,7 +493,7 @@ func indexMemory(w *wtx, rowid int64, scope memory.Scope, subject, predicate, co
 // unindexMemory takes m's words, as loaded before any change, off the
 // full-text index.
 func unindexMemory(w *wtx, m storedMemory) error {
-	return w.unindexRow(memoriesFTS.name, m.rowid, memoryBody(memory.Scope{Namespace: m.Namespace, User: m.User},
+	return w.unindexRow(memoriesFTS, m.rowid, memoryBody(memory.Scope{Namespace: m.Namespace, User: m.User},
 		m.Subject, m.Predicate, m.Content))
 }
 

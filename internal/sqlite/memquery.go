@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 var _ memory.MemoryReader = (*Store)(nil)
@@ -129,7 +130,7 @@ func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]m
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := []memory.Change{}
 	for rows.Next() {
 		var c memory.Change
@@ -151,7 +152,7 @@ func (s *Store) Projects(ctx context.Context, scope memory.Scope) ([]string, err
 	if err != nil {
 		return nil, fmt.Errorf("projects: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []string
 	for rows.Next() {
 		var p string

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Quality reads a namespace's counts and quality figures (seed 004 §9)
@@ -24,7 +25,7 @@ func ReadQuality(ctx context.Context, path, namespace string, window time.Durati
 	if err != nil {
 		return memory.Stats{}, fmt.Errorf("quality: open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	return quality(ctx, db, namespace, window)
 }
 
@@ -58,12 +59,12 @@ func quality(ctx context.Context, db *sql.DB, namespace string, window time.Dura
 		var status string
 		var n int
 		if err := rows.Scan(&status, &n); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return st, fmt.Errorf("stats: memories: %w", err)
 		}
 		st.Memories[status] = n
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("stats: memories: %w", err)
 	}

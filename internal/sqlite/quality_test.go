@@ -17,8 +17,8 @@ func TestQualityKnownHistory(t *testing.T) {
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	at := func(a memory.Applied, ns string, d time.Duration) memory.Applied {
-		a.Envelope.Time = t0.Add(d)
-		a.Envelope.Scope.Namespace = ns
+		a.Time = t0.Add(d)
+		a.Scope.Namespace = ns
 		return a
 	}
 	mem := func(seq uint64, id, pred, content string, conf float64) memory.Applied {

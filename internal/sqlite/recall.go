@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -76,7 +77,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	hits, err := scanTurnHits(rows, true)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
@@ -175,7 +176,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 	if found {
 		err = rows.Scan(&st.Docs, &changes)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err = errors.Join(err, rows.Err()); err != nil {
 		return st, q, err
 	}
@@ -206,7 +207,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 		if err != nil {
 			return st, q, err
 		}
-		defer rows.Close()
+		defer quiet.Close(rows)
 		for rows.Next() {
 			var j, n int
 			if err := rows.Scan(&j, &n); err != nil {
@@ -343,7 +344,7 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	hits, err := scanTurnHits(rows, false)
 	if err != nil {
 		return nil, err
@@ -372,7 +373,7 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 	if err != nil {
 		return nil, fmt.Errorf("turns within: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	return scanTurnHits(rows, false)
 }
 
@@ -397,7 +398,7 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 	if err != nil {
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	return scanTurnHits(rows, false)
 }
 
@@ -424,7 +425,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.MemoryHit
 	var texts []string
 	for rows.Next() {

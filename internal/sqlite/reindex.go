@@ -8,6 +8,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -37,12 +38,12 @@ func reindexTable(ctx context.Context, tx *sql.Tx, table, query string, body fun
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO `+table+` (rowid, body) VALUES (?, ?)`)
 	if err != nil {
 		return err
 	}
-	defer ins.Close()
+	defer quiet.Close(ins)
 	for rows.Next() {
 		id, text, err := body(rows.Scan)
 		if err != nil {

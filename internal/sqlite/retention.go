@@ -3,11 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // expireTurns applies a turns.expired receipt: the user's turns whose
@@ -31,12 +33,12 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return err
 		}
 		sessions = append(sessions, s)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return err
 	}
@@ -83,7 +85,7 @@ func resession(w *wtx, scope memory.Scope, session string) error {
 	var ended int64
 	err := w.tx.QueryRowContext(w.ctx, `SELECT ended FROM sessions WHERE namespace = ? AND user_id = ? AND session_id = ?`,
 		scope.Namespace, scope.User, session).Scan(&ended)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
@@ -155,12 +157,12 @@ func (s *Store) PlanRetention(ctx context.Context, cutoff uint64, waitSince time
 	for rows.Next() {
 		var sc memory.Scope
 		if err := rows.Scan(&sc.Namespace, &sc.User); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return plan, fmt.Errorf("plan retention: %w", err)
 		}
 		scopes = append(scopes, sc)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return plan, fmt.Errorf("plan retention: %w", err)
 	}

@@ -465,13 +465,19 @@ func TestMigrationToSaidTimes(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	mems := byContent(t, s, "u")
 	if m := mems["User moved to Porto"]; !m.SaidAt.Equal(hour(24)) || !m.LearnedAt.Equal(hour(24)) {
 		t.Fatalf("Porto said %v, learned %v; want both %v", m.SaidAt, m.LearnedAt, hour(24))

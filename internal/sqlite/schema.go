@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -14,6 +15,29 @@ type migration struct {
 	sql  string
 	fill func(ctx context.Context, tx *sql.Tx) error
 }
+
+// memoryTableColumns are the memories table's columns after its id, the same
+// in the table migration 2 makes and in the one that scopes its id to a
+// user (memories_scoped).
+const memoryTableColumns = `
+	namespace     TEXT NOT NULL,
+	user_id       TEXT NOT NULL,
+	agent         TEXT NOT NULL DEFAULT '',
+	tier          INTEGER NOT NULL DEFAULT 2,
+	kind          TEXT NOT NULL,
+	category      TEXT NOT NULL,
+	project       TEXT NOT NULL DEFAULT '',
+	topic         TEXT NOT NULL DEFAULT '',
+	subject       TEXT NOT NULL,
+	predicate     TEXT NOT NULL,
+	content       TEXT NOT NULL,
+	importance    REAL NOT NULL,
+	confidence    REAL NOT NULL,
+	status        TEXT NOT NULL,
+	supersedes    TEXT NOT NULL DEFAULT '',
+	superseded_by TEXT NOT NULL DEFAULT '',
+	source        TEXT NOT NULL,
+	session_id    TEXT NOT NULL DEFAULT '',`
 
 // migrations are applied in order; the index+1 of the last one applied is
 // stored as user_version. Never edit a released migration: append one.
@@ -84,25 +108,7 @@ CREATE TABLE sessions (
 	// 2: semantic memories, their history, extraction bookkeeping.
 	{sql: `
 CREATE TABLE memories (
-	id            TEXT PRIMARY KEY,
-	namespace     TEXT NOT NULL,
-	user_id       TEXT NOT NULL,
-	agent         TEXT NOT NULL DEFAULT '',
-	tier          INTEGER NOT NULL DEFAULT 2,
-	kind          TEXT NOT NULL,
-	category      TEXT NOT NULL,
-	project       TEXT NOT NULL DEFAULT '',
-	topic         TEXT NOT NULL DEFAULT '',
-	subject       TEXT NOT NULL,
-	predicate     TEXT NOT NULL,
-	content       TEXT NOT NULL,
-	importance    REAL NOT NULL,
-	confidence    REAL NOT NULL,
-	status        TEXT NOT NULL,
-	supersedes    TEXT NOT NULL DEFAULT '',
-	superseded_by TEXT NOT NULL DEFAULT '',
-	source        TEXT NOT NULL,
-	session_id    TEXT NOT NULL DEFAULT '',
+	id            TEXT PRIMARY KEY,` + memoryTableColumns + `
 	source_events TEXT NOT NULL, -- JSON array of event ids
 	created       INTEGER NOT NULL, -- unix ns, event time
 	updated       INTEGER NOT NULL,
@@ -288,25 +294,7 @@ DROP TABLE applied;
 ALTER TABLE applied_scoped RENAME TO applied;
 
 CREATE TABLE memories_scoped (
-	id            TEXT NOT NULL,
-	namespace     TEXT NOT NULL,
-	user_id       TEXT NOT NULL,
-	agent         TEXT NOT NULL DEFAULT '',
-	tier          INTEGER NOT NULL DEFAULT 2,
-	kind          TEXT NOT NULL,
-	category      TEXT NOT NULL,
-	project       TEXT NOT NULL DEFAULT '',
-	topic         TEXT NOT NULL DEFAULT '',
-	subject       TEXT NOT NULL,
-	predicate     TEXT NOT NULL,
-	content       TEXT NOT NULL,
-	importance    REAL NOT NULL,
-	confidence    REAL NOT NULL,
-	status        TEXT NOT NULL,
-	supersedes    TEXT NOT NULL DEFAULT '',
-	superseded_by TEXT NOT NULL DEFAULT '',
-	source        TEXT NOT NULL,
-	session_id    TEXT NOT NULL DEFAULT '',
+	id            TEXT NOT NULL,` + memoryTableColumns + `
 	source_events TEXT NOT NULL,
 	created       INTEGER NOT NULL,
 	updated       INTEGER NOT NULL,
@@ -464,17 +452,17 @@ func migrate(ctx context.Context, db *sql.DB) error {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, migrations[i].sql); err != nil {
-			tx.Rollback()
+			quiet.Rollback(tx)
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
 		if fill := migrations[i].fill; fill != nil {
 			if err := fill(ctx, tx); err != nil {
-				tx.Rollback()
+				quiet.Rollback(tx)
 				return fmt.Errorf("migration %d: %w", i+1, err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
-			tx.Rollback()
+			quiet.Rollback(tx)
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
 		if err := tx.Commit(); err != nil {

@@ -45,13 +45,19 @@ func TestMigrationToPartitionsReindexes(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	alice, bob := memory.Scope{Namespace: "ns", User: "alice"}, memory.Scope{Namespace: "ns", User: "bob"}
 	for _, tc := range []struct {
 		name  string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Stats counts what a read model holds, for `engram stats`.
@@ -33,12 +34,12 @@ func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error)
 	if err != nil {
 		return st, fmt.Errorf("stats: open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return st, fmt.Errorf("stats: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx)
 	where := ` WHERE (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)`
 	args := []any{namespace, namespace, user, user}
 	for _, c := range []struct {
@@ -69,12 +70,12 @@ func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error)
 			var k string
 			var n int
 			if err := rows.Scan(&k, &n); err != nil {
-				rows.Close()
+				quiet.Close(rows)
 				return st, fmt.Errorf("stats: %w", err)
 			}
 			g.into[k] = n
 		}
-		rows.Close()
+		quiet.Close(rows)
 		if err := rows.Err(); err != nil {
 			return st, fmt.Errorf("stats: %w", err)
 		}
@@ -96,7 +97,7 @@ func ReadMemory(ctx context.Context, path string, scope memory.Scope, id string)
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	m, err := scanMemory(db.QueryRowContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
 	switch {
@@ -116,7 +117,7 @@ func ReadTurns(ctx context.Context, path, namespace, user string, since, until t
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	rows, err := db.QueryContext(ctx, `SELECT `+turnColumns+`
 		FROM turns WHERE time >= ? AND time < ? AND (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)
 		ORDER BY time, id LIMIT ?`, since.UnixNano(), until.UnixNano(), namespace, namespace, user, user, limit)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 func openTest(t *testing.T) *Store {
@@ -18,7 +19,11 @@ func openTest(t *testing.T) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return s
 }
 
@@ -49,7 +54,7 @@ func TestChecksumCoversSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
@@ -182,7 +187,11 @@ func TestPositionHintIsCheckedByApplyNext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return s
 	}
 	s, other := open(), open()

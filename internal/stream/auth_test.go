@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -217,7 +218,7 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Unsubscribe()
+	defer quiet.Do(sub.Unsubscribe)
 	retriever.noErrors(t)
 
 	t.Run("workers", func(t *testing.T) {

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/nats-io/nats.go"
@@ -38,23 +38,6 @@ type Message struct {
 // BatchHandler processes messages in stream order and returns one error per
 // message (nil for success). Returning nil means every message succeeded.
 type BatchHandler func(ctx context.Context, msgs []*Message) []error
-
-// permanentError marks an error that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-// Permanent marks err so that its message goes to the dead letters at once.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return permanentError{err}
-}
-
-// IsPermanent reports whether err was marked Permanent.
-func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
 
 // ConsumerConfig configures a durable pull consumer.
 type ConsumerConfig struct {
@@ -384,7 +367,7 @@ func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) 
 			return msg, nil
 		}
 	}
-	e, data, err := Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), maxBytes)
+	e, data, err := Decode(m.Subject(), m.Headers(), m.Data(), maxBytes)
 	if err != nil {
 		return msg, fmt.Errorf("decode: %w", err)
 	}
@@ -392,22 +375,60 @@ func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) 
 	return msg, nil
 }
 
-// decide is the one table that settles a message's fate. A
-// memory.RetryError (a 429's Retry-After, say) delays the redelivery to at
-// least what it asks.
-func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
-	after, retryAfter := memory.RetryAfterOf(err)
+// Fate is what becomes of a message after its handler returned.
+type Fate int
+
+const (
+	FateAck        Fate = iota // handled: acknowledged
+	FateRetry                  // nak'ed, redelivered after a delay
+	FateDeadLetter             // copied to DEADLETTER with the reason, then terminated
+)
+
+func (f Fate) String() string { return [...]string{"ack", "retry", "dead letter"}[f] }
+
+// Decide is the one table of a message's fate, read from the code its
+// handler's error carries (memory.ErrorCode). Handlers only return errors;
+// none retries or dead-letters on its own.
+//
+//	error                                 fate
+//	none                                  FateAck
+//	EINVALID, ETOOLARGE                   FateDeadLetter at once: the event itself is wrong, and every try meets the same
+//	any other, and out of deliveries      FateDeadLetter
+//	any other: EUNAVAILABLE, EINTERNAL,   FateRetry after Backoff(delivered), or after the error's
+//	a panic, an error without a code      memory.RetryError (a 429's Retry-After) when that is later
+//
+// A code the table does not name (ENOTFOUND, ECONFLICT, …) is retried: a
+// needless retry costs a few seconds, a needless dead letter an
+// operator's redrive.
+func Decide(err error, delivered, maxDeliver int) Fate {
 	switch {
 	case err == nil:
+		return FateAck
+	case delivered >= maxDeliver:
+		return FateDeadLetter
+	}
+	switch memory.ErrorCode(err) {
+	case memory.EINVALID, memory.ETOOLARGE:
+		return FateDeadLetter
+	}
+	return FateRetry
+}
+
+// decide settles m as Decide says.
+func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
+	switch Decide(err, m.Delivered, c.cfg.MaxDeliver) {
+	case FateAck:
 		if aerr := m.msg.Ack(); aerr != nil {
 			c.log.Warn("ack", zap.Uint64(FieldSeq, m.Seq), zap.Error(aerr))
 		}
-	case IsPermanent(err) || m.Delivered >= c.cfg.MaxDeliver:
+	case FateDeadLetter:
 		c.deadLetter(ctx, m, err)
-	case retryAfter:
-		c.nak(m, max(after, c.cfg.Backoff(m.Delivered)), err)
-	default:
-		c.nak(m, c.cfg.Backoff(m.Delivered), err)
+	case FateRetry:
+		delay := c.cfg.Backoff(m.Delivered)
+		if after, ok := memory.RetryAfterOf(err); ok {
+			delay = max(after, delay)
+		}
+		c.nak(m, delay, err)
 	}
 }
 
@@ -443,7 +464,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 			dl.Header[k] = v
 		}
 	}
-	dl.Header.Set(HeaderDLQReason, truncate(reason.Error(), 1024))
+	dl.Header.Set(HeaderDLQReason, chars.ClipBytes(reason.Error(), 1024))
 	dl.Header.Set(HeaderDLQSubject, m.Subject)
 	dl.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
 	dl.Header.Set(HeaderDLQDeliveries, strconv.Itoa(m.Delivered))
@@ -461,22 +482,10 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 	}
 	metrics.Default.DeadLettered(c.cfg.Durable)
 	c.log.Warn("dead-lettered", zap.Uint64(FieldSeq, m.Seq), zap.String(FieldSubject, m.Subject),
-		zap.String(FieldReason, truncate(reason.Error(), 200)))
-	if err := m.msg.TermWithReason(truncate(reason.Error(), 200)); err != nil {
+		zap.String(FieldReason, chars.ClipBytes(reason.Error(), 200)))
+	if err := m.msg.TermWithReason(chars.ClipBytes(reason.Error(), 200)); err != nil {
 		c.log.Warn("term", zap.Uint64(FieldSeq, m.Seq), zap.Error(err))
 	}
-}
-
-// truncate cuts s to at most n bytes, between two characters, and marks
-// the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // Envelope is what the read model keeps of the message's event. An event

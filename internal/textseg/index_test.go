@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 func TestIndex(t *testing.T) {
@@ -53,20 +55,6 @@ func TestIndexAllocations(t *testing.T) {
 	}
 }
 
-// isCJK's fast paths must agree with its definition on every rune.
-func TestIsCJKFastPaths(t *testing.T) {
-	t.Parallel()
-	extra := map[rune]bool{0x3006: true, 0x3031: true, 0x3032: true, 0x3033: true, 0x3034: true,
-		0x3035: true, 0x303C: true, 0x30FC: true, 0xFF70: true, 0xFF9E: true, 0xFF9F: true}
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		want := extra[r] || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) &&
-			(unicode.IsLetter(r) || unicode.IsNumber(r))
-		if got := isCJK(r); got != want {
-			t.Fatalf("isCJK(%U)=%v, want %v", r, got, want)
-		}
-	}
-}
-
 func TestIsWordRuneFastPaths(t *testing.T) {
 	t.Parallel()
 	for r := rune(0); r <= unicode.MaxRune; r++ {
@@ -87,7 +75,7 @@ func TestCJKRunesAreTokenCharacters(t *testing.T) {
 	var b strings.Builder
 	n := 0
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if isCJK(r) {
+		if chars.IsCJK(r) {
 			b.WriteRune(r)
 			b.WriteByte(' ')
 			n++
@@ -117,7 +105,7 @@ func TestTokenizerKeepsCJKTokens(t *testing.T) {
 	want := make(map[string]bool)
 	for _, tok := range strings.Fields(Index(text)) {
 		r, _ := utf8.DecodeRuneInString(tok)
-		if isCJK(r) {
+		if chars.IsCJK(r) {
 			want[tok] = true
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 func TestTerms(t *testing.T) {
@@ -327,7 +329,7 @@ func TestEmptyMatchIsRejectedByFTS5(t *testing.T) {
 		for rows.Next() {
 		}
 		err = rows.Err()
-		rows.Close()
+		quiet.Close(rows)
 	}
 	if err == nil {
 		t.Fatal("FTS5 accepted an empty MATCH; Match could return an always-false expression instead of \"\"")

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 func tokensOf(q Query) []string {
@@ -159,7 +161,7 @@ func TestTokensAgreeWithFTS5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	stored := map[string]bool{}
 	for rows.Next() {
 		var term string

@@ -34,6 +34,8 @@ func TestTruncateExamples(t *testing.T) {
 		{"我在 Google 工作", 5, "我在 "},
 		{"我在 Google 工作", 8, "我在 "},
 		{"我在 Google 工作", 9, "我在 Google"},
+		{"ラーメンを", 2, "ラー"}, // kana, ー included, are units as Han is
+		{"ｶﾀｶﾅ", 2, "ｶﾀ"},  // half-width kana too (a word of letters before internal/chars)
 		{"v2.3.1 released", 4, "v2.3"},
 		{"state_of_the_art design", 10, ""}, // '_' joins a word
 		{"café au lait", 3, ""},             // é is a letter: café is one word
