@@ -131,6 +131,8 @@ func decodeMemoryExtracted(r *reader, path string) (MemoryExtracted, error) {
 			x.SessionID, err = r.str(p)
 		case "extractor":
 			x.Extractor, err = r.str(p)
+		case "pass":
+			x.Pass, err = r.str(p)
 		case "model":
 			x.Model, err = r.str(p)
 		case "usage":
@@ -167,6 +169,14 @@ func decodeMemoryExtracted(r *reader, path string) (MemoryExtracted, error) {
 	}
 	if err := oneOf(join(path, "extractor"), x.Extractor, extractors...); err != nil {
 		return x, err
+	}
+	if x.Pass != "" {
+		if err := oneOf(join(path, "pass"), x.Pass, PassTurn); err != nil {
+			return x, err
+		}
+		if x.Extractor != ExtractorRules || len(x.Turns) != 1 {
+			return x, fieldErr(join(path, "pass"), "a turn's reading is the rules' of one turn")
+		}
 	}
 	if err := checkID(join(path, "model"), x.Model, false); err != nil {
 		return x, err

@@ -14,6 +14,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/mcpserver"
 	"github.com/engramhq/engram/internal/memory"
@@ -379,6 +381,7 @@ func (a *App) apiServer() *httpapi.Server {
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
 		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.WaitProjected
+		srv.TurnMemories, srv.WaitMemories = a.turnMemories, a.Config.HTTP.WaitMemories
 	}
 	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
 		// MCP's tools call the API in process, with the MCP request's token.
@@ -478,6 +481,31 @@ func truncateReason(s string) string {
 		return strings.ToValidUTF8(s[:512], "")
 	}
 	return s
+}
+
+// turnMemories waits until ctx ends for the rules' reading of a recorded
+// turn (extraction.Extractor.ReadTurn) and answers the memories it wrote
+// or restated.
+func (a *App) turnMemories(ctx context.Context, scope memory.Scope, d *events.TurnRecorded) (httpapi.TurnReading, error) {
+	if !a.Config.Extract.RulesAtOnce || !extractreq.ReadsAtOnce(d.Role) {
+		return httpapi.TurnReading{Extraction: httpapi.ExtractionNone}, nil
+	}
+	id := extraction.ReadingEventID(scope, d.SessionID, events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role,
+		Content: d.Content, ToolCalls: d.ToolCalls})
+	for {
+		done, mems, err := a.store.EventMemories(ctx, scope, extraction.Source, id)
+		if err != nil {
+			return httpapi.TurnReading{}, err
+		}
+		if done {
+			return httpapi.TurnReading{Extraction: httpapi.ExtractionDone, Memories: mems}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return httpapi.TurnReading{Extraction: httpapi.ExtractionPending}, nil
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // WaitProjected waits until the read model has applied seq.

@@ -66,8 +66,29 @@ func keys(v any, into map[string]bool) {
 	}
 }
 
-// Every curl example in README.md runs against a real engram, answers
-// JSON, and the answer has every field README shows for it.
+// holds reports whether v has key with value want anywhere within it.
+func holds(v any, key string, want any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == key && e == want || holds(e, key, want) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if holds(e, key, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Every curl example in README.md runs against a real engram, in order,
+// answers JSON, and the answer has every field README shows for it, with
+// every value README shows in full: the memory the context example shows
+// is there, straight after the turn that states it.
 func TestREADMECurlExamples(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -79,6 +100,7 @@ func TestREADMECurlExamples(t *testing.T) {
 	}
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	shownKey := regexp.MustCompile(`"([a-z_]+)":`)
+	shownValue := regexp.MustCompile(`"([a-z_]+)":("(?:[^"\\]|\\.)*"|-?[0-9][0-9.]*|true|false)`)
 	for _, ex := range examples {
 		cmd := strings.ReplaceAll(ex.cmd, "localhost:7420", a.HTTPAddr())
 		c := exec.CommandContext(t.Context(), "sh", "-c", strings.Replace(cmd, "curl ", curl+" -f ", 1))
@@ -97,6 +119,17 @@ func TestREADMECurlExamples(t *testing.T) {
 		for _, m := range shownKey.FindAllStringSubmatch(ex.shown, -1) {
 			if !have[m[1]] {
 				t.Errorf("README shows %q in the answer to\n%s\nbut engram answered %s", m[1], ex.cmd, out)
+			}
+		}
+		// And every value it shows in full (a string without "…", a
+		// number, true or false) is in the answer under its key.
+		for _, m := range shownValue.FindAllStringSubmatch(ex.shown, -1) {
+			var want any
+			if err := json.Unmarshal([]byte(m[2]), &want); err != nil || strings.Contains(m[2], "…") {
+				continue
+			}
+			if !holds(got, m[1], want) {
+				t.Errorf("README shows \"%s\":%s in the answer to\n%s\nbut engram answered %s", m[1], m[2], ex.cmd, out)
 			}
 		}
 		// The next example may read what this one wrote.

@@ -81,6 +81,11 @@ type Batcher struct {
 	// included; without this, the turns it had requested would be
 	// requested twice.
 	Handled HandledTurns
+	// Read, when set, reads each recorded turn as it arrives
+	// (Extractor.ReadTurn), before the turn joins its session's batch. Its
+	// error fails the turn's delivery, so the reading is tried again; the
+	// reading's id makes the retry one event.
+	Read func(ctx context.Context, a memory.Applied) error
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*pending
@@ -126,6 +131,11 @@ func (b *Batcher) Handle(ctx context.Context, batch []memory.Applied) []error {
 func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 	switch d := a.Data.(type) {
 	case *events.TurnRecorded:
+		if b.Read != nil {
+			if err := b.Read(ctx, a); err != nil {
+				return fmt.Errorf("read turn %d of session %q: %w", d.TurnIndex, d.SessionID, err)
+			}
+		}
 		key := sessionKey{a.Scope, d.SessionID}
 		gap, tokenCap := b.thresholds(a)
 		full := b.add(key, a.Agent, snapshot(d, a.Time), a.Seq, gap, tokenCap)

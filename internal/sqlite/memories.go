@@ -356,6 +356,11 @@ func applyExtractionRequested(w *wtx, env memory.Envelope, d *events.ExtractionR
 }
 
 func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted) error {
+	if d.Pass == events.PassTurn {
+		// A turn's reading as it arrived: its memories, but neither a
+		// request nor the turn's extraction, which its batch still does.
+		return putCandidates(w, env, d)
+	}
 	turns, _ := json.Marshal(d.Turns)
 	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO extractions
 		(request_id, namespace, user_id, session_id, reason, turns, status, extractor, model, calls,
@@ -373,6 +378,11 @@ func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted
 	if err := markExtracted(w, env.Scope, d.SessionID, d.Turns); err != nil {
 		return err
 	}
+	return putCandidates(w, env, d)
+}
+
+// putCandidates applies a memory.extracted's candidates.
+func putCandidates(w *wtx, env memory.Envelope, d *events.MemoryExtracted) error {
 	for i, c := range d.Candidates {
 		cand := fromCandidate(c)
 		cand.id, cand.source, cand.session = memory.MemoryID(env.Source, env.ID, i), d.Extractor, d.SessionID
