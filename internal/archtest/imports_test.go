@@ -22,6 +22,7 @@ var owners = map[string][]string{
 	"github.com/schollz/progressbar":   {"internal/app"},
 	"github.com/prometheus/":           {"internal/metrics"},
 	"github.com/modelcontextprotocol/": {"internal/mcpserver"},
+	"github.com/google/jsonschema-go":  {"internal/mcpserver"},
 }
 
 // leaves are the pure packages: each may import only the standard library
