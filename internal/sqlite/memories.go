@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,7 +117,8 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
 			return err
 		}
-		return history(w, env, c.id, "dropped", "", fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending))
+		return history(w, env, c.id, change{kind: "dropped", new: c.content,
+			note: fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending)})
 	}
 	if status == memory.StatusPending {
 		if at, ok, err := ignoredLately(w, env, c); err != nil {
@@ -126,8 +128,8 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 			if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
 				return err
 			}
-			return history(w, env, c.id, "dropped", "", "ignored by the user on "+at.Format(time.DateOnly)+"; not proposed again until "+
-				at.Add(memory.IgnoreCooldown).Format(time.DateOnly))
+			return history(w, env, c.id, change{kind: "dropped", new: c.content, note: "ignored by the user on " +
+				at.Format(time.DateOnly) + "; not proposed again until " + at.Add(memory.IgnoreCooldown).Format(time.DateOnly)})
 		}
 	}
 	// Near-duplicates are looked for among the memories the index finds
@@ -161,7 +163,7 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	if err := insertMemory(w, env, c, status, supersedes); err != nil {
 		return err
 	}
-	return history(w, env, c.id, "created", "", c.content)
+	return history(w, env, c.id, change{kind: "created", new: c.content})
 }
 
 // coreAtWrite reports whether a memory joins the core profile (tier 1) as
@@ -262,7 +264,8 @@ func supersede(w *wtx, env memory.Envelope, current []storedMemory, newID, predi
 			valid_to = ?, updated = ? WHERE rowid = ?`, newID, env.Time.UnixNano(), env.Time.UnixNano(), m.rowid); err != nil {
 			return "", err
 		}
-		if err := history(w, env, m.ID, "superseded", m.Content, "superseded by "+newID); err != nil {
+		if err := history(w, env, m.ID, change{kind: "superseded", old: m.Content, new: m.Content, note: "superseded by " + newID,
+			fields: status(m.Status, memory.StatusSuperseded)}); err != nil {
 			return "", err
 		}
 		last = m.ID
@@ -294,7 +297,13 @@ func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memo
 		c.importance, conf, newStatus, tier, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
-	return history(w, env, m.ID, "merged", "", c.content)
+	fields := map[string]memory.Delta{}
+	diff(fields, "status", string(m.Status), string(newStatus))
+	diff(fields, "confidence", num(m.Confidence), num(conf))
+	diff(fields, "importance", num(m.Importance), num(max(m.Importance, c.importance)))
+	diff(fields, "tier", strconv.Itoa(m.Tier), strconv.Itoa(tier))
+	return history(w, env, m.ID, change{kind: "merged", old: m.Content, new: m.Content, fields: fields,
+		note: "said again: " + c.content})
 }
 
 func insertMemory(w *wtx, env memory.Envelope, c candidate, status memory.Status, supersedes string) error {
@@ -330,11 +339,50 @@ func indexMemory(w *wtx, rowid int64, scope memory.Scope, subject, predicate, co
 	return err
 }
 
-func history(w *wtx, env memory.Envelope, id, change, old, new string) error {
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history (memory_id, namespace, user_id, change, old, new, cause, time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, change, old, new, env.ID, env.Time.UnixNano())
+// change is one entry of a memory's history (memory.Change): old and new
+// are the content before and after, fields the other fields changed, note
+// what else explains it.
+type change struct {
+	kind     string
+	old, new string
+	fields   map[string]memory.Delta
+	note     string
+}
+
+func history(w *wtx, env memory.Envelope, id string, c change) error {
+	fields := ""
+	if len(c.fields) > 0 {
+		b, _ := json.Marshal(c.fields)
+		fields = string(b)
+	}
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history (memory_id, namespace, user_id, change, old, new, fields, note, cause, time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, c.kind, c.old, c.new, fields, c.note,
+		env.ID, env.Time.UnixNano())
 	return err
 }
+
+// status is the fields of a change of status.
+func status(from, to memory.Status) map[string]memory.Delta {
+	return map[string]memory.Delta{"status": {Old: string(from), New: string(to)}}
+}
+
+// diff adds a field to fields when its value changed.
+func diff(fields map[string]memory.Delta, name, old, new string) {
+	if old != new {
+		fields[name] = memory.Delta{Old: old, New: new}
+	}
+}
+
+// timeText is a time as history shows it ("" for none).
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// num is a score as history shows it.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func fromCandidate(c events.Candidate) candidate {
 	return candidate{kind: c.Kind, category: c.Category, subject: c.Subject, predicate: c.Predicate,
@@ -446,7 +494,7 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 	if err != nil {
 		return err
 	}
-	old, _ := json.Marshal(m.Memory)
+	before := m.Memory
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = *v
@@ -480,8 +528,16 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 		return err
 	}
 	m.Kind, m.Category = memory.Kind(kind), memory.Category(category)
-	updated, _ := json.Marshal(m.Memory)
-	return history(w, env, m.ID, "updated", string(old), string(updated))
+	fields := map[string]memory.Delta{}
+	for _, f := range [][3]string{
+		{"kind", string(before.Kind), kind}, {"category", string(before.Category), category},
+		{"subject", before.Subject, m.Subject}, {"predicate", before.Predicate, m.Predicate},
+		{"project", before.Project, m.Project}, {"topic", before.Topic, m.Topic},
+		{"importance", num(before.Importance), num(m.Importance)}, {"confidence", num(before.Confidence), num(m.Confidence)},
+	} {
+		diff(fields, f[0], f[1], f[2])
+	}
+	return history(w, env, m.ID, change{kind: "updated", old: before.Content, new: m.Content, fields: fields})
 }
 
 // applyMemoryDeleted removes a memory and its history: what a person
@@ -507,7 +563,7 @@ func applyMemoryDeleted(w *wtx, env memory.Envelope, d *events.MemoryDeleted) er
 		env.Scope.Namespace, env.Scope.User, m.ID); err != nil {
 		return err
 	}
-	return history(w, env, m.ID, "deleted", "", d.Reason)
+	return history(w, env, m.ID, change{kind: "deleted", note: d.Reason})
 }
 
 // applyPending settles a pending memory: confirmed becomes active (and
@@ -540,7 +596,13 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 			snoozed_until = 0, tier = ?, updated = ? WHERE rowid = ?`, supersedes, tier, at, m.rowid); err != nil {
 			return err
 		}
-		return history(w, env, m.ID, "confirmed", "", "")
+		fields := status(memory.StatusPending, memory.StatusActive)
+		diff(fields, "tier", strconv.Itoa(m.Tier), strconv.Itoa(tier))
+		note := ""
+		if supersedes != "" {
+			note = "supersedes " + supersedes
+		}
+		return history(w, env, m.ID, change{kind: "confirmed", old: m.Content, new: m.Content, fields: fields, note: note})
 	case events.TypePendingIgnored:
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE rowid = ?`, at, m.rowid); err != nil {
 			return err
@@ -548,7 +610,8 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
 			return err
 		}
-		return history(w, env, m.ID, "ignored", "", "")
+		return history(w, env, m.ID, change{kind: "ignored", old: m.Content, new: m.Content,
+			fields: status(memory.StatusPending, memory.StatusRejected)})
 	default: // snoozed
 		until := int64(0)
 		if d.Until != nil {
@@ -557,6 +620,8 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET snoozed_until = ?, updated = ? WHERE rowid = ?`, until, at, m.rowid); err != nil {
 			return err
 		}
-		return history(w, env, m.ID, "snoozed", "", nsTime(until).Format(time.RFC3339))
+		return history(w, env, m.ID, change{kind: "snoozed", old: m.Content, new: m.Content,
+			fields: map[string]memory.Delta{"snoozed_until": {Old: timeText(m.SnoozedUntil), New: timeText(nsTime(until))}},
+			note: "until " + timeText(nsTime(until))})
 	}
 }

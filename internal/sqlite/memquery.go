@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"encoding/json"
 	"context"
 	"database/sql"
 	"errors"
@@ -122,7 +123,7 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 
 // History is a memory's changes, oldest first.
 func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]memory.Change, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, cause, time FROM memory_history
+	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, fields, note, cause, time FROM memory_history
 		WHERE namespace = ? AND user_id = ? AND memory_id = ? ORDER BY id`, scope.Namespace, scope.User, id)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
@@ -132,8 +133,14 @@ func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]m
 	for rows.Next() {
 		var c memory.Change
 		var at int64
-		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &c.Cause, &at); err != nil {
+		var fields string
+		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &fields, &c.Note, &c.Cause, &at); err != nil {
 			return nil, err
+		}
+		if fields != "" {
+			if err := json.Unmarshal([]byte(fields), &c.Fields); err != nil {
+				return nil, fmt.Errorf("history of %s: fields: %w", id, err)
+			}
 		}
 		c.Time = nsTime(at)
 		out = append(out, c)
