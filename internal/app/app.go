@@ -203,7 +203,25 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	a.Log.Info("engram started", zap.String("http", a.HTTPAddr()), zap.String("nats", a.NATSURL()),
 		zap.String("data_dir", a.Config.DataDir))
+	a.logURLs()
 	return nil
+}
+
+// logURLs says where a person finds what this process serves over HTTP:
+// the console, MCP and the API's OpenAPI document.
+func (a *App) logURLs() {
+	if a.api == nil {
+		return
+	}
+	base := "http://" + a.HTTPAddr()
+	if host, port, err := net.SplitHostPort(a.HTTPAddr()); err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		base = "http://" + net.JoinHostPort("localhost", port) // listening on every address
+	}
+	a.Log.Info("console", zap.String("url", base+"/console/"))
+	if a.api.MCP != nil {
+		a.Log.Info("mcp (streamable HTTP; engram mcp serves stdio)", zap.String("url", base+"/mcp"))
+	}
+	a.Log.Info("openapi", zap.String("url", base+"/openapi.json"))
 }
 
 func (a *App) openNATS(ctx context.Context) error {

@@ -131,6 +131,9 @@ func (s *Server) Handler() http.Handler {
 		if _, ok := s.Memories.(StatsReader); ok {
 			mux.HandleFunc("GET /v1/stats", s.auth(s.stats))
 		}
+		if _, ok := s.Memories.(UsersReader); ok {
+			mux.HandleFunc("GET /v1/users", s.auth(s.users))
+		}
 		if s.Publisher != nil {
 			mux.HandleFunc("POST /v1/memories", s.auth(s.addMemory))
 			mux.HandleFunc("PATCH /v1/memories/{id}", s.auth(s.patchMemory))

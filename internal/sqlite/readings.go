@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/engramhq/engram/internal/memory"
 )
@@ -60,4 +61,33 @@ func (s *Store) EventMemories(ctx context.Context, scope memory.Scope, source, i
 		return true, nil, fmt.Errorf("memories of event %s: %w", id, err)
 	}
 	return true, mems, nil
+}
+
+// Users lists a namespace's users with their counts, the most recently
+// seen first: those whose id starts with prefix (all when ""), at most
+// limit.
+func (s *Store) Users(ctx context.Context, namespace, prefix string, limit int) ([]memory.UserSummary, error) {
+	like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix) + "%"
+	rows, err := s.r.QueryContext(ctx, `SELECT user_id, sum(memories), sum(pending), sum(sessions), sum(turns), max(last) FROM (
+		SELECT user_id, count(*) FILTER (WHERE status = 'active') AS memories,
+			count(*) FILTER (WHERE status = 'pending') AS pending, 0 AS sessions, 0 AS turns, max(updated) AS last
+		FROM memories WHERE namespace = ?1 AND status IN ('active', 'pending') GROUP BY user_id
+		UNION ALL
+		SELECT user_id, 0, 0, count(*), sum(turns), max(last_turn) FROM sessions WHERE namespace = ?1 GROUP BY user_id
+	) WHERE user_id LIKE ?2 ESCAPE '\' GROUP BY user_id ORDER BY max(last) DESC, user_id LIMIT ?3`, namespace, like, limit)
+	if err != nil {
+		return nil, fmt.Errorf("users of %s: %w", namespace, err)
+	}
+	defer rows.Close()
+	out := []memory.UserSummary{}
+	for rows.Next() {
+		var u memory.UserSummary
+		var last int64
+		if err := rows.Scan(&u.User, &u.Memories, &u.Pending, &u.Sessions, &u.Turns, &last); err != nil {
+			return nil, fmt.Errorf("users of %s: %w", namespace, err)
+		}
+		u.LastSeen = nsTime(last)
+		out = append(out, u)
+	}
+	return out, rows.Err()
 }
