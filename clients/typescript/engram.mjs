@@ -56,12 +56,16 @@ export class Engram {
     };
   }
 
-  /** Send CloudEvents; resolves once JetStream has stored every one. */
-  sendEvents(events) {
+  /**
+   * Send CloudEvents; resolves once JetStream has stored every one. wait "true" resolves once they are
+   * readable; "memories" also once the rules have read each of the user's turns, with what they wrote.
+   */
+  sendEvents(events, { wait } = {}) {
+    const query = { wait };
     if (events.length === 1) {
-      return this.request("POST", "/v1/events", { body: events[0], contentType: "application/cloudevents+json" });
+      return this.request("POST", "/v1/events", { query, body: events[0], contentType: "application/cloudevents+json" });
     }
-    return this.request("POST", "/v1/events", { body: events, contentType: "application/cloudevents-batch+json" });
+    return this.request("POST", "/v1/events", { query, body: events, contentType: "application/cloudevents-batch+json" });
   }
 
   /** A turn.recorded event; its id comes from session, index and role, so a resend is harmless. */
@@ -71,8 +75,8 @@ export class Engram {
       { id: `${this.source}-${sessionId}-${turnIndex}-${role}`, namespace });
   }
 
-  recordTurn(user, sessionId, turnIndex, role, content, opts = {}) {
-    return this.sendEvents([this.turnEvent(user, sessionId, turnIndex, role, content, opts)]);
+  recordTurn(user, sessionId, turnIndex, role, content, { wait, ...opts } = {}) {
+    return this.sendEvents([this.turnEvent(user, sessionId, turnIndex, role, content, opts)], { wait });
   }
 
   endSession(user, sessionId, messageCount, { reason, namespace } = {}) {
@@ -98,7 +102,9 @@ export class Engram {
     return this.request("GET", `/v1/memories/${encodeURIComponent(id)}`, { query: this.scope(user, namespace) });
   }
 
+  /** memory: the fact in plain words, or its fields; what is left out is read from the words. */
   addMemory(user, memory, { wait = true, idempotencyKey, namespace } = {}) {
+    if (typeof memory === "string") memory = { content: memory };
     return this.request("POST", "/v1/memories", {
       query: { wait: wait ? "true" : undefined },
       body: { importance: 0.5, confidence: 1, ...memory, namespace: namespace ?? this.namespace, user },
@@ -137,6 +143,10 @@ export class Engram {
 
   profile(user, { namespace } = {}) {
     return this.request("GET", "/v1/profile", { query: this.scope(user, namespace) });
+  }
+
+  async users({ namespace, prefix, limit } = {}) {
+    return (await this.request("GET", "/v1/users", { query: { namespace: namespace ?? this.namespace, prefix, limit } })).users;
   }
 
   async ready() {
