@@ -622,6 +622,6 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		}
 		return history(w, env, m.ID, change{kind: "snoozed", old: m.Content, new: m.Content,
 			fields: map[string]memory.Delta{"snoozed_until": {Old: timeText(m.SnoozedUntil), New: timeText(nsTime(until))}},
-			note: "until " + timeText(nsTime(until))})
+			note:   "until " + timeText(nsTime(until))})
 	}
 }
