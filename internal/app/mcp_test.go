@@ -181,7 +181,7 @@ var mcpSDK = map[string]string{"@modelcontextprotocol/sdk": "1.32.2"}
 // them); remember takes plain text, and recall brings it back. Skipped,
 // saying why, without node and npm or the npm registry.
 func TestMCPTypeScriptSDK(t *testing.T) {
-	node, dir := nodeModules(t, mcpSDK)
+	node, dir := nodeModules(t, mcpSDK, nil)
 	a := mcpApp(t)
 	copyInto(t, dir, "testdata/mcp_sdk.test.mjs")
 	out := nodeTest(t, node, dir, "mcp_sdk.test.mjs", 4,

@@ -15,9 +15,11 @@ import (
 // nodeModules installs npm packages (name → version) once per set into a
 // cache directory kept between runs ($ENGRAM_NPM_CACHE, else the user's
 // cache directory), and returns a fresh directory for a test's scripts
-// whose node_modules are those packages. It skips the test, saying why,
-// when node or npm is missing or the registry cannot be reached.
-func nodeModules(t *testing.T, deps map[string]string) (node, dir string) {
+// whose node_modules are those packages, and this repository's packages
+// in local (name → directory, relative to this package) as npm would
+// install them. It skips the test, saying why, when node or npm is
+// missing or the registry cannot be reached.
+func nodeModules(t *testing.T, deps map[string]string, local map[string]string) (node, dir string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -69,13 +71,71 @@ func nodeModules(t *testing.T, deps map[string]string) (node, dir string) {
 		}
 	}
 	dir = t.TempDir()
-	if err := os.Symlink(filepath.Join(cached, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if len(local) == 0 {
+		if err := os.Symlink(filepath.Join(cached, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+			t.Fatal(err)
+		}
+		return node, dir
+	}
+	// The cached packages by link, one by one, beside copies of the local
+	// ones: a module's imports resolve from where its file really is, so a
+	// local package must sit in this node_modules to find the others.
+	linkEntries(t, filepath.Join(cached, "node_modules"), filepath.Join(dir, "node_modules"))
+	for name, src := range local {
+		installLocal(t, src, filepath.Join(dir, "node_modules", filepath.FromSlash(name)))
+	}
 	return node, dir
+}
+
+// linkEntries makes dst a directory of links to src's entries, and of a
+// scope's (@scope/name) entries.
+func linkEntries(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "@") && e.IsDir() {
+			linkEntries(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
+			continue
+		}
+		if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// installLocal copies a package of this repository as npm would pack it:
+// package.json and the files it lists.
+func installLocal(t *testing.T, src, dst string) {
+	t.Helper()
+	var pkg struct{ Files []string }
+	b, err := os.ReadFile(filepath.Join(src, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatalf("%s/package.json: %v", src, err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{"package.json"}, pkg.Files...) {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatalf("%s lists %s: %v", filepath.Join(src, "package.json"), f, err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // isExist reports a rename that lost to another run's identical install.
