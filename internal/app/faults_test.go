@@ -44,8 +44,9 @@ func TestRetryAfterIsCapped(t *testing.T) {
 	cfg.LLM.MaxRetryAfter = 50 * time.Millisecond
 	a := startApp(t, cfg, RoleAll)
 	mustAccept(t, postBatch(t, a, turnEvent("r-0", "lu", "s1", 0, "user", "I like oolong"), endEvent("r-e", "lu", "s1", 1)))
-	waitFor(t, "the memory after a capped Retry-After", func() bool {
-		return len(listMemories(t, a, "lu", "")) == 1
+	waitFor(t, "the model's memory after a capped Retry-After", func() bool {
+		mems := listMemories(t, a, "lu", "")
+		return len(mems) == 1 && mems[0].Source == "llm"
 	})
 	if got := srv.Calls(); got != 2 {
 		t.Fatalf("%d LLM calls, want 2 (one rate-limited)", got)

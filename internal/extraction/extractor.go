@@ -175,7 +175,7 @@ func (x *Extractor) ReadTurn(ctx context.Context, a memory.Applied) error {
 // ReadingEventID is the id of the memory.extracted that is the rules'
 // reading of turn t (as the stream has it).
 func ReadingEventID(scope memory.Scope, session string, t events.ExtractionTurn) string {
-	return "extracted-" + extractreq.ReadingID(scope, session, t)
+	return "extracted-" + extractreq.ReadingID(scope, session, t) // extractreq.ReadingEventPrefix
 }
 
 // readings are the turn readings of the turns the rules read at once,

@@ -54,6 +54,11 @@ func ReadingID(scope memory.Scope, session string, t events.ExtractionTurn) stri
 	return "read-" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
+// ReadingEventPrefix begins the event id of every turn reading (the
+// memory.extracted extraction.ReadingEventID names): the read model knows
+// a reading's memories by it.
+const ReadingEventPrefix = "extracted-read-"
+
 // ReadsAtOnce reports whether the rules read a turn as it arrives: the
 // user's own words, which is what an agent asks about next.
 func ReadsAtOnce(role string) bool { return role == "user" }

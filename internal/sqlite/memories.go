@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
@@ -159,11 +161,57 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		if supersedes, err = supersede(w, env, current, c.id, c.predicate, c.updates); err != nil {
 			return err
 		}
+		if c.source == events.ExtractorLLM && !c.updates && !memory.SingleValued(c.predicate) {
+			// (An update, or a single value, has retired them all above.)
+			restated, err := restate(w, env, current, c)
+			if err != nil {
+				return err
+			}
+			supersedes = cmp.Or(supersedes, restated)
+		}
 	}
 	if err := insertMemory(w, env, c, status, supersedes); err != nil {
 		return err
 	}
 	return history(w, env, c.id, change{kind: "created", new: c.content})
+}
+
+// RestateSimilarity is how alike the model's wording of a fact and the
+// rules' reading of the same session's turn must be for the model's to
+// replace it ("User likes green tea" and "likes green tea": 0.75; "likes
+// coffee" and "likes tea": 0.33).
+const RestateSimilarity = 0.5
+
+// restate retires the rules' readings (memory.extracted with pass "turn")
+// of the candidate's session that the model, reading the same turns as a
+// batch, said again in its own words: same subject and predicate, similar
+// content. A reading is the rules' first guess, made at once so the agent
+// need not wait; the model's wording replaces it rather than standing
+// beside it. (Near-duplicates were merged before this: that is a
+// confirmation.) It returns the id of the newest memory it retired.
+func restate(w *wtx, env memory.Envelope, current []storedMemory, c candidate) (string, error) {
+	last := ""
+	for _, m := range current {
+		if m.Source != events.ExtractorRules || m.SessionID != c.session || len(m.SourceEvents) == 0 ||
+			!strings.HasPrefix(m.SourceEvents[0], extractreq.ReadingEventPrefix) ||
+			memory.Similarity(m.Content, c.content) < RestateSimilarity {
+			continue
+		}
+		if m.Status != memory.StatusActive && m.Status != memory.StatusPending {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
+			valid_to = ?, updated = ? WHERE rowid = ?`, c.id, env.Time.UnixNano(), env.Time.UnixNano(), m.rowid); err != nil {
+			return "", err
+		}
+		if err := history(w, env, m.ID, change{kind: "superseded", old: m.Content, new: m.Content,
+			note:   "superseded by " + c.id + ", the model's wording of the same turn: " + c.content,
+			fields: status(m.Status, memory.StatusSuperseded)}); err != nil {
+			return "", err
+		}
+		last = m.ID
+	}
+	return last, nil
 }
 
 // coreAtWrite reports whether a memory joins the core profile (tier 1) as
