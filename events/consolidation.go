@@ -2,6 +2,9 @@ package events
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
 	"time"
 )
 
@@ -21,33 +24,31 @@ const (
 	TypeTurnsExpired      = "turns.expired"  // the user's raw turns aged out
 )
 
+var consolidationTypes = []registration{
+	{TypeEpisodeBuilt, func() Data { return new(Episode) }},
+	{TypeScratchpadUpdated, func() Data { return new(Scratchpad) }},
+	{TypeProfileRefreshed, func() Data { return new(ProfileRefreshed) }},
+	{TypeDailySummarized, func() Data { return new(DailySummary) }},
+	{TypeMemoriesMerged, func() Data { return new(MemoriesMerged) }},
+	{TypeMemoriesArchived, func() Data { return new(MemoriesArchived) }},
+	{TypeMemoriesAccessed, func() Data { return new(MemoriesAccessed) }},
+	{TypeRetrievalDegraded, func() Data { return new(RetrievalDegraded) }},
+	{TypeUserForgotten, func() Data { return new(UserForgotten) }},
+	{TypeTurnsExpired, func() Data { return new(TurnsExpired) }},
+}
+
+// Limits of the consolidation and retrieval events' data.
 const (
-	// MaxEpisodeSummaryBytes bounds an episode's summary.
-	MaxEpisodeSummaryBytes = 4096
-	// MaxEpisodeActions bounds an episode's actions, and its linked
-	// memories.
-	MaxEpisodeActions = 200
-	// MaxEpisodeEntities bounds an episode's entities, and its tools.
-	MaxEpisodeEntities = 50
-	// MaxEpisodeTurns bounds the turn indices an episode covers: a longer
-	// stretch of a session is told as several episodes.
-	MaxEpisodeTurns = 2000
-	// MaxNoteBytes bounds the short free-text fields: an episode's goal,
-	// an action's params, result, error and decision, and a scratchpad's
-	// current focus and each of its questions and steps.
-	MaxNoteBytes = 1024
-	// MaxScratchpadBytes bounds the scratchpad's markdown.
-	MaxScratchpadBytes = 8192
-	// MaxScratchpadItems bounds each of the scratchpad's lists.
-	MaxScratchpadItems = 50
-	// MaxProfileMemories bounds the core profile, and what one refresh
-	// demotes from it.
-	MaxProfileMemories = 200
-	// MaxDailySummaryBytes bounds a daily summary.
-	MaxDailySummaryBytes = 16384
-	// MaxMemoryBatch bounds the memories of one merge, archive or access
-	// batch.
-	MaxMemoryBatch = 1000
+	MaxEpisodeSummaryBytes = 4096  // an episode's summary
+	MaxEpisodeActions      = 200   // an episode's actions, and its linked memories
+	MaxEpisodeEntities     = 50    // an episode's entities, and its tools
+	MaxEpisodeTurns        = 2000  // the turns an episode covers: a longer stretch is several episodes
+	MaxNoteBytes           = 1024  // short free text: goal, an action's texts, a scratchpad's focus, questions, steps
+	MaxScratchpadBytes     = 8192  // the scratchpad's markdown
+	MaxScratchpadItems     = 50    // each of the scratchpad's lists
+	MaxProfileMemories     = 200   // the core profile, and what one refresh demotes from it
+	MaxDailySummaryBytes   = 16384 // a daily summary
+	MaxMemoryBatch         = 1000  // the memories of one merge, archive or access batch
 )
 
 // Episode outcomes.
@@ -86,6 +87,18 @@ const (
 	RecallRecent  = "recent"
 )
 
+var (
+	outcomes        = []string{OutcomeCompleted, OutcomePartial, OutcomeFailed, OutcomeAbandoned, OutcomeOngoing}
+	episodeSources  = []string{SourceSessionEnd, SourceCompression, SourceSweep}
+	scratchSources  = []string{SourceEpisode, SourcePerson}
+	dailySources    = []string{SourceCompression, SourceMigration}
+	archiveReasons  = []string{ArchiveDecay, ArchiveExpired, ArchiveCap, ArchiveManual}
+	degradedFrom    = []string{RecallVectors, RecallFTS}
+	degradedTo      = []string{RecallFTS, RecallRecent}
+	recallRank      = map[string]int{RecallVectors: 0, RecallFTS: 1, RecallRecent: 2}
+	calendarDatePat = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`) // copied into schema/daily.summarized.json
+)
+
 // Episode is the data of an episode.built event: what happened in a
 // session (seed 000 §4.2), mirroring the domain's episode. Turns lists
 // the turn indices it covers, ascending, each once; Ended is not before
@@ -107,6 +120,40 @@ type Episode struct {
 	Turns          []int        `json:"turns"`  // 1 to MaxEpisodeTurns
 }
 
+func (x *Episode) Validate() error {
+	err := firstErr(
+		checkID("id", x.ID, true),
+		checkID("session_id", x.SessionID, true),
+		checkProse("summary", x.Summary, MaxEpisodeSummaryBytes, true),
+		checkProse("goal", x.Goal, MaxNoteBytes, false),
+		oneOf("outcome", x.Outcome, outcomes...),
+		checkTime("started", x.Started),
+		checkTime("ended", x.Ended),
+	)
+	if err != nil {
+		return err
+	}
+	if x.Ended.Before(x.Started) {
+		return fieldErr("ended", "is before started")
+	}
+	err = firstErr(
+		checkCount("actions", len(x.Actions), 0, MaxEpisodeActions, "actions"),
+		checkIDSet("entities", x.Entities, MaxEpisodeEntities, "entities"),
+		checkIDSet("tools", x.Tools, MaxEpisodeEntities, "tools"),
+		checkIDSet("linked_memories", x.LinkedMemories, MaxEpisodeActions, "memory ids"),
+		checkFraction("importance", x.Importance),
+		oneOf("source", x.Source, episodeSources...),
+		checkIndexes("turns", x.Turns, MaxEpisodeTurns),
+	)
+	if err != nil {
+		return err
+	}
+	return each("actions", len(x.Actions), func(i int) error { return x.Actions[i].Validate() })
+}
+
+// Session returns the session the episode happened in.
+func (x Episode) Session() string { return x.SessionID }
+
 // ActionNode is one step of an episode: a tool call with its key
 // parameters and what came of it, or a decision. It needs a tool or a
 // decision.
@@ -114,10 +161,24 @@ type ActionNode struct {
 	Tool     string `json:"tool,omitempty"`
 	Params   string `json:"params,omitempty"` // the key parameters, abbreviated
 	Result   string `json:"result,omitempty"` // a summary of the result
-	Success  bool   `json:"success"`
+	Success  bool   `json:"success,omitempty"`
 	Error    string `json:"error,omitempty"`
 	Decision string `json:"decision,omitempty"`
 	Turn     int    `json:"turn"` // the turn it happened in
+}
+
+func (a *ActionNode) Validate() error {
+	if a.Tool == "" && a.Decision == "" {
+		return fieldErr("tool", "required: an action needs a tool or a decision")
+	}
+	return firstErr(
+		checkID("tool", a.Tool, false),
+		checkProse("params", a.Params, MaxNoteBytes, false),
+		checkProse("result", a.Result, MaxNoteBytes, false),
+		checkProse("error", a.Error, MaxNoteBytes, false),
+		checkProse("decision", a.Decision, MaxNoteBytes, false),
+		checkInt("turn", a.Turn, 0, MaxCount),
+	)
 }
 
 // Scratchpad is the data of a scratchpad.updated event: the user's whole
@@ -135,12 +196,58 @@ type Scratchpad struct {
 	EpisodeID      string   `json:"episode_id,omitempty"`
 }
 
+func (x *Scratchpad) Validate() error {
+	err := firstErr(
+		checkProse("content", x.Content, MaxScratchpadBytes, false),
+		checkIDSet("active_projects", x.ActiveProjects, MaxScratchpadItems, "projects"),
+		checkProse("current_focus", x.CurrentFocus, MaxNoteBytes, false),
+		checkNotes("open_questions", x.OpenQuestions, "questions"),
+		checkNotes("next_steps", x.NextSteps, "steps"),
+		oneOf("source", x.Source, scratchSources...),
+	)
+	switch {
+	case err != nil:
+		return err
+	case x.Source == SourcePerson && x.EpisodeID != "":
+		return fieldErr("episode_id", "is only for source "+SourceEpisode)
+	case x.Source == SourcePerson:
+		return nil
+	}
+	return checkID("episode_id", x.EpisodeID, true)
+}
+
+// checkNotes checks a list of short, non-empty texts: a scratchpad's
+// questions or steps.
+func checkNotes(field string, notes []string, what string) error {
+	if err := checkCount(field, len(notes), 0, MaxScratchpadItems, what); err != nil {
+		return err
+	}
+	return each(field, len(notes), func(i int) error { return checkProse("", notes[i], MaxNoteBytes, true) })
+}
+
 // ProfileRefreshed is the data of a profile.refreshed event: the tier-1
 // core profile after a refresh, in full (possibly empty), and the
 // memories the refresh took out of it. No memory is listed twice.
 type ProfileRefreshed struct {
 	MemoryIDs []string `json:"memory_ids"`        // at most MaxProfileMemories
 	Demoted   []string `json:"demoted,omitempty"` // at most MaxProfileMemories
+}
+
+func (x *ProfileRefreshed) Validate() error {
+	err := firstErr(
+		checkIDSet("memory_ids", x.MemoryIDs, MaxProfileMemories, "memory ids"),
+		checkIDSet("demoted", x.Demoted, MaxProfileMemories, "memory ids"),
+	)
+	if err != nil {
+		return err
+	}
+	for i, id := range x.Demoted {
+		if slices.Contains(x.MemoryIDs, id) {
+			return fieldErr(at("demoted", i),
+				fmt.Sprintf("%s is also in memory_ids; a demoted memory has left the profile", quote(id)))
+		}
+	}
+	return nil
 }
 
 // MarshalJSON writes nil MemoryIDs as [], not null: an empty profile is
@@ -163,6 +270,30 @@ type DailySummary struct {
 	Source    string `json:"source"`     // SourceCompression or SourceMigration
 }
 
+func (x *DailySummary) Validate() error {
+	return firstErr(
+		checkDate("date", x.Date),
+		checkID("channel", x.Channel, true),
+		checkProse("summary", x.Summary, MaxDailySummaryBytes, true),
+		checkInt("raw_tokens", x.RawTokens, 0, MaxCount),
+		oneOf("source", x.Source, dailySources...),
+	)
+}
+
+// checkDate checks a calendar date written YYYY-MM-DD.
+func checkDate(field, s string) error {
+	switch {
+	case s == "":
+		return fieldErr(field, "required")
+	case !calendarDatePat.MatchString(s):
+		return fieldErr(field, "must be a date like 2025-06-01, not "+quote(s))
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		return fieldErr(field, "is not a real date: "+quote(s))
+	}
+	return nil
+}
+
 // MemoriesMerged is the data of a memories.merged event: the memories of
 // Merged are one with Into, which is kept with the given importance and,
 // when an LLM rewrote it, the given content. Into is not among Merged,
@@ -171,8 +302,38 @@ type MemoriesMerged struct {
 	Into       string   `json:"into"`
 	Merged     []string `json:"merged"` // 1 to MaxMemoryBatch
 	Importance float64  `json:"importance"`
-	Content    string   `json:"content,omitempty"` // at most MaxMemoryContentBytes
-	ClusterID  string   `json:"cluster_id"`        // the dedupe cluster that decided it
+	// Content is the kept memory's new content when an LLM rewrote it,
+	// not empty and at most MaxMemoryContentBytes; nil keeps its content.
+	Content   *string `json:"content,omitempty"`
+	ClusterID string  `json:"cluster_id"` // the dedupe cluster that decided it
+}
+
+func (x *MemoriesMerged) Validate() error {
+	err := firstErr(
+		checkID("into", x.Into, true),
+		checkIDSet("merged", x.Merged, MaxMemoryBatch, "memory ids"),
+		checkCount("merged", len(x.Merged), 1, MaxMemoryBatch, "memory ids"),
+	)
+	if err != nil {
+		return err
+	}
+	for i, id := range x.Merged {
+		if id == x.Into {
+			return fieldErr(at("merged", i), fmt.Sprintf("%s is the memory merged into; list only the others", quote(id)))
+		}
+	}
+	if err := checkFraction("importance", x.Importance); err != nil {
+		return err
+	}
+	if x.Content != nil && *x.Content == "" {
+		return fieldErr("content", "must not be empty; leave it out to keep the memory's content")
+	}
+	if x.Content != nil {
+		if err := checkProse("content", *x.Content, MaxMemoryContentBytes, false); err != nil {
+			return err
+		}
+	}
+	return checkID("cluster_id", x.ClusterID, true)
 }
 
 // MemoriesArchived is the data of a memories.archived event: memories that
@@ -183,12 +344,43 @@ type MemoriesArchived struct {
 	Reason    string   `json:"reason"`     // one of the Archive constants
 }
 
+func (x *MemoriesArchived) Validate() error {
+	return firstErr(
+		checkIDSet("memory_ids", x.MemoryIDs, MaxMemoryBatch, "memory ids"),
+		checkCount("memory_ids", len(x.MemoryIDs), 1, MaxMemoryBatch, "memory ids"),
+		oneOf("reason", x.Reason, archiveReasons...),
+	)
+}
+
 // MemoriesAccessed is the data of a memories.accessed event: retrieval
 // handed these memories to an agent, which reinforces them. Accesses are
 // batched: each memory once, with how often and when it was last handed
 // out.
 type MemoriesAccessed struct {
 	Accesses []Access `json:"accesses"` // 1 to MaxMemoryBatch
+}
+
+func (x *MemoriesAccessed) Validate() error {
+	if err := checkCount("accesses", len(x.Accesses), 1, MaxMemoryBatch, "accesses"); err != nil {
+		return err
+	}
+	seen := make(map[string]int, len(x.Accesses))
+	return each("accesses", len(x.Accesses), func(i int) error {
+		a := x.Accesses[i]
+		err := firstErr(
+			checkID("memory_id", a.MemoryID, true),
+			checkInt("count", a.Count, 1, MaxCount),
+			checkTime("last", a.Last),
+		)
+		if err != nil {
+			return err
+		}
+		if j, ok := seen[a.MemoryID]; ok {
+			return fieldErr("memory_id", fmt.Sprintf("%s is also accesses[%d]; add the counts into one", quote(a.MemoryID), j))
+		}
+		seen[a.MemoryID] = i
+		return nil
+	})
 }
 
 // Access is how often one memory was retrieved in a batch.
@@ -207,10 +399,29 @@ type RetrievalDegraded struct {
 	Reason string `json:"reason"` // at most MaxReasonBytes
 }
 
+func (x *RetrievalDegraded) Validate() error {
+	err := firstErr(
+		oneOf("from", x.From, degradedFrom...),
+		oneOf("to", x.To, degradedTo...),
+	)
+	if err != nil {
+		return err
+	}
+	if recallRank[x.To] <= recallRank[x.From] {
+		return fieldErr("to", fmt.Sprintf("is not below %s in the chain %s → %s → %s",
+			quote(x.From), RecallVectors, RecallFTS, RecallRecent))
+	}
+	return checkProse("reason", x.Reason, MaxReasonBytes, true)
+}
+
 // UserForgotten is the data of a user.forgotten event: an operator erased
 // the envelope's user, every memory, turn and change of theirs.
 type UserForgotten struct {
 	Reason string `json:"reason,omitempty"` // at most MaxReasonBytes
+}
+
+func (x *UserForgotten) Validate() error {
+	return checkProse("reason", x.Reason, MaxReasonBytes, false)
 }
 
 // TurnsExpired is the data of a turns.expired event: the envelope's
@@ -225,4 +436,11 @@ type TurnsExpired struct {
 	// StoredBefore is the retention cutoff: the events dropped were stored
 	// before it (the stream's clock). For people; BeforeSeq decides.
 	StoredBefore time.Time `json:"stored_before"`
+}
+
+func (x *TurnsExpired) Validate() error {
+	return firstErr(
+		checkInt("before_seq", x.BeforeSeq, 1, 1<<53),
+		checkTime("stored_before", x.StoredBefore),
+	)
 }

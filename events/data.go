@@ -3,345 +3,107 @@ package events
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
+// Data is the data of an event: a pointer to the type Types' registry
+// gives its event type (see DecodeData).
+type Data interface {
+	// Validate checks what the type's JSON Schema says and what a schema
+	// cannot say (lengths in bytes, order, one value against another),
+	// and fills in the documented defaults. Its error is a *FieldError
+	// naming the field within the data ("turns[2].role").
+	Validate() error
+}
+
+// registration ties an event type to its data's type: new returns a
+// fresh value, with any default a member takes when it is left out.
+type registration struct {
+	eventType string
+	new       func() Data
+}
+
+// registry is every event type, inputs first; each file registers the
+// types it defines beside them.
+var registry = slices.Concat(inputTypes, derivedTypes, consolidationTypes, embeddingTypes)
+
+// Types returns every event type Validate accepts: the input types, then
+// the derived ones.
+func Types() []string {
+	out := make([]string, len(registry))
+	for i, r := range registry {
+		out[i] = r.eventType
+	}
+	return out
+}
+
+func lookup(eventType string) (registration, bool) {
+	for _, r := range registry {
+		if r.eventType == eventType {
+			return r, true
+		}
+	}
+	return registration{}, false
+}
+
 // DecodeData strictly decodes and validates the data of a known event type
-// (see Types) and returns a pointer to its data type: *TurnRecorded,
-// *ContextCompressing, *SessionEnded, *ExtractionRequested,
-// *MemoryExtracted, *ExtractionFailed, *MemoryAdded, *MemoryUpdated,
-// *MemoryDeleted, *PendingDecision (for all three pending.* types),
-// *MemoryImportant, *Episode, *Scratchpad, *ProfileRefreshed,
-// *DailySummary, *MemoriesMerged, *MemoriesArchived, *MemoriesAccessed,
-// *RetrievalDegraded, *UserForgotten or *MemoryEmbedded. An unknown field,
-// a repeated key, data after the JSON value, a wrong JSON type or a broken
-// rule is a *FieldError naming the field ("data.turns[2].role"); an
-// unknown event type is a *FieldError for "type".
-func DecodeData(eventType string, data []byte) (any, error) {
-	if !knownType(eventType) {
+// (see Types) and returns a pointer to its data type, e.g. *TurnRecorded
+// for turn.recorded (*PendingDecision for all three pending.* types). An
+// unknown member, a repeated key, data after the JSON value, a wrong JSON
+// type or a broken rule is a *FieldError naming the field
+// ("data.turns[2].role"); an unknown event type is a *FieldError for
+// "type".
+func DecodeData(eventType string, data []byte) (Data, error) {
+	r, ok := lookup(eventType)
+	if !ok {
 		return nil, unknownType(eventType)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fieldErr("data", "required")
 	}
-	return decodeTwice(data, "data", func(r *reader) (any, error) { return decodeData(r, eventType) })
-}
-
-func decodeData(r *reader, eventType string) (any, error) {
-	path := "data"
-	if r.dec == nil {
-		path = "" // the scanner names no problem; this saves building paths
-	}
-	switch eventType {
-	case TypeTurnRecorded:
-		return decoded(decodeTurn(r, path, false))
-	case TypeContextCompressing:
-		return decoded(decodeCompressing(r, path))
-	case TypeSessionEnded:
-		return decoded(decodeSessionEnded(r, path))
-	case TypeExtractionRequested:
-		return decoded(decodeExtractionRequested(r, path))
-	case TypeMemoryExtracted:
-		return decoded(decodeMemoryExtracted(r, path))
-	case TypeExtractionFailed:
-		return decoded(decodeExtractionFailed(r, path))
-	case TypeMemoryAdded:
-		return decoded(decodeMemoryAdded(r, path))
-	case TypeMemoryUpdated:
-		return decoded(decodeMemoryUpdated(r, path))
-	case TypeMemoryDeleted:
-		return decoded(decodeMemoryDeleted(r, path))
-	case TypePendingConfirmed, TypePendingIgnored, TypePendingSnoozed:
-		return decoded(decodePendingDecision(r, path, eventType))
-	case TypeMemoryImportant:
-		return decoded(decodeMemoryImportant(r, path))
-	case TypeEpisodeBuilt:
-		return decoded(decodeEpisode(r, path))
-	case TypeScratchpadUpdated:
-		return decoded(decodeScratchpad(r, path))
-	case TypeProfileRefreshed:
-		return decoded(decodeProfileRefreshed(r, path))
-	case TypeDailySummarized:
-		return decoded(decodeDailySummary(r, path))
-	case TypeMemoriesMerged:
-		return decoded(decodeMemoriesMerged(r, path))
-	case TypeMemoriesArchived:
-		return decoded(decodeMemoriesArchived(r, path))
-	case TypeMemoriesAccessed:
-		return decoded(decodeMemoriesAccessed(r, path))
-	case TypeRetrievalDegraded:
-		return decoded(decodeRetrievalDegraded(r, path))
-	case TypeUserForgotten:
-		return decoded(decodeUserForgotten(r, path))
-	case TypeMemoryEmbedded:
-		return decoded(decodeMemoryEmbedded(r, path))
-	case TypeTurnsExpired:
-		return decoded(decodeTurnsExpired(r, path))
-	}
-	return nil, unknownType(eventType)
-}
-
-// decoded hands back a pointer to what a decoder read, so that DecodeData
-// returns one pointer type per event type.
-func decoded[T any](v T, err error) (any, error) {
-	if err != nil {
+	v := r.new()
+	if err := read(data, "data", "data", v); err != nil {
 		return nil, err
 	}
-	return &v, nil
+	if err := v.Validate(); err != nil {
+		return nil, within("data", err)
+	}
+	if t, ok := v.(interface{ validateAs(eventType string) error }); ok {
+		if err := t.validateAs(eventType); err != nil {
+			return nil, within("data", err)
+		}
+	}
+	return v, nil
 }
 
-func knownType(t string) bool { return slices.Contains(types, t) }
+// SessionID returns the session of data, or "" for data without one: a
+// type without a Session method (MemoryUpdated, MemoryDeleted,
+// PendingDecision, every consolidation and retrieval type but Episode),
+// a MemoryAdded or MemoryImportant that names no session, and anything
+// else.
+func SessionID(data any) string {
+	s, ok := data.(interface{ Session() string })
+	if !ok || reflect.ValueOf(data).Kind() == reflect.Pointer && reflect.ValueOf(data).IsNil() {
+		return ""
+	}
+	return s.Session()
+}
+
+func knownType(t string) bool {
+	_, ok := lookup(t)
+	return ok
+}
 
 func unknownType(t string) error {
 	if t == "" {
 		return fieldErr("type", "required")
 	}
 	return fieldErr("type", fmt.Sprintf("%s is not an engram event type (want one of %s)",
-		quote(t), strings.Join(types, ", ")))
-}
-
-func unknownField(path string) error { return fieldErr(path, "unknown field") }
-
-// decodeTurn reads a turn. An inner turn (inside context.compressing) may
-// leave session_id empty; the caller compares it with the outer one.
-func decodeTurn(r *reader, path string, inner bool) (TurnRecorded, error) {
-	var t TurnRecorded
-	hasIndex := false
-	err := r.object(path, func(key, p string) (err error) {
-		switch key {
-		case "session_id":
-			t.SessionID, err = r.str(p)
-		case "turn_index":
-			var n int64
-			n, err = r.integer(p, 0, MaxCount)
-			t.TurnIndex, hasIndex = int(n), true
-		case "role":
-			t.Role, err = r.str(p)
-		case "content":
-			t.Content, err = r.str(p)
-		case "tool_calls":
-			err = r.array(p, func(_ int, p string) error {
-				c, err := decodeToolCall(r, p)
-				t.ToolCalls = append(t.ToolCalls, c)
-				return err
-			})
-		case "tool_results":
-			err = r.array(p, func(_ int, p string) error {
-				res, err := decodeToolResult(r, p)
-				t.ToolResults = append(t.ToolResults, res)
-				return err
-			})
-		case "attachments":
-			err = r.array(p, func(_ int, p string) error {
-				a, err := decodeAttachment(r, p)
-				t.Attachments = append(t.Attachments, a)
-				return err
-			})
-		case "channel":
-			t.Channel, err = r.str(p)
-		case "project":
-			t.Project, err = r.str(p)
-		case "speaker":
-			t.Speaker, err = r.str(p)
-		default:
-			err = unknownField(p)
-		}
-		return err
-	})
-	if err != nil {
-		return t, err
-	}
-	if err := checkID(join(path, "session_id"), t.SessionID, !inner); err != nil {
-		return t, err
-	}
-	if !hasIndex {
-		return t, fieldErr(join(path, "turn_index"), "required")
-	}
-	if err := checkRole(join(path, "role"), t.Role); err != nil {
-		return t, err
-	}
-	if t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 && len(t.Attachments) == 0 {
-		return t, fieldErr(join(path, "content"), "required: a turn needs content, tool_calls, tool_results or attachments")
-	}
-	if err := checkID(join(path, "channel"), t.Channel, false); err != nil {
-		return t, err
-	}
-	if err := checkID(join(path, "speaker"), t.Speaker, false); err != nil {
-		return t, err
-	}
-	return t, checkID(join(path, "project"), t.Project, false)
-}
-
-func decodeToolCall(r *reader, path string) (ToolCall, error) {
-	var c ToolCall
-	err := r.object(path, func(key, p string) (err error) {
-		switch key {
-		case "id":
-			c.ID, err = r.str(p)
-		case "name":
-			c.Name, err = r.str(p)
-		case "input":
-			c.Input, err = r.raw(p)
-		default:
-			err = unknownField(p)
-		}
-		return err
-	})
-	if err != nil {
-		return c, err
-	}
-	if err := checkID(join(path, "id"), c.ID, false); err != nil {
-		return c, err
-	}
-	return c, checkID(join(path, "name"), c.Name, true)
-}
-
-func decodeToolResult(r *reader, path string) (ToolResult, error) {
-	var res ToolResult
-	err := r.object(path, func(key, p string) (err error) {
-		switch key {
-		case "tool_call_id":
-			res.ToolCallID, err = r.str(p)
-		case "content":
-			res.Content, err = r.str(p)
-		case "is_error":
-			res.IsError, err = r.boolean(p)
-		default:
-			err = unknownField(p)
-		}
-		return err
-	})
-	if err != nil {
-		return res, err
-	}
-	return res, checkID(join(path, "tool_call_id"), res.ToolCallID, false)
-}
-
-func decodeAttachment(r *reader, path string) (Attachment, error) {
-	var a Attachment
-	err := r.object(path, func(key, p string) (err error) {
-		switch key {
-		case "name":
-			a.Name, err = r.str(p)
-		case "mime":
-			a.Mime, err = r.str(p)
-		case "size":
-			a.Size, err = r.integer(p, 0, MaxAttachmentSize)
-		case "path":
-			a.Path, err = r.str(p)
-		case "url":
-			a.URL, err = r.str(p)
-		case "direction":
-			a.Direction, err = r.str(p)
-		case "description":
-			a.Description, err = r.str(p)
-		case "transcription":
-			a.Transcription, err = r.str(p)
-		default:
-			err = unknownField(p)
-		}
-		return err
-	})
-	if err != nil {
-		return a, err
-	}
-	if a.Name == "" {
-		return a, fieldErr(join(path, "name"), "required")
-	}
-	switch a.Direction {
-	case "":
-		a.Direction = DirectionInbound
-	case DirectionInbound, DirectionOutbound:
-	default:
-		return a, fieldErr(join(path, "direction"), fmt.Sprintf("must be %s or %s, not %s",
-			DirectionInbound, DirectionOutbound, quote(a.Direction)))
-	}
-	return a, nil
-}
-
-func decodeCompressing(r *reader, path string) (ContextCompressing, error) {
-	var c ContextCompressing
-	hasTurns := false
-	err := r.object(path, func(key, p string) (err error) {
-		switch key {
-		case "session_id":
-			c.SessionID, err = r.str(p)
-		case "turns":
-			hasTurns = true
-			err = r.array(p, func(_ int, p string) error {
-				t, err := decodeTurn(r, p, true)
-				c.Turns = append(c.Turns, t)
-				return err
-			})
-		case "summary":
-			c.Summary, err = r.str(p)
-		default:
-			err = unknownField(p)
-		}
-		return err
-	})
-	if err != nil {
-		return c, err
-	}
-	if err := checkID(join(path, "session_id"), c.SessionID, true); err != nil {
-		return c, err
-	}
-	if !hasTurns {
-		return c, fieldErr(join(path, "turns"), "required")
-	}
-	if len(c.Turns) == 0 {
-		return c, fieldErr(join(path, "turns"), "must hold at least one turn")
-	}
-	for i := range c.Turns {
-		t := &c.Turns[i]
-		switch t.SessionID {
-		case "":
-			t.SessionID = c.SessionID
-		case c.SessionID:
-		default:
-			return c, fieldErr(fmt.Sprintf("%s.turns[%d].session_id", path, i),
-				fmt.Sprintf("is %s but the event's session_id is %s; leave it out or make them equal",
-					quote(t.SessionID), quote(c.SessionID)))
-		}
-	}
-	return c, nil
-}
-
-func decodeSessionEnded(r *reader, path string) (SessionEnded, error) {
-	var s SessionEnded
-	hasCount := false
-	err := r.object(path, func(key, p string) (err error) {
-		switch key {
-		case "session_id":
-			s.SessionID, err = r.str(p)
-		case "message_count":
-			var n int64
-			n, err = r.integer(p, 0, MaxCount)
-			s.MessageCount, hasCount = int(n), true
-		case "reason":
-			s.Reason, err = r.str(p)
-		default:
-			err = unknownField(p)
-		}
-		return err
-	})
-	if err != nil {
-		return s, err
-	}
-	if err := checkID(join(path, "session_id"), s.SessionID, true); err != nil {
-		return s, err
-	}
-	if !hasCount {
-		return s, fieldErr(join(path, "message_count"), "required")
-	}
-	return s, nil
-}
-
-func checkRole(field, role string) error {
-	return oneOf(field, role, RoleUser, RoleAssistant, RoleSystem, RoleTool)
+		quote(t), strings.Join(Types(), ", ")))
 }
 
 // checkID applies the identifier rules: at most MaxIDBytes of UTF-8 and no
@@ -365,6 +127,116 @@ func checkName(field, s string, limit int, required bool) error {
 	for _, c := range s {
 		if unicode.IsControl(c) {
 			return fieldErr(field, fmt.Sprintf("contains the control character %U", c))
+		}
+	}
+	return nil
+}
+
+// checkProse checks free text: it may hold any character but is bounded
+// in bytes.
+func checkProse(field, s string, limit int, required bool) error {
+	switch {
+	case s == "" && required:
+		return fieldErr(field, "required")
+	case len(s) > limit:
+		return fieldErr(field, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), limit))
+	case !utf8.ValidString(s):
+		return fieldErr(field, "is not valid UTF-8") // only a Go producer's value can be
+	}
+	return nil
+}
+
+// oneOf checks a required enumerated string.
+func oneOf(field, s string, allowed ...string) error {
+	if s == "" {
+		return fieldErr(field, "required")
+	}
+	if slices.Contains(allowed, s) {
+		return nil
+	}
+	list := strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
+	return fieldErr(field, fmt.Sprintf("must be %s, not %s", list, quote(s)))
+}
+
+// checkInt checks that n is from lo to hi.
+func checkInt[T int | int64 | uint64](field string, n, lo, hi T) error {
+	if n < lo || n > hi {
+		return fieldErr(field, fmt.Sprintf("must be an integer from %d to %d, not %d", lo, hi, n))
+	}
+	return nil
+}
+
+// checkFraction checks a number from 0 to 1 (the reader has compared
+// what was written).
+func checkFraction(field string, f float64) error {
+	if !(f >= 0 && f <= 1) {
+		return fieldErr(field, fmt.Sprintf("must be a number from 0 to 1, not %v", f))
+	}
+	return nil
+}
+
+// checkCount checks a list's length: from lo (0 or 1) to hi items.
+func checkCount(field string, n, lo, hi int, what string) error {
+	switch {
+	case n > hi:
+		return fieldErr(field, fmt.Sprintf("holds more than %d %s", hi, what))
+	case n < lo:
+		return fieldErr(field, "must not be empty")
+	}
+	return nil
+}
+
+// each runs check on the elements of a list, and names the first
+// failure within the list: check's field is relative to element i.
+func each(list string, n int, check func(i int) error) error {
+	for i := range n {
+		if err := check(i); err != nil {
+			return within(at(list, i), err)
+		}
+	}
+	return nil
+}
+
+// checkIDSet checks a list of at most limit identifiers, none empty and
+// none twice: lists of memories, tools and entities are sets, and a
+// repeat is a producer's mistake that would count twice downstream.
+func checkIDSet(field string, ids []string, limit int, what string) error {
+	if err := checkCount(field, len(ids), 0, limit, what); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(ids))
+	return each(field, len(ids), func(i int) error {
+		if err := checkID("", ids[i], true); err != nil {
+			return err
+		}
+		if seen[ids[i]] {
+			return fieldErr("", fmt.Sprintf("%s is listed twice", quote(ids[i])))
+		}
+		seen[ids[i]] = true
+		return nil
+	})
+}
+
+// checkIndexes checks 1 to limit turn indices, ascending, each once, so
+// that two lists of the same turns compare equal.
+func checkIndexes(field string, turns []int, limit int) error {
+	if err := checkCount(field, len(turns), 1, limit, "turn indices"); err != nil {
+		return err
+	}
+	return each(field, len(turns), func(i int) error {
+		if i > 0 && turns[i] <= turns[i-1] {
+			return fieldErr("", fmt.Sprintf("is %d after %d; turn indices must be ascending, each once", turns[i], turns[i-1]))
+		}
+		return checkInt("", turns[i], 0, MaxCount)
+	})
+}
+
+// firstErr returns the first error of checks that are cheap enough to run
+// all of.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil

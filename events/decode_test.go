@@ -428,7 +428,6 @@ func TestExtensionsOfEmptyEvent(t *testing.T) {
 }
 
 func TestSessionID(t *testing.T) {
-	var nilTurn *events.TurnRecorded
 	for _, c := range []struct {
 		data any
 		want string
@@ -436,8 +435,8 @@ func TestSessionID(t *testing.T) {
 		{events.TurnRecorded{SessionID: "a"}, "a"},
 		{&events.ContextCompressing{SessionID: "b"}, "b"},
 		{events.SessionEnded{SessionID: "c"}, "c"},
-		{nilTurn, ""},
 		{"s", ""},
+		{(*events.TurnRecorded)(nil), ""},
 		{nil, ""},
 	} {
 		if got := events.SessionID(c.data); got != c.want {
@@ -467,7 +466,7 @@ func TestDecodeBatch(t *testing.T) {
 		{"nothing", ``, "batch"},
 		{"broken", `[` + one + `,`, "batch[1]"},
 		{"trailing", `[` + one + `] []`, "batch"},
-		{"invalid UTF-8", "[\"\xff\"]", "batch"},
+		{"invalid UTF-8", "[\"\xff\"]", "batch[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := events.DecodeBatch([]byte(c.body))

@@ -1,7 +1,9 @@
 package events
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -22,37 +24,28 @@ const (
 	TypeMemoryImportant     = "memory.write.important"
 )
 
-// types is every event type, inputs first; Types hands out copies.
-var types = []string{
-	TypeTurnRecorded, TypeContextCompressing, TypeSessionEnded,
-	TypeExtractionRequested, TypeMemoryExtracted, TypeExtractionFailed,
-	TypeMemoryAdded, TypeMemoryUpdated, TypeMemoryDeleted,
-	TypePendingConfirmed, TypePendingIgnored, TypePendingSnoozed,
-	TypeMemoryImportant,
-	TypeEpisodeBuilt, TypeScratchpadUpdated, TypeProfileRefreshed, TypeDailySummarized,
-	TypeMemoriesMerged, TypeMemoriesArchived, TypeMemoriesAccessed,
-	TypeRetrievalDegraded, TypeUserForgotten,
-	TypeMemoryEmbedded, TypeTurnsExpired,
+var derivedTypes = []registration{
+	{TypeExtractionRequested, func() Data { return new(ExtractionRequested) }},
+	{TypeMemoryExtracted, func() Data { return new(MemoryExtracted) }},
+	{TypeExtractionFailed, func() Data { return new(ExtractionFailed) }},
+	// Left out, tier is TierKnowledge and confidence 1: a person said it.
+	{TypeMemoryAdded, func() Data { return &MemoryAdded{Tier: TierKnowledge, Confidence: 1} }},
+	{TypeMemoryUpdated, func() Data { return new(MemoryUpdated) }},
+	{TypeMemoryDeleted, func() Data { return new(MemoryDeleted) }},
+	{TypePendingConfirmed, func() Data { return new(PendingDecision) }},
+	{TypePendingIgnored, func() Data { return new(PendingDecision) }},
+	{TypePendingSnoozed, func() Data { return new(PendingDecision) }},
+	{TypeMemoryImportant, func() Data { return new(MemoryImportant) }},
 }
 
-// Types returns every event type Validate accepts: the input types, then
-// the derived ones.
-func Types() []string { return append([]string(nil), types...) }
-
+// Limits of the derived events' data.
 const (
-	// MaxExtractionTurns bounds the turns of one extraction request, and
-	// the turn indices an extraction result or failure lists.
-	MaxExtractionTurns = 500
-	// MaxCandidates bounds the candidates of one extraction result.
-	MaxCandidates = 200
-	// MaxMemorySubjectBytes, MaxPredicateBytes and MaxMemoryContentBytes
-	// bound a memory's subject, predicate and content.
-	MaxMemorySubjectBytes = 256
-	MaxPredicateBytes     = 128
-	MaxMemoryContentBytes = 4096
-	// MaxReasonBytes bounds the reason of an extraction failure or a
-	// deletion.
-	MaxReasonBytes = 1024
+	MaxExtractionTurns    = 500  // the turns of one extraction request, and those a result or failure lists
+	MaxCandidates         = 200  // the candidates of one extraction result
+	MaxMemorySubjectBytes = 256  // a memory's subject
+	MaxPredicateBytes     = 128  // a memory's predicate
+	MaxMemoryContentBytes = 4096 // a memory's content
+	MaxReasonBytes        = 1024 // the reason of a failure, a deletion, a degradation or an erasure
 )
 
 // Reasons for an extraction request.
@@ -100,6 +93,14 @@ const (
 	CategoryDebug        = "debug"
 )
 
+var (
+	extractionReasons = []string{ReasonQuiet, ReasonTokenCap, ReasonCompressing, ReasonSessionEnded, ReasonSweep, ReasonManual, ReasonRedrive}
+	extractors        = []string{ExtractorRules, ExtractorLLM}
+	kinds             = []string{KindFact, KindPreference, KindRule, KindSkill, KindError, KindContext, KindIdentity}
+	categories        = []string{CategoryIdentity, CategoryConfig, CategoryCredential, CategoryDecision, CategorySolution,
+		CategoryEvent, CategoryConversation, CategoryTemp, CategoryDebug}
+)
+
 // Tiers of memory.
 const (
 	TierCore      = 1 // the core profile
@@ -111,13 +112,24 @@ const (
 // Content may be empty: a turn that carried only attachments snapshots to
 // nothing, and refusing it would stall the request its neighbours are in.
 type ExtractionTurn struct {
-	TurnIndex   int          `json:"turn_index"`
+	TurnIndex   int          `json:"turn_index"` // 0 to MaxCount
 	Role        string       `json:"role"`
-	Content     string       `json:"content"`
+	Content     string       `json:"content,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
 	Time        time.Time    `json:"time"` // RFC 3339; the turn event's time
 	Project     string       `json:"project,omitempty"`
+}
+
+func (t *ExtractionTurn) Validate() error {
+	return firstErr(
+		each("tool_calls", len(t.ToolCalls), func(i int) error { return t.ToolCalls[i].Validate() }),
+		each("tool_results", len(t.ToolResults), func(i int) error { return t.ToolResults[i].Validate() }),
+		checkInt("turn_index", t.TurnIndex, 0, MaxCount),
+		checkRole("role", t.Role),
+		checkTime("time", t.Time),
+		checkID("project", t.Project, false),
+	)
 }
 
 // ExtractionRequested is the data of an extraction.requested event: turns
@@ -133,6 +145,30 @@ type ExtractionRequested struct {
 	Summary string `json:"summary,omitempty"`
 }
 
+func (x *ExtractionRequested) Validate() error {
+	err := firstErr(
+		checkID("request_id", x.RequestID, true),
+		checkID("session_id", x.SessionID, true),
+		oneOf("reason", x.Reason, extractionReasons...),
+		checkCount("turns", len(x.Turns), 1, MaxExtractionTurns, "turns"),
+	)
+	if err != nil {
+		return err
+	}
+	return each("turns", len(x.Turns), func(i int) error {
+		if err := x.Turns[i].Validate(); err != nil {
+			return err
+		}
+		if prev, cur := x.Turns[max(i-1, 0)].TurnIndex, x.Turns[i].TurnIndex; i > 0 && cur <= prev {
+			return fieldErr("turn_index", fmt.Sprintf("is %d after %d; turns must be in ascending turn_index order, each once", cur, prev))
+		}
+		return nil
+	})
+}
+
+// Session returns the session whose turns are to be extracted.
+func (x ExtractionRequested) Session() string { return x.SessionID }
+
 // Candidate is a memory an extractor proposes.
 type Candidate struct {
 	Kind       string  `json:"kind"`     // one of the Kind constants
@@ -147,6 +183,33 @@ type Candidate struct {
 	// Updates says the candidate replaces what is known of its subject and
 	// predicate rather than adding to it.
 	Updates bool `json:"updates,omitempty"`
+	// SaidAt is when the candidate was said: the time of the turn it came
+	// from. It, not when the event was published, decides which version
+	// of a fact is current. Events from before it existed leave it out;
+	// engram then uses the event's time.
+	SaidAt time.Time `json:"said_at,omitzero"`
+}
+
+func (c *Candidate) Validate() error {
+	return firstErr(
+		checkMemory(c.Kind, c.Category, c.Subject, c.Predicate, c.Content, c.Project, c.Topic),
+		checkFraction("importance", c.Importance),
+		checkFraction("confidence", c.Confidence),
+	)
+}
+
+// checkMemory applies the rules of the fields every memory-describing
+// event shares, in the order a producer reads them.
+func checkMemory(kind, category, subject, predicate, content, project, topic string) error {
+	return firstErr(
+		oneOf("kind", kind, kinds...),
+		oneOf("category", category, categories...),
+		checkName("subject", subject, MaxMemorySubjectBytes, true),
+		checkName("predicate", predicate, MaxPredicateBytes, true),
+		checkProse("content", content, MaxMemoryContentBytes, true),
+		checkID("project", project, false),
+		checkID("topic", topic, false),
+	)
 }
 
 // Usage is what an extraction cost an LLM endpoint.
@@ -175,6 +238,35 @@ type MemoryExtracted struct {
 	Candidates []Candidate `json:"candidates"` // 0 to MaxCandidates
 }
 
+func (x *MemoryExtracted) Validate() error {
+	err := firstErr(
+		checkID("request_id", x.RequestID, true),
+		checkID("session_id", x.SessionID, true),
+		oneOf("extractor", x.Extractor, extractors...),
+		checkID("model", x.Model, false),
+		checkInt("usage.prompt_tokens", x.Usage.PromptTokens, 0, MaxCount),
+		checkInt("usage.completion_tokens", x.Usage.CompletionTokens, 0, MaxCount),
+		checkInt("calls", x.Calls, 0, MaxCount),
+		checkIndexes("turns", x.Turns, MaxExtractionTurns),
+		checkCount("candidates", len(x.Candidates), 0, MaxCandidates, "candidates"),
+	)
+	if err != nil {
+		return err
+	}
+	if x.Pass != "" {
+		if err := oneOf("pass", x.Pass, PassTurn); err != nil {
+			return err
+		}
+		if x.Extractor != ExtractorRules || len(x.Turns) != 1 {
+			return fieldErr("pass", "a turn's reading is the rules' of one turn")
+		}
+	}
+	return each("candidates", len(x.Candidates), func(i int) error { return x.Candidates[i].Validate() })
+}
+
+// Session returns the session the memories were extracted from.
+func (x MemoryExtracted) Session() string { return x.SessionID }
+
 // MarshalJSON writes nil Candidates as [], not null: a result with no
 // candidates is valid, and DecodeData refuses null where a list belongs.
 func (x MemoryExtracted) MarshalJSON() ([]byte, error) {
@@ -194,6 +286,19 @@ type ExtractionFailed struct {
 	Attempts  int    `json:"attempts"`
 	Turns     []int  `json:"turns"`
 }
+
+func (x *ExtractionFailed) Validate() error {
+	return firstErr(
+		checkID("request_id", x.RequestID, true),
+		checkID("session_id", x.SessionID, true),
+		checkProse("reason", x.Reason, MaxReasonBytes, true),
+		checkInt("attempts", x.Attempts, 0, MaxCount),
+		checkIndexes("turns", x.Turns, MaxExtractionTurns),
+	)
+}
+
+// Session returns the session of the request that failed.
+func (x ExtractionFailed) Session() string { return x.SessionID }
 
 // MemoryAdded is the data of a memory.added event: a memory written by
 // hand or by a rule, not proposed by an extractor.
@@ -215,7 +320,26 @@ type MemoryAdded struct {
 	Importance float64 `json:"importance"`
 	Confidence float64 `json:"confidence"`
 	SessionID  string  `json:"session_id,omitempty"`
+	// SaidAt is when the fact was said, when that is not the event's own
+	// time (a fact written down later); left out, the event's time.
+	SaidAt time.Time `json:"said_at,omitzero"`
 }
+
+// Validate checks the memory. It refuses tier 0, which DecodeData never
+// makes: a Go producer's Tier 0 is left out on the wire.
+func (x *MemoryAdded) Validate() error {
+	return firstErr(
+		checkID("memory_id", x.MemoryID, false),
+		checkInt("tier", x.Tier, TierCore, TierKnowledge),
+		checkMemory(x.Kind, x.Category, x.Subject, x.Predicate, x.Content, x.Project, x.Topic),
+		checkFraction("importance", x.Importance),
+		checkFraction("confidence", x.Confidence),
+		checkID("session_id", x.SessionID, false),
+	)
+}
+
+// Session returns the session the memory came from, or "".
+func (x MemoryAdded) Session() string { return x.SessionID }
 
 // MemoryUpdated is the data of a memory.updated event: a patch of a
 // memory. A nil field is left as it is; at least one must be set. Project
@@ -234,10 +358,43 @@ type MemoryUpdated struct {
 	Confidence *float64 `json:"confidence,omitempty"`
 }
 
+func (x *MemoryUpdated) Validate() error {
+	if err := checkID("memory_id", x.MemoryID, true); err != nil {
+		return err
+	}
+	if *x == (MemoryUpdated{MemoryID: x.MemoryID}) {
+		return fieldErr("", "must change at least one of content, kind, category, subject, predicate, project, topic, importance, confidence")
+	}
+	set := func(s *string, check func(s string) error) error {
+		if s == nil {
+			return nil
+		}
+		return check(*s)
+	}
+	return firstErr(
+		set(x.Content, func(s string) error { return checkProse("content", s, MaxMemoryContentBytes, true) }),
+		set(x.Kind, func(s string) error { return oneOf("kind", s, kinds...) }),
+		set(x.Category, func(s string) error { return oneOf("category", s, categories...) }),
+		set(x.Subject, func(s string) error { return checkName("subject", s, MaxMemorySubjectBytes, true) }),
+		set(x.Predicate, func(s string) error { return checkName("predicate", s, MaxPredicateBytes, true) }),
+		set(x.Project, func(s string) error { return checkID("project", s, false) }),
+		set(x.Topic, func(s string) error { return checkID("topic", s, false) }),
+		checkFraction("importance", *cmp.Or(x.Importance, new(0.0))),
+		checkFraction("confidence", *cmp.Or(x.Confidence, new(0.0))),
+	)
+}
+
 // MemoryDeleted is the data of a memory.deleted event.
 type MemoryDeleted struct {
 	MemoryID string `json:"memory_id"`
 	Reason   string `json:"reason,omitempty"` // at most MaxReasonBytes
+}
+
+func (x *MemoryDeleted) Validate() error {
+	return firstErr(
+		checkID("memory_id", x.MemoryID, true),
+		checkProse("reason", x.Reason, MaxReasonBytes, false),
+	)
 }
 
 // PendingDecision is the data of pending.confirmed, pending.ignored and
@@ -247,6 +404,30 @@ type MemoryDeleted struct {
 type PendingDecision struct {
 	MemoryID string     `json:"memory_id"`
 	Until    *time.Time `json:"until,omitempty"`
+}
+
+// Validate checks the memory and, if given, the time; DecodeData also
+// holds Until to the event type.
+func (x *PendingDecision) Validate() error {
+	if err := checkID("memory_id", x.MemoryID, true); err != nil {
+		return err
+	}
+	if x.Until != nil {
+		return checkTime("until", *x.Until)
+	}
+	return nil
+}
+
+// validateAs holds Until to the event type: only a snooze has, and
+// needs, an end.
+func (x *PendingDecision) validateAs(eventType string) error {
+	switch snooze := eventType == TypePendingSnoozed; {
+	case snooze && x.Until == nil:
+		return fieldErr("until", "required: a snooze needs an end")
+	case !snooze && x.Until != nil:
+		return fieldErr("until", "is only for "+TypePendingSnoozed)
+	}
+	return nil
 }
 
 // MemoryImportant is the data of a memory.write.important event: a
@@ -263,3 +444,16 @@ type MemoryImportant struct {
 	SessionID    string  `json:"session_id,omitempty"`
 	CauseEventID string  `json:"cause_event_id"` // the event that wrote the memory
 }
+
+func (x *MemoryImportant) Validate() error {
+	return firstErr(
+		checkID("memory_id", x.MemoryID, true),
+		checkMemory(x.Kind, x.Category, x.Subject, x.Predicate, x.Content, "", ""),
+		checkFraction("importance", x.Importance),
+		checkID("session_id", x.SessionID, false),
+		checkID("cause_event_id", x.CauseEventID, true),
+	)
+}
+
+// Session returns the session the memory came from, or "".
+func (x MemoryImportant) Session() string { return x.SessionID }

@@ -3,6 +3,8 @@ package events
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"regexp"
 )
 
 // TypeMemoryEmbedded is published by engram's embedder: the vectors of
@@ -10,13 +12,18 @@ import (
 // recall from the stream without calling the embedding model.
 const TypeMemoryEmbedded = "memory.embedded"
 
+var embeddingTypes = []registration{
+	{TypeMemoryEmbedded, func() Data { return new(MemoryEmbedded) }},
+}
+
+// textHashPat is copied into schema/memory.embedded.json.
+var textHashPat = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// Limits of memory.embedded's data.
 const (
-	// MaxEmbeddingModelBytes bounds the model name of memory.embedded.
-	MaxEmbeddingModelBytes = 200
-	// MaxEmbeddingDims bounds the dimensions of an embedding.
-	MaxEmbeddingDims = 4096
-	// MaxEmbeddedVectors bounds the vectors of one memory.embedded event.
-	MaxEmbeddedVectors = 256
+	MaxEmbeddingModelBytes = 200  // the model's name
+	MaxEmbeddingDims       = 4096 // the dimensions of an embedding
+	MaxEmbeddedVectors     = 256  // the vectors of one event
 )
 
 // MemoryEmbedded is the data of a memory.embedded event: vectors of one
@@ -33,6 +40,32 @@ type MemoryEmbedded struct {
 	Vectors []Embedded `json:"vectors"` // 1 to MaxEmbeddedVectors
 }
 
+func (x *MemoryEmbedded) Validate() error {
+	err := firstErr(
+		checkName("model", x.Model, MaxEmbeddingModelBytes, true),
+		checkInt("dims", x.Dims, 1, MaxEmbeddingDims),
+		checkCount("vectors", len(x.Vectors), 1, MaxEmbeddedVectors, "vectors"),
+	)
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]int, len(x.Vectors))
+	return each("vectors", len(x.Vectors), func(i int) error {
+		v := &x.Vectors[i]
+		if err := v.Validate(); err != nil {
+			return err
+		}
+		if j, ok := seen[v.Hash]; ok {
+			return fieldErr("hash", fmt.Sprintf("%s is also vectors[%d]; a text has one vector", quote(v.Hash), j))
+		}
+		seen[v.Hash] = i
+		if len(v.Vector) != x.Dims {
+			return fieldErr("vector", fmt.Sprintf("has %d components, dims is %d", len(v.Vector), x.Dims))
+		}
+		return nil
+	})
+}
+
 // Embedded is one text's vector. Vector holds exactly Dims finite
 // components, not all zero (a zero vector has no direction to compare).
 // On the wire it is a JSON array of numbers, each within float32 range;
@@ -41,6 +74,21 @@ type MemoryEmbedded struct {
 type Embedded struct {
 	Hash   string    `json:"hash"` // TextHash of the text it stands for
 	Vector []float32 `json:"vector"`
+}
+
+func (v *Embedded) Validate() error {
+	if !textHashPat.MatchString(v.Hash) {
+		return fieldErr("hash", "must be a TextHash, 32 lower-case hex digits, not "+quote(v.Hash))
+	}
+	if err := checkCount("vector", len(v.Vector), 1, MaxEmbeddingDims, "components"); err != nil {
+		return err
+	}
+	for _, c := range v.Vector {
+		if c != 0 {
+			return nil
+		}
+	}
+	return fieldErr("vector", "is all zeros; a zero vector has no direction")
 }
 
 // TextHash is the content address of a text's vector: the first 16 bytes

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,24 +115,13 @@ func TestEmbeddedMessages(t *testing.T) {
 	}
 }
 
-// The example in the package doc is what producers copy: it must be
-// valid, and its hashes must be those of the texts it names.
-func TestDocExampleEmbedding(t *testing.T) {
-	b, err := os.ReadFile("doc.go")
+// The example in the schema is what producers copy: its hashes must be
+// those of the texts the package doc names.
+func TestSchemaExampleEmbedding(t *testing.T) {
+	examples := schemaExamples(t, events.TypeMemoryEmbedded)
+	v, err := events.DecodeData(events.TypeMemoryEmbedded, examples[0])
 	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(b), "// # Embedding events")
-	section, _, _ = strings.Cut(section, "// # Rules")
-	var code strings.Builder
-	for line := range strings.Lines(section) {
-		if s, ok := strings.CutPrefix(line, "//\t"); ok {
-			code.WriteString(s)
-		}
-	}
-	v, err := events.DecodeData(events.TypeMemoryEmbedded, []byte(code.String()))
-	if err != nil {
-		t.Fatalf("example %q: %v", code.String(), err)
+		t.Fatalf("example %s: %v", examples[0], err)
 	}
 	x := v.(*events.MemoryEmbedded)
 	if got, want := []string{x.Vectors[0].Hash, x.Vectors[1].Hash}, []string{teaHash, nameHash}; !reflect.DeepEqual(got, want) {

@@ -1,16 +1,20 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // These patterns are copied into schema/cloudevent.json (and rfc3339 into
@@ -29,19 +33,9 @@ var (
 )
 
 // Validate checks a whole event against the contract and returns its data
-// decoded by DecodeData. Every error is a *FieldError naming the attribute,
-// or the path into the data.
-//
-// An event is valid when: specversion is 1.0; id, subject, namespace, user
-// and agent follow the identifier rules (see the package doc); user is
-// present; source is a URI reference in canonical form; type is one of
-// Types, input or derived; datacontenttype is absent or application/json;
-// dataschema, when present, is an absolute URI; no extension other than
-// namespace, user, agent, traceparent and tracestate is present; data is a
-// JSON object (not data_base64) that DecodeData accepts; and subject, when
-// present, equals the data's session_id, so data without one takes no
-// subject.
-func Validate(e event.Event) (any, error) {
+// decoded by DecodeData, by the envelope rules of the package doc. Every
+// error is a *FieldError naming the attribute, or the path into the data.
+func Validate(e event.Event) (Data, error) {
 	if e.Context == nil {
 		return nil, fieldErr("specversion", "required")
 	}
@@ -220,11 +214,10 @@ func noBase64() error {
 	return fieldErr("data_base64", `is not accepted: send the data as a JSON object in "data"`)
 }
 
+const zeroTimeProblem = "must not be the zero time 0001-01-01T00:00:00Z"
+
 func zeroTime(field string) error {
-	if field != "time" {
-		return fieldErr(field, "must not be the zero time 0001-01-01T00:00:00Z")
-	}
-	return fieldErr(field, "must not be the zero time 0001-01-01T00:00:00Z (leave time out instead)")
+	return fieldErr(field, zeroTimeProblem+" (leave time out instead)")
 }
 
 // checkURI accepts a URI reference only in the form it will be stored in:
@@ -285,7 +278,7 @@ func checkURIOnce(field, s string, absolute bool) error {
 // Every attribute must be a JSON string, data a JSON object; data_base64 is
 // refused. maxBytes ≤ 0 means DefaultMaxEventBytes; a larger event's error
 // matches ErrTooLarge.
-func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
+func DecodeStructured(b []byte, maxBytes int) (event.Event, Data, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxEventBytes
 	}
@@ -293,54 +286,48 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 		return event.Event{}, nil, &FieldError{Field: "event",
 			Problem: fmt.Sprintf("is %d bytes; the limit is %d", len(b), maxBytes), err: ErrTooLarge}
 	}
-	doc, err := decodeTwice(b, "event", readStructured)
+	attrs, data, err := readStructured(b)
 	if err != nil {
 		return event.Event{}, nil, err
 	}
-	attrs, data := doc.attrs, doc.data
-
-	if err := checkSpecVersion(attrs["specversion"]); err != nil {
-		return event.Event{}, nil, err
-	}
+	// sdk-go stores source, dataschema and time parsed: each is checked
+	// in the form it was sent before it is set and can change.
 	ctx := &event.EventContextV1{ID: attrs["id"], Type: attrs["type"]}
-	if err := checkID("id", ctx.ID, true); err != nil {
-		return event.Event{}, nil, err
-	}
-	if err := checkURI("source", attrs["source"], false); err != nil {
-		return event.Event{}, nil, err
-	}
-	if err := ctx.SetSource(attrs["source"]); err != nil {
-		return event.Event{}, nil, fieldErr("source", err.Error())
-	}
-	if s, ok := attrs["subject"]; ok {
-		ctx.Subject = &s
-	}
-	if s, ok := attrs["datacontenttype"]; ok {
-		ctx.DataContentType = &s
-	}
-	if s, ok := attrs["dataschema"]; ok {
-		if err := checkURI("dataschema", s, true); err != nil {
-			return event.Event{}, nil, err
-		}
-		if err := ctx.SetDataSchema(s); err != nil {
-			return event.Event{}, nil, fieldErr("dataschema", err.Error())
-		}
-	}
-	if s, ok := attrs["time"]; ok {
-		t, err := parseTime("time", s)
-		if err != nil {
-			return event.Event{}, nil, err
-		}
-		if err := ctx.SetTime(t); err != nil {
-			return event.Event{}, nil, fieldErr("time", err.Error())
-		}
-	}
-	for name, s := range attrs {
-		if isExtension(name) {
-			if err := ctx.SetExtension(name, s); err != nil {
-				return event.Event{}, nil, fieldErr(name, err.Error())
+	err = firstErr(
+		checkSpecVersion(attrs["specversion"]),
+		checkID("id", ctx.ID, true),
+		checkURI("source", attrs["source"], false),
+	)
+	set := func(name string, set func() error) {
+		if err == nil {
+			if err = set(); err != nil {
+				err = fieldErr(name, err.Error())
 			}
 		}
+	}
+	set("source", func() error { return ctx.SetSource(attrs["source"]) })
+	for name, s := range attrs {
+		switch {
+		case err != nil:
+		case name == "subject":
+			ctx.Subject = &s
+		case name == "datacontenttype":
+			ctx.DataContentType = &s
+		case name == "dataschema":
+			if err = checkURI(name, s, true); err == nil {
+				set(name, func() error { return ctx.SetDataSchema(s) })
+			}
+		case name == "time":
+			t, perr := parseTime(s)
+			if err = within(name, perr); err == nil {
+				set(name, func() error { return ctx.SetTime(t) })
+			}
+		case isExtension(name):
+			set(name, func() error { return ctx.SetExtension(name, s) })
+		}
+	}
+	if err != nil {
+		return event.Event{}, nil, err
 	}
 	e := event.Event{Context: ctx, DataEncoded: data}
 	v, err := Validate(e)
@@ -350,37 +337,80 @@ func DecodeStructured(b []byte, maxBytes int) (event.Event, any, error) {
 	return e, v, nil
 }
 
-// structured is a structured-mode event as read, before any check.
-type structured struct {
-	attrs map[string]string
-	data  json.RawMessage
+// readStructured reads the attributes of a structured-mode event, each a
+// string, and its data, a JSON object, token by token as sdk-go does; but
+// it refuses what sdk-go would coerce or drop (a numeric id, a repeated
+// attribute), and names an unknown attribute.
+func readStructured(b []byte) (attrs map[string]string, data json.RawMessage, err error) {
+	dec, done := tokens(b)
+	defer done()
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, nil, translate("event", "", err)
+	}
+	if tok.Kind() != '{' {
+		return nil, nil, fieldErr("event", "must be an object, not "+kindName(tok.Kind()))
+	}
+	attrs = make(map[string]string, 12)
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, nil, translate("event", "", err)
+		}
+		name := tok.String()
+		switch {
+		case name == "data":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, nil, translate("event", "", err)
+			}
+			if v.Kind() != '{' {
+				return nil, nil, fieldErr("data", "must be a JSON object, not "+kindName(v.Kind()))
+			}
+			end := int(dec.InputOffset())
+			data = b[end-len(v) : end : end]
+			continue
+		case name == "data_base64":
+			return nil, nil, noBase64()
+		case !isAttribute(name):
+			return nil, nil, unknownAttribute(name)
+		}
+		if kind := dec.PeekKind(); kind != '"' {
+			return nil, nil, fieldErr(join("", name), "must be a string, not "+kindName(kind))
+		}
+		if tok, err = dec.ReadToken(); err != nil {
+			return nil, nil, translate("event", "", err)
+		}
+		attrs[name] = tok.String()
+	}
+	if _, err := dec.ReadToken(); err != nil { // }
+		return nil, nil, translate("event", "", err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, nil, fieldErr("event", "has data after the JSON value")
+	}
+	return attrs, data, nil
 }
 
-func readStructured(r *reader) (structured, error) {
-	doc := structured{attrs: make(map[string]string, 8)}
-	err := r.object("", func(key, path string) error {
-		switch {
-		case key == "data":
-			raw, err := r.raw(path)
-			if err != nil {
-				return err
-			}
-			if raw[0] != '{' {
-				return fieldErr(path, "must be a JSON object, not "+rawKind(raw))
-			}
-			doc.data = raw
-			return nil
-		case key == "data_base64":
-			return noBase64()
-		case !isAttribute(key):
-			return unknownAttribute(key)
-		}
-		s, err := r.str(path)
-		doc.attrs[key] = s
-		return err
-	})
-	return doc, err
+// tokens returns a decoder of b's tokens, and done to hand it back: a
+// decoder's buffers cost more than reading an envelope.
+func tokens(b []byte) (dec *jsontext.Decoder, done func()) {
+	t := tokenReaders.Get().(*tokenReader)
+	t.r.Reset(b)
+	t.dec.Reset(&t.r)
+	return t.dec, func() { tokenReaders.Put(t) }
 }
+
+type tokenReader struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+}
+
+var tokenReaders = sync.Pool{New: func() any {
+	t := new(tokenReader)
+	t.dec = jsontext.NewDecoder(&t.r)
+	return t
+}}
 
 func isAttribute(name string) bool {
 	switch name {
@@ -390,20 +420,28 @@ func isAttribute(name string) bool {
 	return isExtension(name)
 }
 
-// parseTime reads an RFC 3339 time for field: the envelope's time or a
-// time in the data.
-func parseTime(field, s string) (time.Time, error) {
+// parseTime reads an RFC 3339 time: the envelope's time or a time in the
+// data.
+func parseTime(s string) (time.Time, error) {
 	if !isRFC3339(s) {
-		return time.Time{}, fieldErr(field, fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
+		return time.Time{}, problem(fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fieldErr(field, fmt.Sprintf("is not a valid time: %s", quote(s)))
+		return time.Time{}, problem(fmt.Sprintf("is not a valid time: %s", quote(s)))
 	}
 	if t.IsZero() {
-		return time.Time{}, zeroTime(field)
+		return time.Time{}, problem(zeroTimeProblem)
 	}
 	return t, nil
+}
+
+// checkTime checks a time of the data: present, so not the zero time.
+func checkTime(field string, t time.Time) error {
+	if t.IsZero() {
+		return fieldErr(field, "required")
+	}
+	return nil
 }
 
 // isRFC3339 is rfc3339.MatchString written out, for it runs on every
@@ -443,41 +481,37 @@ func isRFC3339(s string) bool {
 	return false
 }
 
-func rawKind(raw json.RawMessage) string {
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
 // DecodeBatch splits a batch-mode body (application/cloudevents-batch+json,
 // a JSON array of structured events) into the raw events, for
 // DecodeStructured to take one by one. An empty batch is an error: it is
 // always a producer's mistake.
 func DecodeBatch(b []byte) ([]json.RawMessage, error) {
-	out, err := decodeTwice(b, "batch", readBatch)
+	dec, done := tokens(b)
+	defer done()
+	tok, err := dec.ReadToken()
 	if err != nil {
-		return nil, err
+		return nil, translate("batch", "batch", err)
+	}
+	if tok.Kind() != '[' {
+		return nil, fieldErr("batch", "must be an array, not "+kindName(tok.Kind()))
+	}
+	var out []json.RawMessage
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, translate(at("batch", len(out)), "batch", err)
+		}
+		end := int(dec.InputOffset())
+		out = append(out, b[end-len(v):end:end])
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, translate("batch", "batch", err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, fieldErr("batch", "has data after the JSON value")
 	}
 	if len(out) == 0 {
 		return nil, fieldErr("batch", "is empty")
 	}
 	return out, nil
-}
-
-func readBatch(r *reader) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	err := r.array("batch", func(_ int, path string) error {
-		m, err := r.raw(path)
-		out = append(out, m)
-		return err
-	})
-	return out, err
 }

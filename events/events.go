@@ -1,6 +1,9 @@
 package events
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Input event types, published by agents.
 const (
@@ -8,6 +11,12 @@ const (
 	TypeContextCompressing = "context.compressing"
 	TypeSessionEnded       = "session.ended"
 )
+
+var inputTypes = []registration{
+	{TypeTurnRecorded, func() Data { return new(TurnRecorded) }},
+	{TypeContextCompressing, func() Data { return new(ContextCompressing) }},
+	{TypeSessionEnded, func() Data { return new(SessionEnded) }},
+}
 
 // Extension attributes engram reads from the envelope.
 const (
@@ -29,9 +38,7 @@ const (
 	// DefaultMaxEventBytes is the size limit DecodeStructured applies when
 	// given a limit ≤ 0.
 	DefaultMaxEventBytes = 1 << 20
-	// MaxIDBytes bounds every identifier: event id, subject, namespace,
-	// user, agent, session id, channel, project, topic, model, tool call
-	// ids and names, request, memory and cause event ids.
+	// MaxIDBytes bounds every identifier (see the package doc).
 	MaxIDBytes = 256
 	// MaxURIBytes bounds source and dataschema.
 	MaxURIBytes = 1024
@@ -62,10 +69,12 @@ const (
 // TurnRecorded is the data of a turn.recorded event: one message of a
 // conversation, as the agent saw it.
 type TurnRecorded struct {
-	SessionID   string       `json:"session_id"`
-	TurnIndex   int          `json:"turn_index"`
-	Role        string       `json:"role"`
-	Content     string       `json:"content"`
+	// SessionID is required; a turn inside context.compressing may leave
+	// it out, and Validate of the ContextCompressing fills it in.
+	SessionID   string       `json:"session_id,omitempty"`
+	TurnIndex   int          `json:"turn_index"` // 0 to MaxCount
+	Role        string       `json:"role"`       // one of the Role constants
+	Content     string       `json:"content,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
 	Attachments []Attachment `json:"attachments,omitempty"`
@@ -76,6 +85,38 @@ type TurnRecorded struct {
 	Speaker string `json:"speaker,omitempty"`
 }
 
+// Validate checks a turn: it needs content, a tool call, a tool result
+// or an attachment.
+func (t *TurnRecorded) Validate() error {
+	err := firstErr(
+		each("tool_calls", len(t.ToolCalls), func(i int) error { return t.ToolCalls[i].Validate() }),
+		each("tool_results", len(t.ToolResults), func(i int) error { return t.ToolResults[i].Validate() }),
+		each("attachments", len(t.Attachments), func(i int) error { return t.Attachments[i].Validate() }),
+	)
+	if err != nil {
+		return err
+	}
+	err = firstErr(
+		checkID("session_id", t.SessionID, true),
+		checkInt("turn_index", t.TurnIndex, 0, MaxCount),
+		checkRole("role", t.Role),
+	)
+	if err != nil {
+		return err
+	}
+	if t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 && len(t.Attachments) == 0 {
+		return fieldErr("content", "required: a turn needs content, tool_calls, tool_results or attachments")
+	}
+	return firstErr(
+		checkID("channel", t.Channel, false),
+		checkID("speaker", t.Speaker, false),
+		checkID("project", t.Project, false),
+	)
+}
+
+// Session returns the turn's session.
+func (t TurnRecorded) Session() string { return t.SessionID }
+
 // ToolCall is a tool the assistant asked to run.
 type ToolCall struct {
 	ID   string `json:"id,omitempty"`
@@ -85,104 +126,97 @@ type ToolCall struct {
 	Input json.RawMessage `json:"input,omitempty"`
 }
 
+func (c *ToolCall) Validate() error {
+	return firstErr(checkID("id", c.ID, false), checkID("name", c.Name, true))
+}
+
 // ToolResult is what a tool returned.
 type ToolResult struct {
-	ToolCallID string `json:"tool_call_id"`
-	Content    string `json:"content"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Content    string `json:"content,omitempty"`
 	IsError    bool   `json:"is_error,omitempty"`
 }
+
+func (r *ToolResult) Validate() error { return checkID("tool_call_id", r.ToolCallID, false) }
 
 // Attachment is a file that came in with a turn or went out with it.
 type Attachment struct {
 	Name string `json:"name"`
 	Mime string `json:"mime,omitempty"`
-	Size int64  `json:"size,omitempty"`
+	Size int64  `json:"size,omitempty"` // 0 to MaxAttachmentSize
 	Path string `json:"path,omitempty"`
 	URL  string `json:"url,omitempty"`
-	// Direction is DirectionInbound or DirectionOutbound; DecodeData turns
+	// Direction is DirectionInbound or DirectionOutbound; Validate turns
 	// an empty one into DirectionInbound.
 	Direction     string `json:"direction,omitempty"`
 	Description   string `json:"description,omitempty"`
 	Transcription string `json:"transcription,omitempty"`
 }
 
+func (a *Attachment) Validate() error {
+	if a.Name == "" {
+		return fieldErr("name", "required")
+	}
+	if err := checkInt("size", a.Size, 0, MaxAttachmentSize); err != nil {
+		return err
+	}
+	if a.Direction == "" {
+		a.Direction = DirectionInbound
+	}
+	return oneOf("direction", a.Direction, DirectionInbound, DirectionOutbound)
+}
+
 // ContextCompressing is the data of a context.compressing event: the turns
 // about to leave the agent's context window.
 type ContextCompressing struct {
-	SessionID string `json:"session_id"`
-	// Turns may leave session_id empty; DecodeData fills in SessionID.
-	Turns   []TurnRecorded `json:"turns"`
-	Summary string         `json:"summary,omitempty"`
+	SessionID string         `json:"session_id"`
+	Turns     []TurnRecorded `json:"turns"` // at least one
+	Summary   string         `json:"summary,omitempty"`
 }
+
+// Validate checks the event and its turns, and fills in the session of
+// a turn that left it out; a turn that names another session is refused.
+func (c *ContextCompressing) Validate() error {
+	if err := checkID("session_id", c.SessionID, true); err != nil {
+		return err
+	}
+	if len(c.Turns) == 0 {
+		return fieldErr("turns", "must hold at least one turn")
+	}
+	return each("turns", len(c.Turns), func(i int) error {
+		t := &c.Turns[i]
+		switch t.SessionID {
+		case "":
+			t.SessionID = c.SessionID
+		case c.SessionID:
+		default:
+			return fieldErr("session_id", fmt.Sprintf("is %s but the event's session_id is %s; leave it out or make them equal",
+				quote(t.SessionID), quote(c.SessionID)))
+		}
+		return t.Validate()
+	})
+}
+
+// Session returns the turns' session.
+func (c ContextCompressing) Session() string { return c.SessionID }
 
 // SessionEnded is the data of a session.ended event.
 type SessionEnded struct {
 	SessionID    string `json:"session_id"`
-	MessageCount int    `json:"message_count"`
+	MessageCount int    `json:"message_count"` // 0 to MaxCount
 	Reason       string `json:"reason,omitempty"`
 }
 
-// SessionID returns the session of decoded data (any data type of this
-// package, by value or pointer), or "" for data without one:
-// MemoryUpdated, MemoryDeleted, PendingDecision, a MemoryAdded or
-// MemoryImportant that names no session, every consolidation and
-// retrieval type but Episode, and anything else.
-func SessionID(data any) string {
-	switch d := data.(type) {
-	case TurnRecorded:
-		return d.SessionID
-	case ContextCompressing:
-		return d.SessionID
-	case SessionEnded:
-		return d.SessionID
-	case ExtractionRequested:
-		return d.SessionID
-	case MemoryExtracted:
-		return d.SessionID
-	case ExtractionFailed:
-		return d.SessionID
-	case MemoryAdded:
-		return d.SessionID
-	case MemoryImportant:
-		return d.SessionID
-	case Episode:
-		return d.SessionID
-	case *TurnRecorded:
-		if d != nil {
-			return d.SessionID
-		}
-	case *ContextCompressing:
-		if d != nil {
-			return d.SessionID
-		}
-	case *SessionEnded:
-		if d != nil {
-			return d.SessionID
-		}
-	case *ExtractionRequested:
-		if d != nil {
-			return d.SessionID
-		}
-	case *MemoryExtracted:
-		if d != nil {
-			return d.SessionID
-		}
-	case *ExtractionFailed:
-		if d != nil {
-			return d.SessionID
-		}
-	case *MemoryAdded:
-		if d != nil {
-			return d.SessionID
-		}
-	case *MemoryImportant:
-		if d != nil {
-			return d.SessionID
-		}
-	case *Episode:
-		if d != nil {
-			return d.SessionID
-		}
-	}
-	return ""
+func (s *SessionEnded) Validate() error {
+	return firstErr(
+		checkID("session_id", s.SessionID, true),
+		checkInt("message_count", s.MessageCount, 0, MaxCount),
+	)
+}
+
+// Session returns the session that ended.
+func (s SessionEnded) Session() string { return s.SessionID }
+
+func checkRole(field, role string) error {
+	return oneOf(field, role, RoleUser, RoleAssistant, RoleSystem, RoleTool)
 }

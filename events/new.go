@@ -31,8 +31,8 @@ func NewDerived(source, eventType string, id string, namespace, user string, t t
 	}
 	// The envelope's time goes on the wire as RFC 3339 in UTC; a time that
 	// would not parse back is refused here, not by the consumer.
-	if _, err := parseTime("time", t.UTC().Format(time.RFC3339Nano)); err != nil {
-		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, err)
+	if _, err := parseTime(t.UTC().Format(time.RFC3339Nano)); err != nil {
+		return event.Event{}, fmt.Errorf("new %s event: %w", eventType, within("time", err))
 	}
 	return build(source, eventType, id, namespace, user, t, data)
 }

@@ -13,6 +13,7 @@ EngramError with engram's code ("invalid", "not_found", ...) and message,
 which names the field at fault. Python 3.8 or later.
 """
 
+import hashlib
 import json
 import os
 import time
@@ -28,7 +29,7 @@ try:
 except ImportError:  # Python 3.7: the types below are documentation only
     TypedDict = dict
 
-__all__ = ["Engram", "EngramError", "Memory", "Change", "SearchResult", "ContextItem", "ContextResponse",
+__all__ = ["Engram", "EngramError", "event_id", "Memory", "Change", "SearchResult", "ContextItem", "ContextResponse",
            "IngestResponse", "EventResult", "Written", "Episode", "Scratchpad", "Profile", "UserSummary"]
 __version__ = "0.1.0"
 
@@ -64,6 +65,8 @@ class Memory(TypedDict, total=False):
     source_events: Optional[List[str]]
     created: str
     updated: str
+    said_at: str  # when the fact was said (its turn's time)
+    learned_at: str  # when engram learned it
     valid_to: str
     last_accessed: str
     access_count: int
@@ -85,7 +88,8 @@ class Change(TypedDict, total=False):
     fields: Dict[str, Delta]
     note: str
     cause: str
-    time: str
+    said_at: str  # when what caused the change was said
+    time: str  # when engram learned it
 
 
 class MemoryWithHistory(TypedDict):
@@ -233,6 +237,16 @@ CE_JSON = "application/cloudevents+json"
 CE_BATCH = "application/cloudevents-batch+json"
 
 
+def event_id(type_, data):
+    """The id the client gives an event it builds: the type's first word
+    and a hash of the type and data. The same event sent again (a retry)
+    has the same id, which engram stores once; any other event has another
+    id, so engram never takes it for a duplicate. (Reusing an id for other
+    content is answered 409.)"""
+    canonical = json.dumps([type_, data], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "%s-%s" % (type_.split(".")[0], hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32])
+
+
 class EngramError(Exception):
     """An error answer from engram: HTTP status, code and message."""
 
@@ -307,12 +321,13 @@ class Engram:
         return self._request("POST", "/v1/events", q, body=list(events), content_type=CE_BATCH)
 
     def turn_event(self, user, session_id, turn_index, role, content, namespace=None, **data):
-        """A turn.recorded event; its id is derived from the session, index
-        and role, so sending it again is harmless."""
+        """A turn.recorded event. Its id is a hash of what it says
+        (event_id), so sending it again is a duplicate, and another text for
+        the same turn is another event: stored, never dropped as a
+        duplicate of the first."""
         d = {"session_id": session_id, "turn_index": turn_index, "role": role, "content": content}
         d.update(data)
-        eid = "%s-%s-%d-%s" % (self.source, session_id, turn_index, role)
-        return self._event("turn.recorded", user, d, id=eid, namespace=namespace)
+        return self._event("turn.recorded", user, d, id=event_id("turn.recorded", d), namespace=namespace)
 
     def record_turn(self, user, session_id, turn_index, role, content, namespace=None, wait=None, **data) -> IngestResponse:
         """Record one turn (role: user, assistant, system or tool). Extra
@@ -325,8 +340,8 @@ class Engram:
         data = {"session_id": session_id, "message_count": message_count}
         if reason:
             data["reason"] = reason
-        eid = "%s-%s-ended" % (self.source, session_id)
-        return self.send_events([self._event("session.ended", user, data, id=eid, namespace=namespace)])
+        return self.send_events([self._event("session.ended", user, data, id=event_id("session.ended", data),
+                                             namespace=namespace)])
 
     # --- reads ----------------------------------------------------------
 

@@ -7,7 +7,7 @@ import time
 import unittest
 import uuid
 
-from engram import Engram, EngramError
+from engram import Engram, EngramError, event_id
 
 URL = os.environ.get("ENGRAM_URL")
 
@@ -21,6 +21,21 @@ def wait_for(what, cond, timeout=20.0):
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for " + what)
         time.sleep(0.02)
+
+
+class EventIDTest(unittest.TestCase):
+    """Needs no engram: the ids the client derives."""
+
+    def test_same_event_alike_other_events_apart(self):
+        turn = {"session_id": "s1", "turn_index": 0, "role": "user", "content": "I moved to Lisbon"}
+        reordered = {"content": "I moved to Lisbon", "role": "user", "turn_index": 0, "session_id": "s1"}
+        self.assertEqual(event_id("turn.recorded", turn), event_id("turn.recorded", reordered))
+        self.assertNotEqual(event_id("turn.recorded", turn),
+                            event_id("turn.recorded", dict(turn, content="I moved to Porto")))
+        self.assertRegex(event_id("turn.recorded", turn), r"^turn-[0-9a-f]{32}$")
+        mem = Engram("http://127.0.0.1:1")
+        self.assertNotEqual(mem.turn_event("ana", "s1", 0, "user", "hi")["id"],
+                            mem.turn_event("ana", "s1", 0, "user", "hi there")["id"])
 
 
 @unittest.skipUnless(URL, "ENGRAM_URL is not set: no engram to test against")
@@ -38,6 +53,9 @@ class EngramTest(unittest.TestCase):
         self.assertEqual(r["accepted"], 1)
         again = self.mem.record_turn(self.user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")
         self.assertEqual(again["duplicates"], 1, "the same turn twice is stored once")
+        for text in ("first text", "second text"):
+            other = self.mem.record_turn(self.user, "s0", 0, "user", text)
+            self.assertEqual(other["accepted"], 1, "another text for the same turn is stored, not a duplicate")
         batch = self.mem.send_events([
             self.mem.turn_event(self.user, "s1", 1, "assistant", "好的，记住了。"),
             self.mem.turn_event(self.user, "s1", 2, "user", "I also write Go at work"),

@@ -12,6 +12,8 @@ export interface Memory {
   importance: number; confidence: number; status: Status;
   supersedes?: string; superseded_by?: string; source: string; session_id?: string;
   source_events: string[] | null; created: string; updated: string;
+  /** When the fact was said (its turn's time); learned_at when engram learned it. */
+  said_at?: string; learned_at?: string;
   valid_to?: string; last_accessed?: string; access_count: number; snoozed_until?: string;
 }
 
@@ -24,7 +26,9 @@ export interface Change {
   fields?: Record<string, { old: string; new: string }>;
   /** The newer memory, the words said again, a reason, until when. */
   note?: string;
-  cause: string; time: string;
+  cause: string;
+  /** When what caused the change was said; time is when engram learned it. */
+  said_at?: string; time: string;
 }
 
 export interface SearchResult {
@@ -62,7 +66,7 @@ export interface ContextOptions {
 export interface ApiError { code: string; message: string }
 
 export interface EventResult {
-  index: number; id?: string; status: "accepted" | "duplicate" | "invalid" | "failed" | "ok"; seq?: number;
+  index: number; id?: string; status: "accepted" | "duplicate" | "conflict" | "invalid" | "failed" | "ok"; seq?: number;
   error?: ApiError;
   /** With wait "memories", for a turn: done (memories is what the rules read in it), pending, or none. */
   extraction?: "done" | "pending" | "none";
@@ -135,3 +139,8 @@ export class Engram {
   users(opts?: NS & { prefix?: string; limit?: number }): Promise<UserSummary[]>;
   ready(): Promise<boolean>;
 }
+
+/** The id the client gives an event it builds: its type's first word and a hash of type and data. */
+export function eventId(type: string, data: unknown): string;
+/** The hex SHA-256 of a string's UTF-8 bytes. */
+export function sha256Hex(text: string): string;

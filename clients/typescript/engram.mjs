@@ -68,11 +68,14 @@ export class Engram {
     return this.request("POST", "/v1/events", { query, body: events, contentType: "application/cloudevents-batch+json" });
   }
 
-  /** A turn.recorded event; its id comes from session, index and role, so a resend is harmless. */
+  /**
+   * A turn.recorded event. Its id is a hash of what it says (eventId), so
+   * sending it again is a duplicate, and another text for the same turn is
+   * another event: stored, never dropped as a duplicate of the first.
+   */
   turnEvent(user, sessionId, turnIndex, role, content, { namespace, ...data } = {}) {
-    return this.event("turn.recorded", user,
-      { session_id: sessionId, turn_index: turnIndex, role, content, ...data },
-      { id: `${this.source}-${sessionId}-${turnIndex}-${role}`, namespace });
+    const d = { session_id: sessionId, turn_index: turnIndex, role, content, ...data };
+    return this.event("turn.recorded", user, d, { id: eventId("turn.recorded", d), namespace });
   }
 
   recordTurn(user, sessionId, turnIndex, role, content, { wait, ...opts } = {}) {
@@ -82,7 +85,7 @@ export class Engram {
   endSession(user, sessionId, messageCount, { reason, namespace } = {}) {
     const data = { session_id: sessionId, message_count: messageCount };
     if (reason) data.reason = reason;
-    return this.sendEvents([this.event("session.ended", user, data, { id: `${this.source}-${sessionId}-ended`, namespace })]);
+    return this.sendEvents([this.event("session.ended", user, data, { id: eventId("session.ended", data), namespace })]);
   }
 
   /** The memory block for the next prompt: `rendered` is the text, `blocks` the items. */
@@ -152,4 +155,70 @@ export class Engram {
   async ready() {
     try { return (await this.request("GET", "/readyz")).status === "ok"; } catch { return false; }
   }
+}
+
+/**
+ * The id of an event the client derives from what it says: the event type's
+ * first word and a hash of the type and data. The same event sent again
+ * (a retry) is the same id, which engram stores once; any other event has
+ * another id, so engram never takes it for a duplicate. (Reusing an id for
+ * other content is answered 409.)
+ */
+export function eventId(type, data) {
+  return `${type.split(".")[0]}-${sha256Hex(canonicalJSON([type, data])).slice(0, 32)}`;
+}
+
+// canonicalJSON is JSON with object keys sorted, so equal data hash alike
+// whatever order its keys were written in.
+function canonicalJSON(v) {
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJSON(x) ?? "null").join(",")}]`;
+  if (v !== null && typeof v === "object" && typeof v.toJSON !== "function") {
+    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJSON(v[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+// SHA-256, synchronous and without dependencies so that an event's id is
+// ready where the event is built, in Node, Deno, Bun and browsers alike
+// (crypto.subtle is asynchronous, node:crypto is Node's).
+const K = new Uint32Array([
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+]);
+const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+
+export function sha256Hex(text) {
+  const msg = new TextEncoder().encode(text);
+  const size = Math.ceil((msg.length + 9) / 64) * 64;
+  const buf = new Uint8Array(size);
+  buf.set(msg);
+  buf[msg.length] = 0x80;
+  const view = new DataView(buf.buffer);
+  view.setUint32(size - 8, Math.floor(msg.length / 0x20000000)); // the length in bits, high word
+  view.setUint32(size - 4, (msg.length * 8) >>> 0);
+  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const w = new Uint32Array(64);
+  for (let off = 0; off < size; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getUint32(off + 4 * i);
+    for (let i = 16; i < 64; i++) {
+      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    let [a, b, c, d, e, f, g, hh] = h;
+    for (let i = 0; i < 64; i++) {
+      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) | 0;
+      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      hh = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+  }
+  return Array.from(h, (x) => x.toString(16).padStart(8, "0")).join("");
 }

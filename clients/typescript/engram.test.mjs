@@ -3,7 +3,8 @@
 // test internal/app.TestTypeScriptClient, which starts an engram.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Engram, EngramError } from "./engram.mjs";
+import { createHash } from "node:crypto";
+import { Engram, EngramError, eventId, sha256Hex } from "./engram.mjs";
 
 const url = process.env.ENGRAM_URL;
 const opts = { skip: url ? false : "ENGRAM_URL is not set: no engram to test against" };
@@ -26,6 +27,9 @@ test("turns, search, context, end of session", opts, async () => {
   const user = newUser();
   assert.equal((await mem.recordTurn(user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")).accepted, 1);
   assert.equal((await mem.recordTurn(user, "s1", 0, "user", "我住在杭州，喜欢喝龙井茶")).duplicates, 1);
+  // Another text for the same turn is another write: stored, not a duplicate.
+  assert.equal((await mem.recordTurn(user, "s0", 0, "user", "first text")).accepted, 1);
+  assert.equal((await mem.recordTurn(user, "s0", 0, "user", "second text")).accepted, 1);
   const batch = await mem.sendEvents([
     mem.turnEvent(user, "s1", 1, "assistant", "好的，记住了。"),
     mem.turnEvent(user, "s1", 2, "user", "I also write Go at work"),
@@ -54,6 +58,20 @@ test("memories: add, update, read, forget", opts, async () => {
   assert.ok(Array.isArray(await mem.episodes(user)));
   assert.equal((await mem.scratchpad(user)).updated, undefined);
   assert.ok(await mem.ready());
+});
+
+// Needs no engram: the ids the client derives.
+test("event ids: the same event alike, any other event apart", () => {
+  for (const text of ["", "abc", "a".repeat(55), "a".repeat(56), "a".repeat(64), "x".repeat(1000), "我住在杭州，喜欢喝龙井茶 🍵"]) {
+    assert.equal(sha256Hex(text), createHash("sha256").update(text, "utf8").digest("hex"), `sha256 of ${text.length} chars`);
+  }
+  const turn = { session_id: "s1", turn_index: 0, role: "user", content: "I moved to Lisbon" };
+  assert.equal(eventId("turn.recorded", turn), eventId("turn.recorded", { content: "I moved to Lisbon", role: "user", turn_index: 0, session_id: "s1" }));
+  assert.notEqual(eventId("turn.recorded", turn), eventId("turn.recorded", { ...turn, content: "I moved to Porto" }));
+  assert.match(eventId("turn.recorded", turn), /^turn-[0-9a-f]{32}$/);
+  const a = mem.turnEvent("ana", "s1", 0, "user", "hi"), b = mem.turnEvent("ana", "s1", 0, "user", "hi there");
+  assert.notEqual(a.id, b.id);
+  assert.equal(a.id, mem.turnEvent("ana", "s1", 0, "user", "hi").id);
 });
 
 test("errors name the field", opts, async () => {

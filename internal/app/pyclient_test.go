@@ -72,7 +72,7 @@ func TestTypeScriptClient(t *testing.T) {
 	cmd.Dir = "../../clients/typescript"
 	cmd.Env = []string{"ENGRAM_URL=http://" + a.HTTPAddr(), "ENGRAM_TOKEN=" + token, "PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "# pass 5") {
+	if err != nil || !strings.Contains(string(out), "# pass 6") {
 		t.Fatalf("typescript client tests: %v\n%s", err, out)
 	}
 }

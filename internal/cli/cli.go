@@ -26,6 +26,7 @@ Usage:
   engram serve   [flags]                  run engram: embedded NATS + JetStream, every worker, HTTP API
   engram rebuild [--replace]              rebuild the read model from the stream, verify it equals the live one
   engram search  [flags] QUERY            search a user's memory through a running engram
+  engram memories --user U [--as-of T] [--history ID]  a user's memories, what was current then, a memory's history
   engram dlq     ls|show|redrive|rm       read, redrive and erase dead letters (events a worker gave up on)
   engram forget  --user U [--namespace N] erase a user: stream, dead letters, read model, cards
   engram stats   [--namespace N] [--user U] [--json]  what the read model and the streams hold
@@ -56,6 +57,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return rebuild(args[1:], stdout, stderr)
 	case "search":
 		return search(args[1:], stdout, stderr)
+	case "memories":
+		return memories(args[1:], stdout, stderr)
 	case "dlq":
 		return dlq(args[1:], stdout, stderr)
 	case "forget":

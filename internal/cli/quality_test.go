@@ -36,6 +36,7 @@ func TestStatsQuality(t *testing.T) {
 	req, _ := http.NewRequest("POST", base+"/v1/memories?wait=true", strings.NewReader(
 		`{"user":"ana","kind":"preference","category":"config","subject":"user","predicate":"likes","content":"The user likes tea","importance":0.6}`))
 	req.Header.Set("Authorization", "Bearer tok-ops-0123456789")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

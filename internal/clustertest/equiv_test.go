@@ -29,17 +29,21 @@ var compared = []string{"turns", "sessions", "memories", "memory_history", "extr
 //   - memories: created and updated are the time of the event that wrote
 //     the memory, which for an extracted one is the extractor's clock
 //     (memory.extracted is stamped when it is published), for a manual one
-//     the API's; valid_to is when a later event superseded it.
-//   - memory_history: time is that event's time, and old and new are the
-//     memory's whole row before and after, those times inside. Which
-//     change, by what cause, to which memory, in which order, is compared.
+//     the API's; valid_to is when a later event superseded it. said_at is
+//     its turn's time for an extracted one, but the API's clock for one
+//     written by hand without a said_at.
+//   - memory_history: time is that event's time, said_at that of what it
+//     records (the API's or the consolidator's clock for an edit, a
+//     decision, a merge), and old and new are the memory's whole row
+//     before and after, those times inside. Which change, by what cause,
+//     to which memory, in which order, is compared.
 //   - extractions: requested and done are the batcher's and the
 //     extractor's clocks.
 //   - scratchpad: updated is the clock of the API (PUT) or of the
 //     consolidator that wrote it last.
 var wallClock = map[string][]string{
-	"memories":       {"created", "updated", "valid_to"},
-	"memory_history": {"time", "old", "new"},
+	"memories":       {"created", "updated", "valid_to", "said_at"},
+	"memory_history": {"time", "said_at", "old", "new"},
 	"extractions":    {"requested", "done"},
 	"scratchpad":     {"updated"},
 }

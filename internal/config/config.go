@@ -75,6 +75,12 @@ type HTTP struct {
 	Addr string `yaml:"addr"`
 	// Tokens maps a bearer token to the namespace it may use ("*" for all).
 	Tokens map[string]string `yaml:"tokens"`
+	// AllowedHosts are the names (or addresses) the API answers to in a
+	// request's Host, beyond loopback names and Addr's host: the names
+	// clients and a reverse proxy reach it by. Any other Host is refused,
+	// so that a web page that rebinds its own name to this machine reads
+	// nothing. "*" answers any Host, and needs Tokens.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 	// MaxEventBytes bounds one event; MaxBatchEvents one batch.
 	MaxEventBytes  int `yaml:"max_event_bytes"`
 	MaxBatchEvents int `yaml:"max_batch_events"`
@@ -317,6 +323,14 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			}
 		}
 	}
+	if v, ok := getenv("ENGRAM_HTTP_ALLOWED_HOSTS"); ok {
+		c.HTTP.AllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.HTTP.AllowedHosts = append(c.HTTP.AllowedHosts, h)
+			}
+		}
+	}
 	if v, ok := getenv("ENGRAM_HTTP_TOKENS"); ok {
 		tokens, err := parseTokens(v)
 		if err != nil {
@@ -359,6 +373,11 @@ func (c Config) Validate() error {
 		}
 		if !IsLoopback(host) && len(c.HTTP.Tokens) == 0 {
 			return fmt.Errorf("http.addr: %s is beyond loopback, so http.tokens (ENGRAM_HTTP_TOKENS) must be set", c.HTTP.Addr)
+		}
+	}
+	for _, h := range c.HTTP.AllowedHosts {
+		if err := checkAllowedHost(h, len(c.HTTP.Tokens) > 0); err != nil {
+			return fmt.Errorf("http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS): %w", err)
 		}
 	}
 	for tok, ns := range c.HTTP.Tokens {
@@ -452,6 +471,42 @@ func (c Config) Validate() error {
 		return errors.New("shutdown_timeout: must be positive")
 	}
 	return nil
+}
+
+// checkAllowedHost refuses an http.allowed_hosts entry that is not a
+// host name or address as a Host header carries it, and "*" without
+// tokens.
+func checkAllowedHost(h string, tokens bool) error {
+	if h == "*" {
+		if !tokens {
+			return errors.New("\"*\" answers any Host, so a web page that rebinds its name to this machine could " +
+				"read and write; it needs http.tokens (ENGRAM_HTTP_TOKENS)")
+		}
+		return nil
+	}
+	if ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")); ip != nil {
+		return nil
+	}
+	if len(h) > 253 {
+		return fmt.Errorf("%.40q…: longer than a host name can be", h)
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return fmt.Errorf("%q: want a host name or address alone, such as memory.example.com or 10.0.0.5, "+
+				"without scheme, port or path (any port is answered)", h)
+		}
+	}
+	return nil
+}
+
+// Hosts are the Host names the API answers to beyond loopback ones:
+// AllowedHosts, and Addr's host when it names one.
+func (h HTTP) Hosts() []string {
+	out := append([]string(nil), h.AllowedHosts...)
+	if host, _, err := net.SplitHostPort(h.Addr); err == nil && host != "" {
+		out = append(out, host)
+	}
+	return out
 }
 
 // IsLoopback reports whether host only reaches this machine.

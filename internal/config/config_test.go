@@ -47,6 +47,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{env: map[string]string{"ENGRAM_RETENTION_RAW_TURNS": "30d"}, want: "ENGRAM_RETENTION_RAW_TURNS"},
 		{env: map[string]string{"ENGRAM_RETENTION_RAW_TURNS": "-1h"}, want: "retention.raw_turns"},
 		{file: "retention:\n  raw_turns: 500ms\n", want: "retention.raw_turns"},
+		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "https://memory.example.com"}, want: "http.allowed_hosts"},
+		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "memory.example.com:443"}, want: "without scheme, port or path"},
+		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "*"}, want: "needs http.tokens"},
 		{file: "data_dir: x\nunknown_key: 1\n", want: "unknown_key"},
 		{file: "data_dir: [\n", want: "line"},
 	} {
@@ -59,6 +62,26 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v %q: error %v, want it to mention %q", tc.env, tc.file, err, tc.want)
 		}
+	}
+}
+
+// The hosts the API answers to: those configured (names, addresses, "*"
+// with tokens) and the listen address's own.
+func TestAllowedHosts(t *testing.T) {
+	cfg, err := Load(Default(), "", env(map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": " memory.example.com, 10.0.0.5,[::2],",
+		"ENGRAM_HTTP_ADDR": "192.168.1.5:7420", "ENGRAM_HTTP_TOKENS": "token-0123456789abcdef=*"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(cfg.HTTP.Hosts(), " "), "memory.example.com 10.0.0.5 [::2] 192.168.1.5"; got != want {
+		t.Fatalf("Hosts() = %q, want %q", got, want)
+	}
+	if got := Default().HTTP.Hosts(); len(got) != 1 || got[0] != "127.0.0.1" {
+		t.Fatalf("default Hosts() = %q, want the listen address's", got)
+	}
+	if _, err := Load(Default(), "", env(map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "*",
+		"ENGRAM_HTTP_TOKENS": "token-0123456789abcdef=*"})); err != nil {
+		t.Fatalf("* with tokens: %v", err)
 	}
 }
 

@@ -167,10 +167,12 @@ func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope
 	for _, p := range plans {
 		for start := 0; start < len(p.Merged); start += events.MaxMemoryBatch {
 			merged := p.Merged[start:min(start+events.MaxMemoryBatch, len(p.Merged))]
+			d := &events.MemoriesMerged{Into: p.Into, Merged: merged, Importance: p.Importance, ClusterID: p.Cluster.ID}
+			if p.Content != "" {
+				d.Content = new(cutBytes(p.Content, events.MaxMemoryContentBytes))
+			}
 			out = append(out, memory.Outgoing{Type: events.TypeMemoriesMerged,
-				ID: "merged-" + scopeKey(scope) + "-" + p.Cluster.ID + "-" + strconv.Itoa(start), Scope: scope, Time: r.at,
-				Data: &events.MemoriesMerged{Into: p.Into, Merged: merged, Importance: p.Importance,
-					Content: cutBytes(p.Content, events.MaxMemoryContentBytes), ClusterID: p.Cluster.ID}})
+				ID: "merged-" + scopeKey(scope) + "-" + p.Cluster.ID + "-" + strconv.Itoa(start), Scope: scope, Time: r.at, Data: d})
 		}
 	}
 	c.Log.Info("memories merged", zap.String(fieldUser, scopeKey(scope)), zap.Int("clusters", len(plans)))

@@ -158,7 +158,9 @@ func texts(data any) []string {
 			return []string{*d.Content}
 		}
 	case *events.MemoriesMerged:
-		return []string{d.Content}
+		if d.Content != nil {
+			return []string{*d.Content}
+		}
 	}
 	return nil
 }

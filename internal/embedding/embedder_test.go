@@ -136,8 +136,11 @@ func updated(scope memory.Scope, at time.Time, content *string) memory.Applied {
 }
 
 func merged(scope memory.Scope, at time.Time, content string) memory.Applied {
-	return applied(scope, events.TypeMemoriesMerged, at, &events.MemoriesMerged{Into: "m1", Merged: []string{"m2"},
-		Importance: 0.8, Content: content, ClusterID: "c"})
+	d := &events.MemoriesMerged{Into: "m1", Merged: []string{"m2"}, Importance: 0.8, ClusterID: "c"}
+	if content != "" {
+		d.Content = &content
+	}
+	return applied(scope, events.TypeMemoriesMerged, at, d)
 }
 
 func deleted(scope memory.Scope, at time.Time) memory.Applied {

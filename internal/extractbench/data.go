@@ -14,6 +14,10 @@ type Gold struct {
 	Subject   string `json:"subject"`
 	Predicate string `json:"predicate"`
 	Value     string `json:"value"`
+	// Updates marks a memory that replaces what was known of its slot (a
+	// move, a changed habit, a retired tool): only a candidate that says
+	// it updates is it.
+	Updates bool `json:"updates,omitempty"`
 }
 
 // ToolCall is a tool the agent called.

@@ -16,9 +16,9 @@ const MinOverlap = 0.8
 
 // Matches reports whether candidate c is the memory g: the same kind and
 // predicate, the same subject once normalised (NormSubject), and a content
-// that holds the value (ValueMatch).
+// that holds the value (ValueMatch); and if g updates, so does c.
 func Matches(g Gold, c memory.Candidate) bool {
-	return strings.EqualFold(strings.TrimSpace(g.Kind), string(c.Kind)) &&
+	return (!g.Updates || c.Updates) && strings.EqualFold(strings.TrimSpace(g.Kind), string(c.Kind)) &&
 		strings.EqualFold(strings.TrimSpace(g.Predicate), strings.TrimSpace(c.Predicate)) &&
 		NormSubject(g.Subject) == NormSubject(c.Subject) &&
 		ValueMatch(g.Value, c.Content)

@@ -20,28 +20,32 @@ func TestMatches(t *testing.T) {
 		c    memory.Candidate
 		want bool
 	}{
-		{"template wording around the value", Gold{"identity", "user", "location", "北京市朝阳区"},
+		{"template wording around the value", Gold{Kind: "identity", Subject: "user", Predicate: "location", Value: "北京市朝阳区"},
 			cand(memory.KindIdentity, "user", "location", "用户住在北京市朝阳区"), true},
-		{"subject spelled another way", Gold{"fact", "VS Code", "uses", "VS Code"},
+		{"subject spelled another way", Gold{Kind: "fact", Subject: "VS Code", Predicate: "uses", Value: "VS Code"},
 			cand(memory.KindFact, "vscode", "uses", "用户使用 VS Code"), true},
-		{"value cut short", Gold{"fact", "vscode", "uses", "VS Code"},
+		{"value cut short", Gold{Kind: "fact", Subject: "vscode", Predicate: "uses", Value: "VS Code"},
 			cand(memory.KindFact, "vscode", "uses", "用户使用 VS"), false},
-		{"rule cut short", Gold{"rule", "user", "rule", "never push directly to main; open a pull request"},
+		{"rule cut short", Gold{Kind: "rule", Subject: "user", Predicate: "rule", Value: "never push directly to main; open a pull request"},
 			cand(memory.KindRule, "user", "rule", "Rule: Never push directly to main"), false},
-		{"rule kept whole", Gold{"rule", "user", "rule", "never push directly to main; open a pull request"},
+		{"rule kept whole", Gold{Kind: "rule", Subject: "user", Predicate: "rule", Value: "never push directly to main; open a pull request"},
 			cand(memory.KindRule, "user", "rule", "Rule: Never push directly to main; open a pull request."), true},
-		{"another version", Gold{"fact", "python", "version", "Python 3.10"},
+		{"another version", Gold{Kind: "fact", Subject: "python", Predicate: "version", Value: "Python 3.10"},
 			cand(memory.KindFact, "python", "version", "Project uses Python 3.12"), false},
-		{"a plan is not a version", Gold{"context", "project", "plan", "升级到 Next.js 15"},
+		{"a plan is not a version", Gold{Kind: "context", Subject: "project", Predicate: "plan", Value: "升级到 Next.js 15"},
 			cand(memory.KindFact, "next.js", "version", "项目 星河商城 已升级到 Next.js 15"), false},
-		{"another kind", Gold{"preference", "user", "likes", "Rust"},
+		{"another kind", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "Rust"},
 			cand(memory.KindFact, "user", "likes", "User likes Rust"), false},
-		{"another predicate", Gold{"preference", "user", "likes", "Rust"},
+		{"another predicate", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "Rust"},
 			cand(memory.KindPreference, "user", "prefers", "User prefers Rust"), false},
-		{"another subject", Gold{"fact", "python", "version", "3.12"},
+		{"another subject", Gold{Kind: "fact", Subject: "python", Predicate: "version", Value: "3.12"},
 			cand(memory.KindFact, "node", "version", "Node 3.12"), false},
-		{"case and punctuation", Gold{"fact", "next.js", "version", "Next.js 15"},
+		{"case and punctuation", Gold{Kind: "fact", Subject: "next.js", Predicate: "version", Value: "Next.js 15"},
 			cand(memory.KindFact, "nextjs", "version", "The project upgraded to NEXT.JS 15."), true},
+		{"an update that does not say so", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "tea", Updates: true},
+			cand(memory.KindPreference, "user", "likes", "User switched to tea"), false},
+		{"an update that says so", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "tea", Updates: true},
+			memory.Candidate{Kind: memory.KindPreference, Subject: "user", Predicate: "likes", Content: "User switched to tea", Updates: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Matches(tc.g, tc.c); got != tc.want {
@@ -52,7 +56,7 @@ func TestMatches(t *testing.T) {
 }
 
 func TestPairIsOneToOne(t *testing.T) {
-	gold := []Gold{{"preference", "user", "likes", "Go"}, {"preference", "user", "likes", "Go"}}
+	gold := []Gold{{Kind: "preference", Subject: "user", Predicate: "likes", Value: "Go"}, {Kind: "preference", Subject: "user", Predicate: "likes", Value: "Go"}}
 	one := []memory.Candidate{cand(memory.KindPreference, "user", "likes", "User likes Go")}
 	goldTo, taken := Pair(gold, one)
 	if goldTo[0] != 0 || goldTo[1] != -1 || !taken[0] {
@@ -68,7 +72,7 @@ func TestTokens(t *testing.T) {
 
 func TestScoreCounts(t *testing.T) {
 	turns := []Turn{
-		{ID: "a", Lang: "en", Role: "user", Content: "My name is Ana.", Gold: []Gold{{"identity", "user", "name", "Ana"}}},
+		{ID: "a", Lang: "en", Role: "user", Content: "My name is Ana.", Gold: []Gold{{Kind: "identity", Subject: "user", Predicate: "name", Value: "Ana"}}},
 		{ID: "b", Lang: "en", Role: "user", Content: "My wife likes sushi.", Gold: nil},
 	}
 	rep, err := Score(t.Context(), turns, func(_ context.Context, tu Turn) ([]memory.Candidate, error) {

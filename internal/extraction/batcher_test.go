@@ -127,6 +127,31 @@ func TestTokenCapCompressionAndEnd(t *testing.T) {
 	})
 }
 
+// A turn compressed while it waited keeps the time it was recorded at:
+// its facts were said then, not when the agent compressed.
+func TestCompressedTurnKeepsItsTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r := start(t, DefaultConfig(), nil)
+		said := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+		recorded := turn("s1", 0, "I live in Lisbon")
+		recorded.Time, recorded.Seq = said, 7
+		handle(t, b, recorded)
+		handle(t, b, memory.Applied{Envelope: memory.Envelope{Scope: scope, Type: events.TypeContextCompressing, Time: said.Add(time.Hour)},
+			Data: &events.ContextCompressing{SessionID: "s1", Turns: []events.TurnRecorded{
+				{TurnIndex: 0, Role: "user", Content: "I live in Lisbon"}, {TurnIndex: 1, Role: "user", Content: "unseen"}}}})
+		got := r.requests()
+		if len(got) != 1 || len(got[0].Turns) != 2 {
+			t.Fatalf("requests %+v, want one of two turns", got)
+		}
+		if at := got[0].Turns[0].Time; !at.Equal(said) {
+			t.Fatalf("the recorded turn is dated %v, want %v", at, said)
+		}
+		if at := got[0].Turns[1].Time; !at.Equal(said.Add(time.Hour)) {
+			t.Fatalf("the turn seen only in the snapshot is dated %v, want the compression's time", at)
+		}
+	})
+}
+
 func TestLongBatchesAreSplit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := DefaultConfig()

@@ -32,7 +32,11 @@
 //
 // Neither decides what becomes of a candidate: routing by confidence,
 // supersede and merge happen when the projector applies memory.extracted,
-// so a rebuild reaches the same state without calling the LLM.
+// so a rebuild reaches the same state without calling the LLM. Each
+// candidate says when it was said (said_at): its turn's time for the
+// rules, the time of the turn the model names (else the request's last
+// turn) for the LLM; that, not when the request ran, decides which
+// version of a fact is current.
 //
 // Concurrency: Batcher's state is guarded by its mutex; its Run loop is
 // owned by the caller. Extractor is stateless.

@@ -142,7 +142,7 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
 		Model: model, Usage: events.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens},
 		Calls: calls, Turns: indices(req.Turns)}
-	out, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, cands)
+	out, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, cands, lastSaid(req.Turns))
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (x *Extractor) readings(ctx context.Context, scope memory.Scope, agent stri
 		}
 		ev := &events.MemoryExtracted{RequestID: strings.TrimPrefix(id, "extracted-"), SessionID: session,
 			Extractor: events.ExtractorRules, Pass: events.PassTurn, Turns: []int{t.TurnIndex}}
-		reading, err := x.extracted(ctx, scope, agent, at, id, ev, x.rules([]events.ExtractionTurn{withoutResults(t)}))
+		reading, err := x.extracted(ctx, scope, agent, at, id, ev, x.rules([]events.ExtractionTurn{withoutResults(t)}), t.Time)
 		if err != nil {
 			return nil, fmt.Errorf("read turn %d of session %q: %w", t.TurnIndex, session, err)
 		}
@@ -241,7 +241,8 @@ func (x *Extractor) rulesPass(ctx context.Context, d memory.Delivery, req *event
 	}
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: events.ExtractorRules,
 		Turns: indices(req.Turns)}
-	own, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, x.rulesKeepingCalls(turns, rest))
+	own, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, x.rulesKeepingCalls(turns, rest),
+		lastSaid(req.Turns))
 	if err != nil {
 		return err
 	}
@@ -257,9 +258,10 @@ func withoutResults(t events.ExtractionTurn) events.ExtractionTurn {
 
 // extracted builds memory.extracted ev (event id id) with cands, and a
 // memory.write.important for every candidate that will be written with
-// importance ≥ 0.8.
+// importance ≥ 0.8. A candidate that names no time was said at last, the
+// latest its turns can have been.
 func (x *Extractor) extracted(ctx context.Context, scope memory.Scope, agent string, at time.Time, id string,
-	ev *events.MemoryExtracted, cands []memory.Candidate) ([]memory.Outgoing, error) {
+	ev *events.MemoryExtracted, cands []memory.Candidate, last time.Time) ([]memory.Outgoing, error) {
 	ev.Candidates = make([]events.Candidate, 0, len(cands))
 	out := []memory.Outgoing{{Type: events.TypeMemoryExtracted, ID: id, Scope: scope, Agent: agent, Time: at, Data: ev}}
 	for _, c := range cands {
@@ -271,7 +273,12 @@ func (x *Extractor) extracted(ctx context.Context, scope memory.Scope, agent str
 		}
 		ec := events.Candidate{Kind: string(c.Kind), Category: string(c.Category),
 			Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Project: c.Project, Topic: c.Topic,
-			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates}
+			Importance: clamp(c.Importance), Confidence: clamp(c.Confidence), Updates: c.Updates, SaidAt: c.SaidAt}
+		if ec.SaidAt.IsZero() {
+			// No turn named: the request's last turn, the latest it can
+			// have been said.
+			ec.SaidAt = last
+		}
 		// A candidate no event may carry costs that candidate, never the
 		// request.
 		probe := &events.MemoryExtracted{RequestID: ev.RequestID, SessionID: ev.SessionID, Extractor: ev.Extractor,
@@ -295,6 +302,9 @@ func (x *Extractor) extracted(ctx context.Context, scope memory.Scope, agent str
 		}
 		if holds(known, c) {
 			continue // written before, and announced then
+		}
+		if outdated(known, c) {
+			continue // said before what its slot holds now: history, not news
 		}
 		mid := memory.MemoryID(Source, id, i)
 		out = append(out, memory.Outgoing{Type: events.TypeMemoryImportant, ID: ImportantID(scope, c), Scope: scope,
@@ -350,6 +360,20 @@ func holds(mems []memory.Memory, c events.Candidate) bool {
 	return false
 }
 
+// outdated reports whether an active memory of the candidate's slot was
+// said after it and replaced the slot: the candidate will enter the
+// history already superseded.
+func outdated(mems []memory.Memory, c events.Candidate) bool {
+	slot := memory.Slot(c.Subject, c.Predicate, c.Topic)
+	for _, m := range mems {
+		if m.SaidAt.After(c.SaidAt) && memory.Replaces(m.Predicate, m.Supersedes != "") &&
+			memory.Slot(m.Subject, m.Predicate, m.Topic) == slot {
+			return true
+		}
+	}
+	return false
+}
+
 func (x *Extractor) rules(turns []events.ExtractionTurn) []memory.Candidate {
 	return x.rulesKeepingCalls(turns, turns)
 }
@@ -381,9 +405,23 @@ func (x *Extractor) rulesKeepingCalls(calls0, turns []events.ExtractionTurn) []m
 			in.ToolResults = append(in.ToolResults, ruleextract.ToolResult{ToolCallID: r.ToolCallID,
 				Call: calls[r.ToolCallID], Content: r.Content, IsError: r.IsError})
 		}
-		out = append(out, ruleextract.Extract(in)...)
+		for _, c := range ruleextract.Extract(in) {
+			c.SaidAt = t.Time
+			out = append(out, c)
+		}
 	}
 	return out
+}
+
+// lastSaid is the time of the latest turn of a request.
+func lastSaid(turns []events.ExtractionTurn) time.Time {
+	var last time.Time
+	for _, t := range turns {
+		if t.Time.After(last) {
+			last = t.Time
+		}
+	}
+	return last
 }
 
 func (x *Extractor) masked(turns []events.ExtractionTurn) []events.ExtractionTurn {
@@ -431,7 +469,7 @@ func (x *Extractor) known(ctx context.Context, scope memory.Scope) []llmextract.
 	}
 	out := make([]llmextract.Known, 0, len(mems))
 	for _, m := range mems {
-		out = append(out, llmextract.Known{Subject: m.Subject, Predicate: m.Predicate, Content: m.Content})
+		out = append(out, llmextract.Known{Subject: m.Subject, Predicate: m.Predicate, Content: m.Content, Topic: m.Topic})
 	}
 	return out
 }

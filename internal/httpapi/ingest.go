@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -41,7 +40,7 @@ const maxBatchBody = 64 << 20
 type eventResult struct {
 	Index  int        `json:"index"`
 	ID     string     `json:"id,omitempty"`
-	Status string     `json:"status"` // accepted, duplicate, invalid, failed
+	Status string     `json:"status"` // accepted, duplicate, conflict, invalid, failed
 	Seq    uint64     `json:"seq,omitempty"`
 	Error  *errorBody `json:"error,omitempty"`
 	// With ?wait=memories, for a stored turn: what the rules' reading of
@@ -129,6 +128,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		stamp(&evs[i], datas[i], s.Now)
 	}
 	failed, invalid := 0, 0
+	var conflicts []error
 	for i, pr := range s.Publisher.Publish(r.Context(), evs, datas) {
 		res := &resp.Results[i]
 		switch {
@@ -136,6 +136,10 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 			invalid++
 			res.Status = "invalid"
 			res.Error = &errorBody{Code: memory.EINVALID, Message: memory.ErrorMessage(pr.Err)}
+		case memory.ErrorCode(pr.Err) == memory.ECONFLICT:
+			conflicts = append(conflicts, pr.Err)
+			res.Status, res.Seq = "conflict", pr.Seq
+			res.Error = &errorBody{Code: memory.ECONFLICT, Message: memory.ErrorMessage(pr.Err)}
 		case pr.Err != nil:
 			failed++
 			res.Status = "failed"
@@ -156,10 +160,22 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	}
+	// A failure comes before a conflict: sending the request again stores
+	// what failed and answers the conflicts again.
 	if failed > 0 {
 		resp.Error = &errorBody{Code: memory.EUNAVAILABLE,
 			Message: fmt.Sprintf("%d of %d events were not stored; send them again (duplicates are dropped)", failed, len(evs))}
 		writeJSON(w, http.StatusServiceUnavailable, resp)
+		return
+	}
+	if len(conflicts) > 0 {
+		msg := memory.ErrorMessage(conflicts[0])
+		if len(evs) > 1 {
+			msg = fmt.Sprintf("%d of %d events were not stored: another event is stored under their source and id; first: %s",
+				len(conflicts), len(evs), msg)
+		}
+		resp.Error = &errorBody{Code: memory.ECONFLICT, Message: msg}
+		writeJSON(w, http.StatusConflict, resp)
 		return
 	}
 	switch wait {
@@ -250,20 +266,8 @@ func stamp(e *event.Event, data any, now func() time.Time) {
 		e.SetTime(now().UTC())
 	}
 	if e.Subject() == "" {
-		e.SetSubject(sessionOf(data))
+		e.SetSubject(events.SessionID(data))
 	}
-}
-
-func sessionOf(data any) string {
-	switch d := data.(type) {
-	case *events.TurnRecorded:
-		return d.SessionID
-	case *events.ContextCompressing:
-		return d.SessionID
-	case *events.SessionEnded:
-		return d.SessionID
-	}
-	return ""
 }
 
 // decode reads the request's events. A request-level problem (wrong
@@ -343,14 +347,25 @@ func (s *Server) decodeBinary(r *http.Request) (event.Event, any, error) {
 	return *e, data, nil
 }
 
+// readBody reads a request body of at most limit bytes. One over the
+// limit is read to its end (discardBody) and answered as too large,
+// whatever its size.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return nil, memory.Errorf(memory.ETOOLARGE, "request body is over the limit of %d bytes", limit)
-	case err != nil:
+	tooLarge := memory.Errorf(memory.ETOOLARGE, "request body is over the limit of %d bytes", limit)
+	if r.ContentLength > limit {
+		discardBody(r, false)
+		return nil, tooLarge
+	}
+	if r.Body == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
 		return nil, memory.Errorf(memory.EINVALID, "read body: %v", err)
+	}
+	if int64(len(b)) > limit {
+		discardBody(r, true)
+		return nil, tooLarge
 	}
 	return b, nil
 }

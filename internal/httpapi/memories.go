@@ -110,8 +110,16 @@ func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) {
 type addRequest struct {
 	Namespace string `json:"namespace"`
 	User      string `json:"user"`
+	// SaidAt is read as text so a bad one is named (it shadows the
+	// embedded field).
+	SaidAt string `json:"said_at"`
 	events.MemoryAdded
 }
+
+// saidSkew is how far ahead of engram's clock a said_at may be: a
+// client's clock a little fast, not a fact said tomorrow, which would
+// stay current over everything said until then.
+const saidSkew = 5 * time.Minute
 
 // addMemory: POST /v1/memories — a memory written by a person or an agent,
 // published as memory.added. An Idempotency-Key header makes a retry safe.
@@ -128,6 +136,18 @@ func (s *Server) addMemory(w http.ResponseWriter, r *http.Request) {
 	if err := checkNamespace(r.Context(), req.Namespace); err != nil {
 		writeError(w, err)
 		return
+	}
+	if req.SaidAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, req.SaidAt)
+		switch {
+		case err != nil:
+			writeError(w, memory.Errorf(memory.EINVALID, "said_at: %q is not an RFC 3339 time like 2025-11-01T09:00:00Z", req.SaidAt))
+			return
+		case at.After(s.Now().Add(saidSkew)):
+			writeError(w, memory.Errorf(memory.EINVALID, "said_at: %s is in the future", req.SaidAt))
+			return
+		}
+		req.MemoryAdded.SaidAt = at
 	}
 	inferShape(&req.MemoryAdded)
 	id := idempotentID(r, "add")
@@ -252,7 +272,14 @@ func (s *Server) decidePending(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		until := s.Now().Add(24 * time.Hour).UTC()
+		from := s.Now()
+		if r.Header.Get("Idempotency-Key") != "" {
+			// A retry is the same event only if it says the same: a
+			// keyed snooze counts from the minute, not the instant, so
+			// a retry within it is a duplicate and not a conflict.
+			from = from.Truncate(time.Minute)
+		}
+		until := from.Add(24 * time.Hour).UTC()
 		switch {
 		case body.Until != nil:
 			until = body.Until.UTC()
@@ -262,7 +289,7 @@ func (s *Server) decidePending(w http.ResponseWriter, r *http.Request) {
 				writeError(w, memory.Errorf(memory.EINVALID, "for: %q is not a positive duration such as 24h", body.For))
 				return
 			}
-			until = s.Now().Add(dur).UTC()
+			until = from.Add(dur).UTC()
 		}
 		d.Until = &until
 	default:
@@ -304,8 +331,8 @@ func publishOne(w http.ResponseWriter, r *http.Request, pub Publisher, projected
 		return
 	}
 	res := pub.Publish(r.Context(), []event.Event{e}, nil)[0]
-	if memory.ErrorCode(res.Err) == memory.EINVALID {
-		writeError(w, res.Err)
+	if code := memory.ErrorCode(res.Err); code == memory.EINVALID || code == memory.ECONFLICT {
+		writeError(w, res.Err) // a conflict: the Idempotency-Key was used for another write
 		return
 	}
 	if res.Err != nil {

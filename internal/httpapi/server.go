@@ -58,7 +58,10 @@ type Server struct {
 	Readiness func(ctx context.Context) error
 	// Tokens maps bearer tokens to the namespace each may use ("*" = all).
 	// Empty means no authentication (loopback only; config enforces it).
-	Tokens         map[string]string
+	Tokens map[string]string
+	// AllowedHosts are the Host names, beyond loopback ones, the API
+	// answers to ("*": any); see edge.
+	AllowedHosts   []string
 	MaxEventBytes  int
 	MaxBatchEvents int
 	Log            *zap.Logger
@@ -87,8 +90,17 @@ type Server struct {
 	routes []string
 }
 
-// Handler returns the API's routes.
-func (s *Server) Handler() http.Handler {
+// Handler returns the API's routes behind the edge's checks (edge), for
+// the network.
+func (s *Server) Handler() http.Handler { return s.observe(s.edge(s.mux())) }
+
+// InProcess returns the API's routes without the edge's checks, for the
+// requests this process makes on behalf of one that passed them: MCP's
+// tools call the API through it.
+func (s *Server) InProcess() http.Handler { return s.observe(s.mux()) }
+
+// mux builds the routes.
+func (s *Server) mux() *http.ServeMux {
 	if s.Now == nil {
 		s.Now = time.Now
 	}
@@ -152,7 +164,7 @@ func (s *Server) Handler() http.Handler {
 	for _, p := range mux.patterns {
 		metrics.Default.Route(p)
 	}
-	return s.observe(mux.ServeMux)
+	return mux.ServeMux
 }
 
 // Routes are the patterns ("GET /v1/search") the last Handler serves.
@@ -172,10 +184,10 @@ func (r *router) Handle(pattern string, h http.Handler) {
 	r.patterns = append(r.patterns, pattern)
 }
 
-// observe times each request by the route pattern it matched and logs it
-// at debug level: method, path, status, duration. Never the query (it
-// carries search text) nor a body.
-func (s *Server) observe(mux *http.ServeMux) http.Handler {
+// observe times each request by the route pattern it matched ("edge"
+// for one the edge refused) and logs it at debug level: method, path,
+// status, duration. Never the query (it carries search text) nor a body.
+func (s *Server) observe(h http.Handler) http.Handler {
 	log := s.Log
 	if log == nil {
 		log = zap.NewNop()
@@ -183,10 +195,15 @@ func (s *Server) observe(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		// The mux sets r.Pattern on this very request.
-		mux.ServeHTTP(sw, r)
+		// The mux sets r.Pattern on this very request; the edge hands it
+		// on as it is.
+		h.ServeHTTP(sw, r)
 		d := time.Since(start)
-		metrics.Default.HTTPRequest(r.Pattern, sw.status, d)
+		route := r.Pattern
+		if route == "" {
+			route = "edge"
+		}
+		metrics.Default.HTTPRequest(route, sw.status, d)
 		if ce := log.Check(zap.DebugLevel, "http request"); ce != nil {
 			ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path),
 				zap.Int("status", sw.status), zap.Duration("duration", d))
@@ -293,6 +310,8 @@ var errorStatus = map[string]int{
 	memory.ECONFLICT:     http.StatusConflict,
 	memory.EUNAUTHORIZED: http.StatusUnauthorized,
 	EFORBIDDEN:           http.StatusForbidden,
+	ECROSSSITE:           http.StatusForbidden,
+	EUNKNOWNHOST:         http.StatusMisdirectedRequest,
 	EUNSUPPORTED:         http.StatusUnsupportedMediaType,
 	memory.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	memory.EINTERNAL:     http.StatusInternalServerError,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
@@ -71,11 +73,12 @@ func (x *Extractor) Extract(ctx context.Context, turns []Turn, known []Known, op
 	if model == "" {
 		model = x.Client.Model()
 	}
-	cands, problems, err := Parse(resp.Content)
+	cands, from, problems, err := parse(resp.Content)
 	if err != nil {
 		return nil, &OutputError{Model: model, Usage: resp.Usage, FinishReason: resp.FinishReason, Err: err}
 	}
 	problems = append(problems, checkUpdates(cands, known)...)
+	problems = append(problems, saidAt(cands, from, turns, omitted)...)
 	return &Result{
 		Candidates: cands,
 		Problems:   problems,
@@ -84,6 +87,36 @@ func (x *Extractor) Extract(ctx context.Context, turns []Turn, known []Known, op
 		Calls:      1,
 		Omitted:    omitted,
 	}, nil
+}
+
+// saidAt gives each candidate the time of the turn it came from, which
+// decides whether it is the current version of its fact. A candidate that
+// names no turn sent, or none at all, was said by the newest turn sent at
+// the latest, and is given its time.
+func saidAt(cands []memory.Candidate, from []int, turns []Turn, omitted []int) []string {
+	sent := make(map[int]time.Time, len(turns))
+	var newest time.Time
+	for _, t := range turns {
+		if slices.Contains(omitted, t.Index) {
+			continue
+		}
+		sent[t.Index] = t.Time
+		if t.Time.After(newest) {
+			newest = t.Time
+		}
+	}
+	var problems []string
+	for i := range cands {
+		at, ok := sent[from[i]]
+		if !ok && from[i] >= 0 {
+			problems = append(problems, fmt.Sprintf("candidate %d: turn %d was not sent; said by the newest turn", i, from[i]))
+		}
+		if !ok {
+			at = newest
+		}
+		cands[i].SaidAt = at
+	}
+	return problems
 }
 
 // checkUpdates clears Updates on candidates whose subject and predicate

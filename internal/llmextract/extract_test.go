@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/llm/llmtest"
@@ -305,5 +307,55 @@ func TestExtractTypicalBatchUsage(t *testing.T) {
 		res.Usage.PromptTokens, res.Usage.CompletionTokens, float64(res.Usage.TotalTokens)/20)
 	if got := len(res.Candidates); got != 1 { // the echo model's ten identical facts collapse into one
 		t.Errorf("got %d candidates, want 1 after dedupe", got)
+	}
+}
+
+// Each fact is said when the turn the model names was; a fact that names
+// no turn sent is said by the newest turn sent.
+func TestExtractSaidAtTheTurnNamed(t *testing.T) {
+	x, srv := newExtractor(t)
+	srv.Enqueue(llmtest.OK(`{"facts":[` +
+		`{"subject":"user","predicate":"location","content":"User lives in Lisbon","kind":"identity","turn":3},` +
+		`{"subject":"user","predicate":"location","content":"用户搬到了北京","kind":"identity","updates":true,"turn":"[5]"},` +
+		`{"subject":"user","predicate":"likes","content":"User likes tea","kind":"preference"},` +
+		`{"subject":"user","predicate":"likes","content":"User likes jazz","kind":"preference","turn":9}]}`))
+	day := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	turns := []llmextract.Turn{
+		{Index: 3, Role: "user", Content: "I live in Lisbon.", Time: day},
+		{Index: 4, Role: "assistant", Content: "Noted.", Time: day.Add(time.Minute)},
+		{Index: 5, Role: "user", Content: "我搬到北京了。", Time: day.Add(24 * time.Hour)},
+		{Index: 6, Role: "assistant", Content: "好的。", Time: day.Add(24*time.Hour + time.Minute)},
+	}
+	known := []llmextract.Known{{Subject: "user", Predicate: "location", Content: "User lives in Lisbon"}}
+	res, err := x.Extract(t.Context(), turns, known, llmextract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Time{day, day.Add(24 * time.Hour), day.Add(24*time.Hour + time.Minute), day.Add(24*time.Hour + time.Minute)}
+	if len(res.Candidates) != len(want) {
+		t.Fatalf("%d candidates, want %d: %+v", len(res.Candidates), len(want), res.Candidates)
+	}
+	for i, c := range res.Candidates {
+		if !c.SaidAt.Equal(want[i]) {
+			t.Errorf("%q said at %v, want %v", c.Content, c.SaidAt, want[i])
+		}
+	}
+	if !slices.ContainsFunc(res.Problems, func(p string) bool { return strings.Contains(p, "turn 9 was not sent") }) {
+		t.Errorf("problems %q do not name the turn that was not sent", res.Problems)
+	}
+}
+
+// The prompt asks for the turn of each fact and for updates in both
+// languages, and shows a known fact's topic so an update can copy it.
+func TestPromptAsksForTurnsAndUpdates(t *testing.T) {
+	msgs := llmextract.Prompt([]llmextract.Turn{{Index: 1, Role: "user", Content: "我现在改喝茶了"}},
+		[]llmextract.Known{{Subject: "user", Predicate: "likes", Content: "用户喜欢喝咖啡", Topic: "drinks"}}, llmextract.Options{})
+	for _, want := range []string{`"turn"`, "updates", "no longer", "instead", "不再", "换成", "迁移", "升级", "topic"} {
+		if !strings.Contains(msgs[0].Content, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if !strings.Contains(msgs[1].Content, "user | likes | 用户喜欢喝咖啡 (topic drinks)\n") {
+		t.Errorf("known fact without its topic:\n%s", msgs[1].Content)
 	}
 }

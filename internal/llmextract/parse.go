@@ -42,8 +42,15 @@ var errShape = errors.New("reply is JSON but holds no list of facts")
 // which none could be used. An empty list is not an error: the model found
 // nothing worth keeping.
 func Parse(content string) ([]memory.Candidate, []string, error) {
+	cands, _, problems, err := parse(content)
+	return cands, problems, err
+}
+
+// parse is Parse that also returns, for each candidate, the index of the
+// turn the model says it came from (-1 when it named none).
+func parse(content string) ([]memory.Candidate, []int, []string, error) {
 	if s := strings.Trim(strings.TrimSpace(content), `."'`); strings.EqualFold(s, "none") {
-		return nil, nil, nil // seed 000's prompt convention for "nothing"
+		return nil, nil, nil, nil // seed 000's prompt convention for "nothing"
 	}
 	var problems []string
 	items, lone, err := itemsIn(content)
@@ -58,17 +65,18 @@ func Parse(content string) ([]memory.Candidate, []string, error) {
 		}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse extraction reply: %w", err)
+		return nil, nil, nil, fmt.Errorf("parse extraction reply: %w", err)
 	}
 
 	var out []memory.Candidate
+	var turns []int
 	seen := make(map[[3]string]bool)
 	for i, raw := range items {
 		if len(out) == maxItems {
 			problems = append(problems, fmt.Sprintf("items %d to %d: over the cap of %d", i, len(items)-1, maxItems))
 			break
 		}
-		c, problem := candidate(raw)
+		c, turn, problem := candidate(raw)
 		if problem != "" {
 			problems = append(problems, fmt.Sprintf("item %d: %s", i, problem))
 			continue
@@ -80,11 +88,12 @@ func Parse(content string) ([]memory.Candidate, []string, error) {
 		}
 		seen[key] = true
 		out = append(out, c)
+		turns = append(turns, turn)
 	}
 	if len(out) == 0 && len(items) > 0 {
-		return nil, problems, fmt.Errorf("parse extraction reply: none of its %d items is usable", len(items))
+		return nil, nil, problems, fmt.Errorf("parse extraction reply: none of its %d items is usable", len(items))
 	}
-	return out, problems, nil
+	return out, turns, problems, nil
 }
 
 // itemsIn finds the list of facts in a reply. lone reports that the JSON
@@ -217,23 +226,24 @@ var (
 	importanceKeys = []string{"importance", "priority"}
 	confidenceKeys = []string{"confidence", "certainty"}
 	updatesKeys    = []string{"updates", "is_update", "update", "replaces"}
+	turnKeys       = []string{"turn", "turn_index", "source_turn", "from_turn"}
 )
 
 // candidate normalises one item, or says why it cannot be used.
-func candidate(raw json.RawMessage) (memory.Candidate, string) {
+func candidate(raw json.RawMessage) (memory.Candidate, int, string) {
 	if !utf8.Valid(raw) {
-		return memory.Candidate{}, "invalid UTF-8"
+		return memory.Candidate{}, -1, "invalid UTF-8"
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return memory.Candidate{}, "not an object"
+		return memory.Candidate{}, -1, "not an object"
 	}
 	f := llm.LowerKeys(obj)
 	// JSON escapes can still spell invalid text: a lone surrogate decodes
 	// to U+FFFD.
 	for _, keys := range [][]string{subjectKeys, predicateKeys, contentKeys} {
 		if strings.ContainsRune(textField(f, keys), utf8.RuneError) {
-			return memory.Candidate{}, "invalid UTF-8"
+			return memory.Candidate{}, -1, "invalid UTF-8"
 		}
 	}
 	c := memory.Candidate{
@@ -261,9 +271,22 @@ func candidate(raw json.RawMessage) (memory.Candidate, string) {
 		}
 	}
 	if len(missing) > 0 {
-		return memory.Candidate{}, "missing " + strings.Join(missing, " and ") + " " + describe(c.Subject, c.Predicate, c.Content)
+		return memory.Candidate{}, -1, "missing " + strings.Join(missing, " and ") + " " + describe(c.Subject, c.Predicate, c.Content)
 	}
-	return c, ""
+	return c, turnOf(textField(f, turnKeys)), ""
+}
+
+// turnOf reads the index of the turn a fact came from, as the prompt
+// shows it ("3", "[3]", "turn 3"); -1 when there is none to read.
+func turnOf(text string) int {
+	t := strings.TrimSpace(strings.ToLower(text))
+	t = strings.TrimSpace(strings.TrimPrefix(t, "turn"))
+	t = strings.Trim(t, "[]# ")
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // describe names an item in a problem line without quoting much of it.

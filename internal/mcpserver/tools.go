@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,7 +218,7 @@ func (t tools) remember(ctx context.Context, req *mcp.CallToolRequest, in rememb
 	role := or(in.Role, "user")
 	ev := map[string]any{
 		"specversion": "1.0", "type": "turn.recorded", "source": source,
-		"id":   "mcp-" + in.SessionID + "-" + strconv.Itoa(*in.TurnIndex) + "-" + role,
+		"id":   TurnEventID(in.SessionID, *in.TurnIndex, role, in.Content),
 		"user": in.User, "time": time.Now().UTC().Format(time.RFC3339Nano),
 		"data": map[string]any{"session_id": in.SessionID, "turn_index": *in.TurnIndex, "role": role, "content": in.Content},
 	}
@@ -348,4 +350,17 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// TurnEventID is the event id of a turn remember records: a hash of all
+// the turn says, so the same call made again is the same event (a
+// duplicate) and a call that says anything else, another text for the
+// same session, index and role say, is another event and is stored,
+// never taken for a duplicate of the first. (Which text the read model
+// shows for that index is then the later one's: a turn recorded again
+// replaces it.)
+func TurnEventID(session string, turnIndex int, role, content string) string {
+	b, _ := json.Marshal([]any{session, turnIndex, role, content}) // strings and an int always encode
+	sum := sha256.Sum256(b)
+	return "turn-" + hex.EncodeToString(sum[:16])
 }

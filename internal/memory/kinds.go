@@ -1,5 +1,7 @@
 package memory
 
+import "time"
+
 // Kind says what sort of knowledge a memory holds (seeds 003 and 000).
 type Kind string
 
@@ -59,6 +61,9 @@ type Candidate struct {
 	// Updates is true when the extractor believes the fact replaces a known
 	// one with the same subject and predicate.
 	Updates bool `json:"updates,omitempty"`
+	// SaidAt is when it was said: the time of the turn it came from; zero
+	// when the extractor could not tell.
+	SaidAt time.Time `json:"said_at,omitzero"`
 }
 
 func contains[T comparable](list []T, v T) bool {

@@ -54,29 +54,37 @@ func Route(c float64) Status {
 
 // Memory is a semantic memory (tier 1 core profile, tier 2 knowledge).
 type Memory struct {
-	ID           string    `json:"id"`
-	Namespace    string    `json:"namespace"`
-	User         string    `json:"user"`
-	Agent        string    `json:"agent,omitempty"`
-	Tier         int       `json:"tier"`
-	Kind         Kind      `json:"kind"`
-	Category     Category  `json:"category"`
-	Project      string    `json:"project,omitempty"`
-	Topic        string    `json:"topic,omitempty"`
-	Subject      string    `json:"subject"`
-	Predicate    string    `json:"predicate"`
-	Content      string    `json:"content"`
-	Importance   float64   `json:"importance"`
-	Confidence   float64   `json:"confidence"`
-	Status       Status    `json:"status"`
-	Supersedes   string    `json:"supersedes,omitempty"`
-	SupersededBy string    `json:"superseded_by,omitempty"`
-	Source       string    `json:"source"` // rules, llm, manual
-	SessionID    string    `json:"session_id,omitempty"`
-	SourceEvents []string  `json:"source_events"`
-	Created      time.Time `json:"created"`
-	Updated      time.Time `json:"updated"`
-	ValidTo      time.Time `json:"valid_to,omitzero"` // when it stopped being current
+	ID           string   `json:"id"`
+	Namespace    string   `json:"namespace"`
+	User         string   `json:"user"`
+	Agent        string   `json:"agent,omitempty"`
+	Tier         int      `json:"tier"`
+	Kind         Kind     `json:"kind"`
+	Category     Category `json:"category"`
+	Project      string   `json:"project,omitempty"`
+	Topic        string   `json:"topic,omitempty"`
+	Subject      string   `json:"subject"`
+	Predicate    string   `json:"predicate"`
+	Content      string   `json:"content"`
+	Importance   float64  `json:"importance"`
+	Confidence   float64  `json:"confidence"`
+	Status       Status   `json:"status"`
+	Supersedes   string   `json:"supersedes,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
+	Source       string   `json:"source"` // rules, llm, manual
+	SessionID    string   `json:"session_id,omitempty"`
+	SourceEvents []string `json:"source_events"`
+	// SaidAt is when the fact was said (its turn's time): it became
+	// current then, and the version said last is the current one.
+	// LearnedAt is when engram learned it (the time of the event that
+	// wrote it), kept for audit; Created is the same time.
+	SaidAt    time.Time `json:"said_at"`
+	LearnedAt time.Time `json:"learned_at"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
+	// ValidTo is when it stopped being current: when the version after
+	// it was said, or when it was archived or merged away.
+	ValidTo      time.Time `json:"valid_to,omitzero"`
 	LastAccessed time.Time `json:"last_accessed,omitzero"`
 	AccessCount  int       `json:"access_count"`
 	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
@@ -94,8 +102,9 @@ type MemoryQuery struct {
 	// Profile limits the list to the core profile card: tier 1 and
 	// identity memories.
 	Profile bool
-	// AsOf, when set, returns what was current at that time: memories
-	// created by then and not yet superseded (status is ignored).
+	// AsOf, when set, returns what was current at that time by said
+	// time: memories said by then whose successor was not yet said, nor
+	// they archived (status is ignored).
 	AsOf time.Time
 	// CreatedFrom and CreatedTo, when set, keep memories created in
 	// [CreatedFrom, CreatedTo).
@@ -116,7 +125,11 @@ type Change struct {
 	Fields   map[string]Delta `json:"fields,omitempty"`
 	Note     string           `json:"note,omitempty"`
 	Cause    string           `json:"cause"` // the event id that caused it
-	Time     time.Time        `json:"time"`
+	// SaidAt is when what caused the change was said: for created and
+	// merged, the fact; for superseded, the version that replaced it.
+	// Time is when engram learned it (the cause event's time).
+	SaidAt time.Time `json:"said_at"`
+	Time   time.Time `json:"time"`
 }
 
 // Delta is one field's value before and after a change, as text.

@@ -17,6 +17,12 @@
 //   - preferences (user turns only): likes, dislikes, prefers;
 //   - rules and explicit "remember …" notes (user turns only);
 //   - decisions (user and, with lower confidence, assistant turns);
+//   - updates (user turns): moves, changed habits ("我现在改喝茶了", "I
+//     switched to tea", "no longer", "instead of", 不再), which carry the
+//     habit's topic (drinks, food, smoking: habits.go) so that they
+//     replace that topic's preferences and no others; tools migrated or
+//     retired ("Jenkins 已经迁移到 GitHub Actions", "the old Jenkins is
+//     retired", "已下线", "不用了");
 //   - tools and versions, migrations and stopped tools, file paths (user and,
 //     with lower confidence, assistant turns), and package installs or version
 //     switches found in tool calls.

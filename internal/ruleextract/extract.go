@@ -327,6 +327,7 @@ func aboutSomeoneElse(c *clause) bool {
 var zhElidedVerbs = []string{
 	"住在", "来自", "今年", "喜欢", "不喜欢", "讨厌", "偏好", "更喜欢", "特别喜欢", "很喜欢", "最喜欢", "也喜欢",
 	"不太喜欢", "爱吃", "爱喝", "在北京", "在上海", "是一名", "是个", "就职于", "老家", "用 ", "用的是", "从来不", "从不",
+	"改喝", "改吃", "换成喝", "换成吃", "不再喝", "不再吃",
 }
 
 // personalOpeners are how every identity and preference pattern begins;
@@ -348,6 +349,7 @@ func (x *extractor) personal(c *clause) bool {
 // fact is one candidate before it is checked and stored.
 type fact struct {
 	pred, subject, content string
+	topic                  string // what a preference is of (topicOf): a change replaces its topic
 	conf                   float64
 	updates                bool
 	scoped                 bool // carries the project
@@ -394,6 +396,7 @@ func (x *extractor) add(f fact) {
 	if f.scoped {
 		cand.Project = x.project
 	}
+	cand.Topic = f.topic
 	x.out = append(x.out, cand)
 }
 

@@ -17,7 +17,7 @@ var (
 	reZhIAm     = regexp.MustCompile(`^我(?:就)?是[：:\s]*(.+)$`)
 	reZhDoingIs = regexp.MustCompile(`^我是(?:做|搞|干)(.+)的$`)
 	reZhLive    = regexp.MustCompile(`^我(?:现在|目前|一直|也|平时|常年)*(住在|居住在|生活在|定居在|常驻|住)(.+)$`)
-	reZhMoved   = regexp.MustCompile(`^我(?:最近|刚刚|刚|已经|去年|今年)*(?:搬到|搬去|搬家到|搬来)了?(.+)$`)
+	reZhMoved   = regexp.MustCompile(`^我(?:最近|刚刚|刚|已经|去年|今年|前年|上个月|上周|上礼拜|前几天|年初|这个月)*(?:搬到|搬去|搬家到|搬来)了?(.+)$`)
 	reZhHome    = regexp.MustCompile(`^我家(?:住)?在(.+)$`)
 	reZhFrom    = regexp.MustCompile(`^我(?:来自|出生在|出生于|老家在|老家是)(.+)$`)
 	reZhWorkAt  = regexp.MustCompile(`^我(?:现在|目前|一直|正|正在)*在(.+?)(?:工作|上班|任职|就职|实习)`)

@@ -18,7 +18,7 @@ var (
 	reZhHabit = regexp.MustCompile(`^我((?:每天|天天|平时|平常|经常|常常|一般|通常|每周|周末|早上|晚上|中午|下午|总是|都|会)+)(喝|吃|听|看|玩|读|练|打)((?:一杯|一碗|一份|一点|一会儿|一会|点)?)(.+)$`)
 	// Abstaining: "我从来不喝咖啡", "I don't eat meat", "I no longer drink coffee".
 	reZhAbstain = regexp.MustCompile(`^我(?:从来|从|一向|一直|平时)*(?:不|不再)(喝|吃|抽)(.+)$`)
-	reEnAbstain = regexp.MustCompile(`^i (?:don't|do not|never|no longer|stopped) (drink|eat|drinking|eating|smoke|smoking)\s+(.+)$`)
+	reEnAbstain = regexp.MustCompile(`^i (?:don't|do not|never|no longer|stopped|quit|gave up|(?:have|'ve) given up) (drink|eat|drinking|eating|smoke|smoking)\s+(.+)$`)
 	reEnHabit   = regexp.MustCompile(`^i (?:(usually|always|often|normally|regularly|mostly) )?(drink|eat|listen to|read|play|watch|have)\s+(.+?)(?:\s+(every (?:morning|day|night|evening|week|weekend)|daily|each (?:morning|day)|at night|in the morning))?$`)
 
 	reEnFavorite = regexp.MustCompile(`^my (?:all-time |absolute |personal )?favou?rite (.{1,40}?) (?:is|are) (.+)$`)
@@ -74,24 +74,38 @@ var zhPrefPreds = map[string]string{
 }
 
 func (x *extractor) preference(c *clause) bool {
+	if x.habitChange(c) {
+		return true
+	}
 	if strings.HasPrefix(c.text, "我") || strings.HasPrefix(c.text, "咱们") {
 		if m := reZhAbstain.FindStringSubmatch(c.text); m != nil {
 			if obj := zhObject(m[2]); obj != "" {
-				x.add(fact{pred: PredDislikes, subject: "user", content: "用户不" + m[1] + obj, conf: confWeak})
+				x.add(fact{pred: PredDislikes, subject: "user", content: "用户不" + m[1] + obj, topic: topicOf(m[1], obj), conf: confWeak})
 				return true
 			}
 		}
 		if m := reZhHabit.FindStringSubmatch(c.text); m != nil {
 			if obj := zhObject(m[4]); obj != "" {
-				x.add(fact{pred: PredLikes, subject: "user", content: "用户" + m[1] + m[2] + m[3] + obj, conf: confWeak})
+				x.add(fact{pred: PredLikes, subject: "user", content: "用户" + m[1] + m[2] + m[3] + obj, topic: topicOf(m[2], obj), conf: confWeak})
 				return true
 			}
 		}
 		return x.zhPreference(c)
 	}
 	if m := reEnAbstain.FindStringSubmatchIndex(c.low); m != nil {
-		if obj := enObject(c.text[m[4]:m[5]]); obj != "" {
-			x.add(fact{pred: PredDislikes, subject: "user", content: "User doesn't " + strings.TrimSuffix(c.low[m[2]:m[3]], "ing") + " " + obj, conf: confWeak})
+		verb, raw := c.low[m[2]:m[3]], c.text[m[4]:m[5]]
+		stop := stopsHabit(c.low)
+		if stop {
+			// "I don't drink beer anymore": the tail is not the object.
+			raw = raw[:len(reEnNowTail.ReplaceAllString(lowerASCII(raw), ""))]
+		}
+		if obj := enObject(raw); obj != "" {
+			f := fact{pred: PredDislikes, subject: "user", content: "User doesn't " + enBase[verb] + " " + obj, topic: topicOf(verb, obj), conf: confWeak}
+			if stop {
+				// A habit given up replaces what its topic held.
+				f.content, f.conf, f.updates = "User no longer "+enBase[verb]+"s "+obj, confClear, true
+			}
+			x.add(f)
 			return true
 		}
 	}
@@ -108,14 +122,14 @@ func (x *extractor) preference(c *clause) bool {
 			if m[2] >= 0 {
 				verb = c.low[m[2]:m[3]] + " " + verb
 			}
-			x.add(fact{pred: PredLikes, subject: "user", content: "User " + verb + " " + obj + when, conf: confWeak})
+			x.add(fact{pred: PredLikes, subject: "user", content: "User " + verb + " " + obj + when, topic: topicOf(c.low[m[4]:m[5]], obj), conf: confWeak})
 			return true
 		}
 	}
 	if m := reEnFavorite.FindStringSubmatchIndex(c.low); m != nil {
 		what, obj := trimEdges(c.text[m[2]:m[3]]), enObject(c.text[m[4]:m[5]])
 		if what != "" && obj != "" {
-			x.add(fact{pred: PredLikes, subject: "user", content: "User's favorite " + what + " is " + obj, conf: confStrong})
+			x.add(fact{pred: PredLikes, subject: "user", content: "User's favorite " + what + " is " + obj, topic: topicOf(what, obj), conf: confStrong})
 			return true
 		}
 		return false
@@ -130,7 +144,7 @@ func (x *extractor) preference(c *clause) bool {
 		if strings.HasPrefix(phrase, "not") {
 			pred = PredDislikes
 		}
-		x.add(fact{pred: pred, subject: "user", content: "User is " + phrase + " " + obj, conf: confClear})
+		x.add(fact{pred: pred, subject: "user", content: "User is " + phrase + " " + obj, topic: topicOf("", obj), conf: confClear})
 		return true
 	}
 	if m := reEnRather.FindStringSubmatchIndex(c.low); m != nil {
@@ -150,7 +164,7 @@ func (x *extractor) preference(c *clause) bool {
 			}
 			verb = "would like"
 		}
-		x.add(fact{pred: PredPrefers, subject: "user", content: enWho(c.low[m[2]:m[3]]) + " " + verb + " " + obj, conf: confWeak})
+		x.add(fact{pred: PredPrefers, subject: "user", content: enWho(c.low[m[2]:m[3]]) + " " + verb + " " + obj, topic: topicOf("", obj), conf: confWeak})
 		return true
 	}
 	m := reEnPref.FindStringSubmatchIndex(c.low)
@@ -173,9 +187,15 @@ func (x *extractor) preference(c *clause) bool {
 	if who == "we" {
 		conf = confWeak
 	}
-	x.add(fact{pred: pv.pred, subject: "user", content: enWho(who) + " " + pv.en + " " + obj, conf: conf, updates: pv.updates})
+	// "I no longer like X" replaces a topic's values ("no longer like
+	// coffee"); with no topic it would replace every dislike there is.
+	topic := topicOf("", obj)
+	x.add(fact{pred: pv.pred, subject: "user", content: enWho(who) + " " + pv.en + " " + obj, topic: topic, conf: conf, updates: pv.updates && topic != ""})
 	return true
 }
+
+// enBase is the base form of an abstention's verb.
+var enBase = map[string]string{"drink": "drink", "drinking": "drink", "eat": "eat", "eating": "eat", "smoke": "smoke", "smoking": "smoke"}
 
 func enWho(pronoun string) string {
 	if pronoun == "we" {
@@ -188,7 +208,7 @@ func (x *extractor) zhPreference(c *clause) bool {
 	if m := reZhFavorite.FindStringSubmatch(c.text); m != nil {
 		what, obj := trimEdges(m[1]), zhObject(m[2])
 		if what != "" && obj != "" {
-			x.add(fact{pred: PredLikes, subject: "user", content: "用户最喜欢的" + what + "是" + obj, conf: confStrong})
+			x.add(fact{pred: PredLikes, subject: "user", content: "用户最喜欢的" + what + "是" + obj, topic: topicOf(what, obj), conf: confStrong})
 			return true
 		}
 		return false
@@ -216,7 +236,8 @@ func (x *extractor) zhPreference(c *clause) bool {
 	if who != "我" {
 		subj, conf = "团队", confWeak
 	}
-	x.add(fact{pred: pred, subject: "user", content: subj + verb + obj, conf: conf, updates: verb == "不再喜欢"})
+	topic := topicOf("", obj)
+	x.add(fact{pred: pred, subject: "user", content: subj + verb + obj, topic: topic, conf: conf, updates: verb == "不再喜欢" && topic != ""})
 	return true
 }
 

@@ -41,9 +41,10 @@ type toolHit struct {
 }
 
 func (x *extractor) tools(c *clause) {
-	if !mayNameTool(c) || x.migration(c) {
+	if !mayNameTool(c) || x.migration(c) || x.movedOn(c) {
 		return
 	}
+	x.retired(c)
 	// A mention is read once, by the trigger nearest before it: in "数据库
 	// 已经升级到 PostgreSQL 16" the upgrade, not the role noun, says what
 	// happened.
@@ -200,6 +201,13 @@ func (x *extractor) migration(c *clause) bool {
 		x.add(fact{pred: PredVersion, subject: from.canon, content: content, conf: confStrong, updates: true, scoped: true})
 		return true
 	}
+	x.moved(c, from, to)
+	return true
+}
+
+// moved stores a move from one tool to another: the first no longer
+// used, the second used.
+func (x *extractor) moved(c *clause, from, to toolHit) {
 	oldContent := x.who(c, false) + " no longer uses " + from.display + " (moved to " + to.display + ")"
 	newWhat := to.display
 	if to.version != "" {
@@ -220,7 +228,75 @@ func (x *extractor) migration(c *clause) bool {
 		pred = PredVersion
 	}
 	x.add(fact{pred: pred, subject: to.canon, content: newContent, conf: conf, updates: true, scoped: true})
-	return true
+}
+
+// Retirements name the tool first: "the old Jenkins is retired", "旧的
+// Jenkins 已经下线", "VS Code 不用了". The tool is no longer used.
+var (
+	reRetiredEn = regexp.MustCompile(`\b(?:is|was|has been|have been|had been|got|are|were)(?: now| finally| already| officially)? (?:retired|decommissioned|shut down|turned off|switched off|sunset|sunsetted|gone)\b`)
+	reRetiredZh = regexp.MustCompile(`(?:已经|已|都|也|早就|终于|彻底)*(?:下线|停用|废弃|弃用|淘汰|退役|关停|下掉|不用)了?`)
+)
+
+// retired reads the retirements of tools named before them.
+func (x *extractor) retired(c *clause) {
+	re := reRetiredEn
+	if c.zh {
+		re = reRetiredZh
+	}
+	for _, m := range re.FindAllStringIndex(c.low, 2) {
+		if negated(c, m[0]) || c.zh && strings.HasPrefix(c.low[m[0]:], "不用") && !strings.HasSuffix(c.low[:m[1]], "了") {
+			continue // "还没下线"; "不用担心" is no retirement
+		}
+		h, ok := toolBefore(c, m[0])
+		if !ok {
+			continue
+		}
+		x.toolFact(c, h, stopTool)
+	}
+}
+
+// toolBefore finds the tool named last before offset i, if nothing but a
+// few words lie between ("the old Jenkins server is retired", "Jenkins
+// 服务器已经停用").
+func toolBefore(c *clause, i int) (toolHit, bool) {
+	var best toolHit
+	found := false
+	for _, loc := range reIdent.FindAllStringIndex(c.low[:i], -1) {
+		if h, ok := readTool(c, loc[0], loc[1], false); ok && h.known && h.end <= i {
+			best, found = h, true
+		}
+	}
+	if !found {
+		return toolHit{}, false
+	}
+	between := c.low[best.end:i]
+	return best, len(between) <= 24 && !strings.ContainsAny(between, ",，;；:：") && !strings.Contains(between, " not ")
+}
+
+// movedAux are the words that may stand between a tool and its move.
+var movedAux = setOf("", "has", "have", "had", "has been", "have been", "was", "were", "is", "are", "got", "has now", "has finally",
+	"已经", "已", "都", "也", "全部", "已经全部", "现在", "终于", "已经全部都", "整体")
+
+// movedOn reads a tool that moved to another: "Jenkins has moved to
+// GitHub Actions", "Jenkins 已经迁移到 GitHub Actions 了". The first is no
+// longer used, the second is.
+func (x *extractor) movedOn(c *clause) bool {
+	for _, t := range findTriggers(c) {
+		if t.class != switchTool || underWay(c.low, t.start) || negated(c, t.start) {
+			continue
+		}
+		from, ok := toolBefore(c, t.start)
+		if !ok || !movedAux[strings.TrimSpace(c.low[from.end:t.start])] {
+			continue // "we tried Bun but went back to Node": Bun is not what moved
+		}
+		hits := x.scanTools(c, t.end, false)
+		if len(hits) == 0 || hits[0].canon == from.canon {
+			continue
+		}
+		x.moved(c, from, hits[0])
+		return true
+	}
+	return false
 }
 
 // toolAt reads a tool at the start of c.low[start:end].

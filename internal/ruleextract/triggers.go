@@ -28,7 +28,8 @@ var toolTriggers = []toolTrigger{
 	{phrase: "不再使用", class: stopTool}, {phrase: "不再用", class: stopTool}, {phrase: "弃用了", class: stopTool},
 	{phrase: "停用了", class: stopTool}, {phrase: "switched off", class: stopTool}, {phrase: "moved off", class: stopTool},
 	{phrase: "migrated off", class: stopTool}, {phrase: "moved away from", class: stopTool}, {phrase: "got rid of", class: stopTool},
-	{phrase: "ditched", class: stopTool},
+	{phrase: "ditched", class: stopTool}, {phrase: "retired", class: stopTool}, {phrase: "decommissioned", class: stopTool},
+	{phrase: "shut down", class: stopTool}, {phrase: "sunset", class: stopTool}, {phrase: "sunsetted", class: stopTool},
 
 	{phrase: "upgraded", class: upgradeTool, to: true}, {phrase: "upgrading", class: upgradeTool, to: true},
 	{phrase: "updated", class: upgradeTool, to: true}, {phrase: "bumped", class: upgradeTool, to: true},

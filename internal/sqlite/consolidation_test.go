@@ -117,7 +117,7 @@ func TestMergeArchiveAndProfile(t *testing.T) {
 	mustApply(t, s, added(1, "ana", "m1", "likes green tea", 0.6), added(2, "ana", "m2", "likes green tea a lot", 0.9),
 		added(3, "ana", "m3", "uses vim", 0.8), added(4, "bob", "b1", "bob's", 0.9))
 	mustApply(t, s, derived(5, "ana", events.TypeMemoriesMerged, &events.MemoriesMerged{Into: "m2", Merged: []string{"m1", "gone"},
-		Importance: 0.9, Content: "likes green tea very much", ClusterID: "c1"}))
+		Importance: 0.9, Content: new("likes green tea very much"), ClusterID: "c1"}))
 	m1, _ := s.Memory(t.Context(), ana, "m1")
 	m2, _ := s.Memory(t.Context(), ana, "m2")
 	if m1.Status != memory.StatusSuperseded || m1.SupersededBy != "m2" || m2.Content != "likes green tea very much" || m2.Importance != 0.9 {

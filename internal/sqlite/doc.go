@@ -8,6 +8,14 @@
 // Nothing here may depend on the wall clock or on randomness: a read model
 // rebuilt from the stream must equal the live one, row for row (Checksum).
 //
+// A memory has two times: said_at, when it was said (its turn's time),
+// and created, when engram learned it (its event's time). The versions
+// of a fact (a slot, memory.Slot) are ordered by said_at, ties by the
+// order the stream applied them, so the one said last is current
+// whatever order extraction, retries, redrives or re-extraction put
+// them in: a version said before the current one enters the history
+// already superseded (place). as_of reads by said_at.
+//
 // Full-text tables (turns_fts, memories_fts, episodes_fts) are partitioned
 // by namespace and user inside their tokens (textseg.Partition), and every
 // query also filters by namespace and user in SQL: the first makes a query

@@ -41,7 +41,7 @@ func TestHistoryOneShape(t *testing.T) {
 		derived(13, "ana", events.TypeMemoriesArchived, &events.MemoriesArchived{MemoryIDs: []string{"a1"}, Reason: "decay"}),
 		added(14, "ana", "k1", "knows Go", 0.5), added(15, "ana", "k2", "knows Go well", 0.5),
 		derived(16, "ana", events.TypeMemoriesMerged, &events.MemoriesMerged{Into: "k2", Merged: []string{"k1"}, Importance: 0.7,
-			Content: "knows Go very well", ClusterID: "c1"}),
+			Content: str("knows Go very well"), ClusterID: "c1"}),
 		derived(17, "ana", events.TypeMemoryAdded, &events.MemoryAdded{MemoryID: "low", Kind: "fact", Category: "event",
 			Subject: "user", Predicate: "note", Content: "maybe likes jazz", Importance: 0.5, Confidence: 0.3}),
 		added(18, "ana", "d1", "secret plan", 0.5),
@@ -110,7 +110,7 @@ func TestHistoryOneShape(t *testing.T) {
 	}
 }
 
-// A read model from before migration 11 has its history rewritten into
+// A read model from before migration 12 has its history rewritten into
 // the one shape: an update's JSON snapshots become contents and fields,
 // notes leave the content columns.
 func TestHistoryShapeMigration(t *testing.T) {

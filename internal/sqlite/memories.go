@@ -1,11 +1,11 @@
 package sqlite
 
 import (
-	"cmp"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -33,17 +33,26 @@ type candidate struct {
 	updates    bool
 	source     string // rules, llm, manual
 	session    string
+	// said is when it was said; zero means the event's time.
+	said time.Time
 }
 
 const memoryColumns = `id, namespace, user_id, agent, tier, kind, category, project, topic, subject, predicate,
 	content, importance, confidence, status, supersedes, superseded_by, source, session_id, source_events,
-	created, updated, valid_to, last_accessed, access_count, snoozed_until`
+	created, updated, valid_to, last_accessed, access_count, snoozed_until, said_at, updates`
 
 // storedMemory is a memory row as apply reads it.
 type storedMemory struct {
-	rowid int64
+	rowid   int64
+	updates bool
 	memory.Memory
 }
+
+// said is when the memory was said, in unix nanoseconds.
+func (m storedMemory) said() int64 { return m.SaidAt.UnixNano() }
+
+// replaces reports whether the memory took its slot's place when said.
+func (m storedMemory) replaces() bool { return memory.Replaces(m.Predicate, m.updates) }
 
 func scanMemory(sc interface{ Scan(...any) error }) (storedMemory, error) {
 	return scanMemoryWith(sc)
@@ -83,18 +92,19 @@ func scanMemoryWith(sc interface{ Scan(...any) error }, extra ...any) (storedMem
 		m                                   storedMemory
 		events                              string
 		created, updated, validTo, accessed int64
-		snoozed                             int64
+		snoozed, said                       int64
 	)
 	dst := append([]any{&m.rowid, &m.ID, &m.Namespace, &m.User, &m.Agent, &m.Tier, &m.Kind, &m.Category, &m.Project,
 		&m.Topic, &m.Subject, &m.Predicate, &m.Content, &m.Importance, &m.Confidence, &m.Status, &m.Supersedes,
 		&m.SupersededBy, &m.Source, &m.SessionID, &events, &created, &updated, &validTo, &accessed,
-		&m.AccessCount, &snoozed}, extra...)
+		&m.AccessCount, &snoozed, &said, &m.updates}, extra...)
 	err := sc.Scan(dst...)
 	if err != nil {
 		return m, err
 	}
 	_ = json.Unmarshal([]byte(events), &m.SourceEvents)
 	m.Created, m.Updated = nsTime(created), nsTime(updated)
+	m.SaidAt, m.LearnedAt = nsTime(said), m.Created
 	m.ValidTo, m.LastAccessed, m.SnoozedUntil = nsTime(validTo), nsTime(accessed), nsTime(snoozed)
 	return m, nil
 }
@@ -108,18 +118,23 @@ func nsTime(ns int64) time.Time {
 
 // putCandidate routes a candidate by confidence and applies it: a
 // near-duplicate of a current memory merges into it (keeping the higher
-// importance); a current value of a single-valued key is superseded;
-// anything else is a new memory. Every decision reads only the read model
-// and the event, so replay decides the same.
+// importance); a fact that replaces its slot's value is placed in the
+// slot's history by when it was said (place); anything else is a new
+// memory. Every decision reads only the read model and the event, so
+// replay decides the same.
 func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	c.subject, c.predicate = memory.NormalizeKey(c.subject), memory.NormalizeKey(c.predicate)
+	if c.said.IsZero() {
+		c.said = env.Time // an event from before said_at: said when published
+	}
+	said := c.said.UnixNano()
 	status := memory.Route(c.confidence)
 	if status == memory.StatusRejected {
 		// Dropped, but recorded: the row explains why nothing was written.
-		if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
+		if err := insertMemory(w, env, c, placement{status: memory.StatusRejected}); err != nil {
 			return err
 		}
-		return history(w, env, c.id, change{kind: "dropped", new: c.content,
+		return historyAt(w, env, said, c.id, change{kind: "dropped", new: c.content,
 			note: fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending)})
 	}
 	if status == memory.StatusPending {
@@ -127,16 +142,15 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 			return err
 		} else if ok {
 			// The user said no to this lately: recorded, not asked again.
-			if err := insertMemory(w, env, c, memory.StatusRejected, ""); err != nil {
+			if err := insertMemory(w, env, c, placement{status: memory.StatusRejected}); err != nil {
 				return err
 			}
-			return history(w, env, c.id, change{kind: "dropped", new: c.content, note: "ignored by the user on " +
+			return historyAt(w, env, said, c.id, change{kind: "dropped", new: c.content, note: "ignored by the user on " +
 				at.Format(time.DateOnly) + "; not proposed again until " + at.Add(memory.IgnoreCooldown).Format(time.DateOnly)})
 		}
 	}
 	// Near-duplicates are looked for among the memories the index finds
-	// for the candidate's text (bounded, whatever the subject's size); the
-	// supersede check reads only the same subject and predicate.
+	// for the candidate's text (bounded, whatever the subject's size).
 	similar, err := currentMemories(w, env.Scope, c.subject, "", 51)
 	if err == nil && len(similar) > 50 {
 		similar, err = similarMemories(w, env.Scope, c.subject, c.content)
@@ -145,35 +159,43 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		return err
 	}
 	for _, m := range similar {
-		if memory.Similarity(m.Content, c.content) > memory.MergeSimilarity {
-			return merge(w, env, m, c, status)
+		if memory.Similarity(m.Content, c.content) <= memory.MergeSimilarity {
+			continue
 		}
-	}
-	current, err := currentMemories(w, env.Scope, c.subject, c.predicate, 0)
-	if err != nil {
-		return err
-	}
-	if c.tier == 0 && status == memory.StatusActive && coreAtWrite(c.kind, c.category, c.importance) {
-		c.tier = 1
-	}
-	supersedes := ""
-	if status == memory.StatusActive {
-		if supersedes, err = supersede(w, env, current, c.id, c.predicate, c.updates); err != nil {
+		// The same fact said again is the memory that says it, unless
+		// another value was said in between: then it is a version of its
+		// own, and merging would bring an old value back.
+		again, err := sayAgain(w, env, m, said)
+		if err != nil {
 			return err
 		}
-		if c.source == events.ExtractorLLM && !c.updates && !memory.SingleValued(c.predicate) {
-			// (An update, or a single value, has retired them all above.)
-			restated, err := restate(w, env, current, c)
-			if err != nil {
-				return err
-			}
-			supersedes = cmp.Or(supersedes, restated)
+		if again {
+			return merge(w, env, m, c, status, said)
 		}
 	}
-	if err := insertMemory(w, env, c, status, supersedes); err != nil {
+	p := placement{status: status}
+	if status == memory.StatusActive {
+		replaces := memory.Replaces(c.predicate, c.updates)
+		if p, err = place(w, env, slotOf(c.subject, c.predicate, c.topic), c.id, said, newest, replaces); err != nil {
+			return err
+		}
+		if c.source == events.ExtractorLLM && !replaces {
+			// (A fact that replaces its slot has retired them all above.)
+			if err := restate(w, env, c, said); err != nil {
+				return err
+			}
+		}
+	}
+	if c.tier == 0 && p.status == memory.StatusActive && coreAtWrite(c.kind, c.category, c.importance) {
+		c.tier = 1
+	}
+	if err := insertMemory(w, env, c, p); err != nil {
 		return err
 	}
-	return history(w, env, c.id, change{kind: "created", new: c.content})
+	if err := historyAt(w, env, said, c.id, change{kind: "created", new: c.content}); err != nil {
+		return err
+	}
+	return p.record(w, env, c.id, c.content)
 }
 
 // RestateSimilarity is how alike the model's wording of a fact and the
@@ -188,30 +210,169 @@ const RestateSimilarity = 0.5
 // content. A reading is the rules' first guess, made at once so the agent
 // need not wait; the model's wording replaces it rather than standing
 // beside it. (Near-duplicates were merged before this: that is a
-// confirmation.) It returns the id of the newest memory it retired.
-func restate(w *wtx, env memory.Envelope, current []storedMemory, c candidate) (string, error) {
-	last := ""
+// confirmation.)
+func restate(w *wtx, env memory.Envelope, c candidate, said int64) error {
+	current, err := currentMemories(w, env.Scope, c.subject, c.predicate, 0)
+	if err != nil {
+		return err
+	}
 	for _, m := range current {
 		if m.Source != events.ExtractorRules || m.SessionID != c.session || len(m.SourceEvents) == 0 ||
 			!strings.HasPrefix(m.SourceEvents[0], extractreq.ReadingEventPrefix) ||
 			memory.Similarity(m.Content, c.content) < RestateSimilarity {
 			continue
 		}
-		if m.Status != memory.StatusActive && m.Status != memory.StatusPending {
+		if err := retire(w, env, m, c.id, said); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placement is where a version goes in its slot's history: its status,
+// the version it follows, and, when a version said after it already
+// replaced it, that version and when it was said.
+type placement struct {
+	status       memory.Status
+	supersedes   string
+	supersededBy string
+	validTo      int64
+}
+
+// record writes the history of a version that enters already superseded.
+func (p placement) record(w *wtx, env memory.Envelope, id, content string) error {
+	if p.supersededBy == "" {
+		return nil
+	}
+	return historyAt(w, env, p.validTo, id, change{kind: "superseded", old: content, new: content,
+		note: "superseded by " + p.supersededBy + ", said after it", fields: status(memory.StatusActive, memory.StatusSuperseded)})
+}
+
+// newest is the row id of a version not written yet: it is the last in
+// its slot of those said at the same time.
+const newest = math.MaxInt64
+
+// slot is what a version replaces, and what replaces it: the subject's
+// single value of a predicate like location; a topic of the subject's
+// preferences ("drinks": likes, dislikes and prefers alike); else a
+// predicate's values of one topic.
+type slot struct {
+	subject, predicate, topic string
+}
+
+func slotOf(subject, predicate, topic string) slot {
+	return slot{memory.NormalizeKey(subject), memory.NormalizeKey(predicate), topic}
+}
+
+func (s slot) where() (string, []any) {
+	switch {
+	case memory.SingleValued(s.predicate):
+		return `subject = ? AND predicate = ?`, []any{s.subject, s.predicate}
+	case memory.Preference(s.predicate) && s.topic != "":
+		return `subject = ? AND predicate IN ('likes', 'dislikes', 'prefers') AND topic = ?`, []any{s.subject, s.topic}
+	}
+	return `subject = ? AND predicate = ? AND topic = ?`, []any{s.subject, s.predicate, s.topic}
+}
+
+// versions are the memories of a slot that are or were current, in the
+// order they were said; rowid breaks ties, in the order the stream
+// applied them, so a rebuild orders them the same.
+func versions(w *wtx, scope memory.Scope, sl slot) ([]storedMemory, error) {
+	cond, args := sl.where()
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND `+cond+` AND status IN ('active', 'superseded', 'archived')
+		ORDER BY said_at, rowid`, append([]any{scope.Namespace, scope.User}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return scanStored(rows)
+}
+
+// place puts the version id, said at said (rowid orders it among those
+// said at the same time), into its slot's history. If a version said
+// after it already replaced the slot, it enters superseded by the first
+// such, and if it replaces too, it takes over what that one had retired
+// among the versions said before it. Otherwise it is current, and if it
+// replaces, the current versions said before it are retired. So the
+// version said last is current whatever order they come in.
+func place(w *wtx, env memory.Envelope, sl slot, id string, said, rowid int64, replaces bool) (placement, error) {
+	vs, err := versions(w, env.Scope, sl)
+	if err != nil {
+		return placement{}, err
+	}
+	after := func(v storedMemory) bool { return v.said() > said || v.said() == said && v.rowid > rowid }
+	var later *storedMemory
+	for i := range vs {
+		if vs[i].rowid != rowid && after(vs[i]) && vs[i].replaces() {
+			later = &vs[i]
+			break
+		}
+	}
+	p := placement{status: memory.StatusActive}
+	if later != nil {
+		p = placement{status: memory.StatusSuperseded, supersededBy: later.ID, validTo: later.said()}
+	}
+	if !replaces {
+		return p, nil
+	}
+	for _, v := range vs {
+		if v.rowid == rowid || after(v) {
 			continue
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
-			valid_to = ?, updated = ? WHERE rowid = ?`, c.id, env.Time.UnixNano(), env.Time.UnixNano(), m.rowid); err != nil {
-			return "", err
+		switch {
+		case later == nil && v.Status == memory.StatusActive:
+		case later != nil && v.Status == memory.StatusSuperseded && v.SupersededBy == later.ID:
+		default:
+			continue
 		}
-		if err := history(w, env, m.ID, change{kind: "superseded", old: m.Content, new: m.Content,
-			note:   "superseded by " + c.id + ", the model's wording of the same turn: " + c.content,
-			fields: status(m.Status, memory.StatusSuperseded)}); err != nil {
-			return "", err
+		if err := retire(w, env, v, id, said); err != nil {
+			return placement{}, err
 		}
-		last = m.ID
+		p.supersedes = v.ID
 	}
-	return last, nil
+	if later != nil {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET supersedes = ? WHERE rowid = ?`, id, later.rowid); err != nil {
+			return placement{}, err
+		}
+	}
+	return p, nil
+}
+
+// retire marks v superseded by the version id, said at said: v stopped
+// being current then.
+func retire(w *wtx, env memory.Envelope, v storedMemory, id string, said int64) error {
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
+		valid_to = ?, updated = ? WHERE rowid = ?`, id, said, env.Time.UnixNano(), v.rowid); err != nil {
+		return err
+	}
+	return historyAt(w, env, said, v.ID, change{kind: "superseded", old: v.Content, new: v.Content, note: "superseded by " + id,
+		fields: status(v.Status, memory.StatusSuperseded)})
+}
+
+// sayAgain reports whether a fact said at said is m said again: said
+// after m was, or before it with no other value of m's slot said in
+// between. Said before, m has held since then: its start moves back, and
+// the version it replaced ends there.
+func sayAgain(w *wtx, env memory.Envelope, m storedMemory, said int64) (bool, error) {
+	if said >= m.said() {
+		return true, nil
+	}
+	vs, err := versions(w, env.Scope, slotOf(m.Subject, m.Predicate, m.Topic))
+	if err != nil {
+		return false, err
+	}
+	for _, v := range vs {
+		if v.rowid != m.rowid && v.replaces() && v.said() > said && (v.said() < m.said() || v.said() == m.said() && v.rowid < m.rowid) {
+			return false, nil
+		}
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET said_at = ? WHERE rowid = ?`, said, m.rowid); err != nil {
+		return false, err
+	}
+	_, err = w.tx.ExecContext(w.ctx, `UPDATE memories SET valid_to = ?
+		WHERE namespace = ? AND user_id = ? AND superseded_by = ? AND status = 'superseded' AND valid_to > ?`,
+		said, env.Scope.Namespace, env.Scope.User, m.ID, said)
+	return true, err
 }
 
 // coreAtWrite reports whether a memory joins the core profile (tier 1) as
@@ -296,82 +457,71 @@ func currentMemories(w *wtx, scope memory.Scope, subject, predicate string, limi
 	return scanStored(rows)
 }
 
-// supersede retires the active memories with the same predicate when the
-// predicate holds one value, or when the extractor said the fact updates a
-// known one. It returns the id of the newest memory it retired.
-func supersede(w *wtx, env memory.Envelope, current []storedMemory, newID, predicate string, updates bool) (string, error) {
-	if !updates && !memory.SingleValued(predicate) {
-		return "", nil
-	}
-	last := ""
-	for _, m := range current {
-		if m.Status != memory.StatusActive || m.Predicate != predicate {
-			continue
-		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
-			valid_to = ?, updated = ? WHERE rowid = ?`, newID, env.Time.UnixNano(), env.Time.UnixNano(), m.rowid); err != nil {
-			return "", err
-		}
-		if err := history(w, env, m.ID, change{kind: "superseded", old: m.Content, new: m.Content, note: "superseded by " + newID,
-			fields: status(m.Status, memory.StatusSuperseded)}); err != nil {
-			return "", err
-		}
-		last = m.ID
-	}
-	return last, nil
-}
-
 // merge folds a near-duplicate candidate into m: the higher importance
 // wins, the event joins its sources, and the fact stated again is more
 // likely true: confidence combines as independent evidence, 1 − (1−a)(1−b),
 // up to memory.ConfidenceMax (seed 004 §7). A pending memory whose
-// confidence so reaches the active level becomes active.
-func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memory.Status) error {
+// confidence so reaches the active level becomes active, placed in its
+// slot's history like any new version.
+func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memory.Status, said int64) error {
 	conf := m.Confidence
 	if c.confidence > 0 && status != memory.StatusRejected {
 		conf = max(conf, c.confidence, min(memory.ConfidenceMax, 1-(1-m.Confidence)*(1-c.confidence)))
 	}
-	newStatus := m.Status
-	if m.Status == memory.StatusPending && (status == memory.StatusActive || memory.Route(conf) == memory.StatusActive) {
-		newStatus = memory.StatusActive
+	p := placement{status: m.Status, supersedes: m.Supersedes, supersededBy: m.SupersededBy, validTo: m.ValidTo.UnixNano()}
+	if m.ValidTo.IsZero() {
+		p.validTo = 0
+	}
+	promoted := m.Status == memory.StatusPending && (status == memory.StatusActive || memory.Route(conf) == memory.StatusActive)
+	if promoted {
+		var err error
+		if p, err = place(w, env, slotOf(m.Subject, m.Predicate, m.Topic), m.ID, m.said(), m.rowid, m.replaces()); err != nil {
+			return err
+		}
 	}
 	tier := m.Tier
-	if newStatus == memory.StatusActive && coreAtWrite(string(m.Kind), string(m.Category), max(m.Importance, c.importance)) {
+	if p.status == memory.StatusActive && coreAtWrite(string(m.Kind), string(m.Category), max(m.Importance, c.importance)) {
 		tier = 1
 	}
 	sources, _ := json.Marshal(append(m.SourceEvents, env.ID))
 	if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET importance = max(importance, ?), confidence = ?,
-		status = ?, tier = ?, source_events = ?, updated = ? WHERE rowid = ?`,
-		c.importance, conf, newStatus, tier, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
+		status = ?, supersedes = ?, superseded_by = ?, valid_to = ?, tier = ?, source_events = ?, updated = ? WHERE rowid = ?`,
+		c.importance, conf, p.status, p.supersedes, p.supersededBy, p.validTo, tier, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
 	fields := map[string]memory.Delta{}
-	diff(fields, "status", string(m.Status), string(newStatus))
+	diff(fields, "status", string(m.Status), string(p.status))
 	diff(fields, "confidence", num(m.Confidence), num(conf))
 	diff(fields, "importance", num(m.Importance), num(max(m.Importance, c.importance)))
 	diff(fields, "tier", strconv.Itoa(m.Tier), strconv.Itoa(tier))
-	return history(w, env, m.ID, change{kind: "merged", old: m.Content, new: m.Content, fields: fields,
-		note: "said again: " + c.content})
+	if err := historyAt(w, env, said, m.ID, change{kind: "merged", old: m.Content, new: m.Content, fields: fields,
+		note: "said again: " + c.content}); err != nil {
+		return err
+	}
+	if !promoted {
+		return nil
+	}
+	return p.record(w, env, m.ID, m.Content)
 }
 
-func insertMemory(w *wtx, env memory.Envelope, c candidate, status memory.Status, supersedes string) error {
+func insertMemory(w *wtx, env memory.Envelope, c candidate, p placement) error {
 	if c.tier == 0 {
 		c.tier = 2
 	}
 	sources, _ := json.Marshal([]string{env.ID})
 	at := env.Time.UnixNano()
 	res, err := w.tx.ExecContext(w.ctx, `INSERT INTO memories (`+memoryColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, 0, 0, 0, 0)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?, ?)`,
 		c.id, env.Scope.Namespace, env.Scope.User, env.Agent, c.tier, c.kind, c.category, c.project, c.topic,
-		c.subject, c.predicate, c.content, c.importance, c.confidence, status, supersedes, c.source, c.session,
-		string(sources), at, at)
+		c.subject, c.predicate, c.content, c.importance, c.confidence, p.status, p.supersedes, p.supersededBy, c.source, c.session,
+		string(sources), at, at, p.validTo, c.said.UnixNano(), c.updates)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return memory.Errorf(memory.EINVALID, "memory id %s already exists", c.id)
 		}
 		return err
 	}
-	if status == memory.StatusRejected {
+	if p.status == memory.StatusRejected {
 		return nil // not searchable
 	}
 	rowid, err := res.LastInsertId()
@@ -397,15 +547,22 @@ type change struct {
 	note     string
 }
 
+// history records a change that was said when its event was.
 func history(w *wtx, env memory.Envelope, id string, c change) error {
+	return historyAt(w, env, env.Time.UnixNano(), id, c)
+}
+
+// historyAt records a change caused by env, said at said.
+func historyAt(w *wtx, env memory.Envelope, said int64, id string, c change) error {
 	fields := ""
 	if len(c.fields) > 0 {
 		b, _ := json.Marshal(c.fields)
 		fields = string(b)
 	}
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history (memory_id, namespace, user_id, change, old, new, fields, note, cause, time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, c.kind, c.old, c.new, fields, c.note,
-		env.ID, env.Time.UnixNano())
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history
+		(memory_id, namespace, user_id, change, old, new, fields, note, cause, time, said_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, c.kind, c.old, c.new, fields, c.note,
+		env.ID, env.Time.UnixNano(), said)
 	return err
 }
 
@@ -435,7 +592,7 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 func fromCandidate(c events.Candidate) candidate {
 	return candidate{kind: c.Kind, category: c.Category, subject: c.Subject, predicate: c.Predicate,
 		content: c.Content, project: c.Project, topic: c.Topic, importance: c.Importance,
-		confidence: c.Confidence, updates: c.Updates}
+		confidence: c.Confidence, updates: c.Updates, said: c.SaidAt}
 }
 
 func applyExtractionRequested(w *wtx, env memory.Envelope, d *events.ExtractionRequested) error {
@@ -524,7 +681,7 @@ func applyMemoryAdded(w *wtx, env memory.Envelope, d *events.MemoryAdded) error 
 	}
 	return putCandidate(w, env, candidate{id: id, tier: d.Tier, kind: d.Kind, category: d.Category,
 		subject: d.Subject, predicate: d.Predicate, content: d.Content, project: d.Project, topic: d.Topic,
-		importance: d.Importance, confidence: d.Confidence, source: "manual", session: d.SessionID})
+		importance: d.Importance, confidence: d.Confidence, source: "manual", session: d.SessionID, said: d.SaidAt})
 }
 
 // loadMemory reads one memory of scope, or an EINVALID error naming it.
@@ -628,29 +785,31 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 	at := env.Time.UnixNano()
 	switch env.Type {
 	case events.TypePendingConfirmed:
-		current, err := currentMemories(w, env.Scope, m.Subject, m.Predicate, 0)
-		if err != nil {
-			return err
-		}
-		supersedes, err := supersede(w, env, current, m.ID, m.Predicate, false)
+		// Confirmed, it is a version like any other: said before what
+		// replaced it, it goes into the history.
+		p, err := place(w, env, slotOf(m.Subject, m.Predicate, m.Topic), m.ID, m.said(), m.rowid, m.replaces())
 		if err != nil {
 			return err
 		}
 		tier := m.Tier
-		if coreAtWrite(string(m.Kind), string(m.Category), m.Importance) {
+		if p.status == memory.StatusActive && coreAtWrite(string(m.Kind), string(m.Category), m.Importance) {
 			tier = 1
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'active', supersedes = ?,
-			snoozed_until = 0, tier = ?, updated = ? WHERE rowid = ?`, supersedes, tier, at, m.rowid); err != nil {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = ?, supersedes = ?, superseded_by = ?,
+			valid_to = ?, snoozed_until = 0, tier = ?, updated = ? WHERE rowid = ?`,
+			p.status, p.supersedes, p.supersededBy, p.validTo, tier, at, m.rowid); err != nil {
 			return err
 		}
-		fields := status(memory.StatusPending, memory.StatusActive)
+		fields := status(memory.StatusPending, p.status)
 		diff(fields, "tier", strconv.Itoa(m.Tier), strconv.Itoa(tier))
 		note := ""
-		if supersedes != "" {
-			note = "supersedes " + supersedes
+		if p.supersedes != "" {
+			note = "supersedes " + p.supersedes
 		}
-		return history(w, env, m.ID, change{kind: "confirmed", old: m.Content, new: m.Content, fields: fields, note: note})
+		if err := history(w, env, m.ID, change{kind: "confirmed", old: m.Content, new: m.Content, fields: fields, note: note}); err != nil {
+			return err
+		}
+		return p.record(w, env, m.ID, m.Content)
 	case events.TypePendingIgnored:
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE rowid = ?`, at, m.rowid); err != nil {
 			return err

@@ -28,8 +28,10 @@ func (s *Store) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Me
 	switch {
 	case !q.AsOf.IsZero():
 		at := q.AsOf.UnixNano()
+		// By said time: a version became current when it was said and
+		// stopped when the next was said, whenever engram learned either.
 		where = append(where, "status IN ('active', 'superseded', 'archived')")
-		add("created <= ?", at)
+		add("said_at <= ?", at)
 		add("(valid_to = 0 OR valid_to > ?)", at)
 	case q.Status == "all":
 	case q.Status == "":
@@ -123,7 +125,7 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 
 // History is a memory's changes, oldest first.
 func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]memory.Change, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, fields, note, cause, time FROM memory_history
+	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, fields, note, cause, time, said_at FROM memory_history
 		WHERE namespace = ? AND user_id = ? AND memory_id = ? ORDER BY id`, scope.Namespace, scope.User, id)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
@@ -132,9 +134,9 @@ func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]m
 	out := []memory.Change{}
 	for rows.Next() {
 		var c memory.Change
-		var at int64
+		var at, said int64
 		var fields string
-		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &fields, &c.Note, &c.Cause, &at); err != nil {
+		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &fields, &c.Note, &c.Cause, &at, &said); err != nil {
 			return nil, err
 		}
 		if fields != "" {
@@ -142,7 +144,7 @@ func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]m
 				return nil, fmt.Errorf("history of %s: fields: %w", id, err)
 			}
 		}
-		c.Time = nsTime(at)
+		c.Time, c.SaidAt = nsTime(at), nsTime(said)
 		out = append(out, c)
 	}
 	return out, rows.Err()

@@ -78,9 +78,15 @@ func quality(ctx context.Context, db *sql.DB, namespace string, window time.Dura
 		Scan(&st.Confirmed, &st.Ignored); err != nil {
 		return st, fmt.Errorf("stats: decided: %w", err)
 	}
+	// A memory superseded by the event that wrote it entered the history
+	// already superseded (said before what replaced it): it was never
+	// current, so it was not written wrong.
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(w.memory_id) FROM memory_history c
-		LEFT JOIN (SELECT namespace, user_id, memory_id, MIN(time) AS time FROM memory_history
-			WHERE (?1 = '' OR namespace = ?1) AND change IN ('ignored', 'superseded') GROUP BY namespace, user_id, memory_id) w
+		LEFT JOIN (SELECT h.namespace, h.user_id, h.memory_id, MIN(h.time) AS time FROM memory_history h
+			WHERE (?1 = '' OR h.namespace = ?1) AND h.change IN ('ignored', 'superseded') AND NOT EXISTS (
+				SELECT 1 FROM memory_history b WHERE b.namespace = h.namespace AND b.user_id = h.user_id
+					AND b.memory_id = h.memory_id AND b.change = 'created' AND b.cause = h.cause)
+			GROUP BY h.namespace, h.user_id, h.memory_id) w
 		ON w.namespace = c.namespace AND w.user_id = c.user_id AND w.memory_id = c.memory_id AND w.time - c.time <= ?2
 		WHERE (?1 = '' OR c.namespace = ?1) AND c.change = 'created'`, namespace, window.Nanoseconds()).
 		Scan(&st.Written, &st.WrongWrites); err != nil {

@@ -333,9 +333,11 @@ CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
 CREATE INDEX memories_projects ON memories (namespace, user_id, project)
 	WHERE status = 'active' AND project != '';
 `},
-	// 8: full-text deletes remove a row's tokens from the index at once,
-	// instead of marking them deleted until a merge: an erased user's
-	// words do not stay in the index's pages.
+	// 8: FTS5 secure-delete. It was meant to remove a deleted row's tokens
+	// from the index's pages at once, but on these contentless tables a
+	// delete cannot know the tokens and only marks the row; an erasure
+	// merges the index instead (wtx.eraseIndexes). Kept: a migration
+	// that ran is never taken back.
 	{sql: `
 INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
@@ -362,7 +364,22 @@ ALTER TABLE turns ADD COLUMN carried_seq INTEGER NOT NULL DEFAULT 0;
 UPDATE turns SET first_seq = seq, carried_seq = seq;
 CREATE INDEX turns_carried ON turns (namespace, user_id, carried_seq);
 `},
-	// 11: history entries in one shape: old and new are the content before
+	// 11: a memory's two times. said_at is when the fact was said (its
+	// turn's time): it orders the versions of a fact, so the one said last
+	// is current whatever order they were extracted in; created stays when
+	// engram learned it. updates records that the extractor said the fact
+	// replaces what was known, for facts of keys that hold many values.
+	// A history row says when what caused it was said. Rows from before
+	// were said when they were learned, and a memory that superseded
+	// another had replaced it.
+	{sql: `
+ALTER TABLE memories ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN updates INTEGER NOT NULL DEFAULT 0;
+UPDATE memories SET said_at = created, updates = (supersedes != '');
+ALTER TABLE memory_history ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
+UPDATE memory_history SET said_at = time;
+`},
+	// 12: history entries in one shape: old and new are the content before
 	// and after, fields the other fields changed (JSON), note the rest.
 	// Rows from before are rewritten so (fillHistoryShape).
 	{sql: `
@@ -405,7 +422,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// fillHistoryShape rewrites the history rows written before migration 11
+// fillHistoryShape rewrites the history rows written before migration 12
 // into its one shape. A rebuild from the stream writes them exactly; this
 // gives an existing read model the same shape without one, with the
 // memory's current content where a row did not keep the content it had.

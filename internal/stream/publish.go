@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -61,6 +62,17 @@ type Publisher struct {
 	// first time (not duplicates), after their acknowledgements are in.
 	// It must not block: the caller is waiting for its answer.
 	Stored func([]Stored)
+	// Conflicts, when set, compares an event JetStream reports as a
+	// duplicate with the one stored under its source and id: other
+	// content is an error (memory.ECONFLICT) that names the stored event,
+	// never a duplicate, so a client that reused an id hears that its
+	// write was not kept. The edge sets it. Workers leave it off: a
+	// worker's retry may carry another answer (an LLM's second try), and
+	// the first one stored is the one that counts.
+	Conflicts bool
+
+	memoryMu sync.Mutex
+	memory   jetstream.Stream // MEMORY, for conflict's reads; nil until the first
 }
 
 // Stored is an event as JetStream stored it: its sequence and the message.
@@ -116,10 +128,14 @@ func (p *Publisher) PublishData(ctx context.Context, e event.Event, data any) (A
 	if err != nil {
 		return Ack{}, fmt.Errorf("publish %s: %w", e.ID(), err)
 	}
-	if p.Stored != nil && !pa.Duplicate {
+	ack := Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}
+	if pa.Duplicate {
+		return ack, p.conflict(ctx, e, m, pa.Sequence)
+	}
+	if p.Stored != nil {
 		p.Stored([]Stored{{Seq: pa.Sequence, Msg: m, Event: e, Data: data}})
 	}
-	return Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}, nil
+	return ack, nil
 }
 
 // Result is the outcome of one event of a batch.
@@ -175,7 +191,9 @@ func (p *Publisher) PublishBatchData(ctx context.Context, evs []event.Event, dat
 		select {
 		case pa := <-f.Ok():
 			out[i].Ack = Ack{Seq: pa.Sequence, Duplicate: pa.Duplicate}
-			if p.Stored != nil && !pa.Duplicate {
+			if pa.Duplicate {
+				out[i].Err = p.conflict(ctx, evs[i], msgs[i], pa.Sequence)
+			} else if p.Stored != nil {
 				st := Stored{Seq: pa.Sequence, Msg: msgs[i]}
 				if datas != nil && datas[i] != nil {
 					st.Event, st.Data = evs[i], datas[i]

@@ -2,12 +2,14 @@ package stream
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,5 +43,52 @@ func TestPublishAckLost(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a publish whose ack never came still waits after 10 s")
+	}
+}
+
+// A duplicate with other content is a conflict naming the stored event,
+// one at a time and in a batch, when the publisher compares; the same
+// content with another time or trace is still a duplicate; a publisher
+// that does not compare (a worker's) keeps today's duplicate.
+func TestPublishConflict(t *testing.T) {
+	js := startJS(t)
+	turn := func(content string, at time.Time) event.Event {
+		t.Helper()
+		e, err := events.New("agent", events.TypeTurnRecorded, "default", "ann",
+			events.TurnRecorded{SessionID: "s", TurnIndex: 0, Role: "user", Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.SetID("t-1")
+		e.SetTime(at)
+		return e
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	edge := NewPublisher(js)
+	edge.Conflicts = true
+	first, err := edge.Publish(t.Context(), turn("I live in Lisbon", at))
+	if err != nil || first.Duplicate {
+		t.Fatalf("first publish: %+v %v", first, err)
+	}
+	retry := turn("I live in Lisbon", at.Add(time.Minute))
+	retry.SetExtension(events.ExtTraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	if ack, err := edge.Publish(t.Context(), retry); err != nil || !ack.Duplicate || ack.Seq != first.Seq {
+		t.Fatalf("a retry with another time and trace: %+v %v, want a duplicate of seq %d", ack, err, first.Seq)
+	}
+	want := fmt.Sprintf("event t-1 from agent is stored (seq %d) with other content", first.Seq)
+	other := turn("I live in Porto", at)
+	ack, err := edge.Publish(t.Context(), other)
+	if memory.ErrorCode(err) != memory.ECONFLICT || !strings.Contains(err.Error(), want) || ack.Seq != first.Seq {
+		t.Fatalf("other content: %+v %v, want a conflict saying %q", ack, err, want)
+	}
+	res := edge.PublishBatch(t.Context(), []event.Event{turn("I live in Lisbon", at), other})
+	if res[0].Err != nil || !res[0].Ack.Duplicate {
+		t.Fatalf("batch, the same: %+v", res[0])
+	}
+	if memory.ErrorCode(res[1].Err) != memory.ECONFLICT || res[1].Ack.Seq != first.Seq {
+		t.Fatalf("batch, other content: %+v, want a conflict at seq %d", res[1], first.Seq)
+	}
+	if ack, err := NewPublisher(js).Publish(t.Context(), other); err != nil || !ack.Duplicate {
+		t.Fatalf("a publisher that does not compare: %+v %v, want a duplicate", ack, err)
 	}
 }

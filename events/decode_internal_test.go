@@ -38,29 +38,6 @@ func TestIntValue(t *testing.T) {
 	}
 }
 
-func TestCheckText(t *testing.T) {
-	for _, c := range []struct {
-		in string
-		ok bool
-	}{
-		{`"plain"`, true},
-		{`"\ud83d\ude00"`, true},
-		{`"\\ud800"`, true}, // an escaped backslash, then text
-		{`"\ud800"`, false},
-		{`"\udc00\ud800"`, false},
-		{`"\ud83d\u0041"`, false},
-		{`"\ud83d`, false},
-		{`{"\ud800":1}`, false},
-		{`"a\"\ud800"`, false},
-		{"\"\xff\"", false},
-		{"\"\xed\xa0\x80\"", false}, // a surrogate encoded as UTF-8
-	} {
-		if got := checkText([]byte(c.in), "x") == nil; got != c.ok {
-			t.Errorf("checkText(%q) ok=%v, want %v", c.in, got, c.ok)
-		}
-	}
-}
-
 func TestInUnitInterval(t *testing.T) {
 	for _, c := range []struct {
 		lit string
