@@ -526,7 +526,7 @@ func truncateReason(s string) string {
 }
 
 // turnMemories waits until ctx ends for the rules' reading of a recorded
-// turn (extraction.Extractor.ReadTurn) and answers the memories it wrote
+// turn (extraction.Extractor.ReadTurns) and answers the memories it wrote
 // or restated.
 func (a *App) turnMemories(ctx context.Context, scope memory.Scope, d *events.TurnRecorded) (httpapi.TurnReading, error) {
 	if !a.Config.Extract.RulesAtOnce || !extractreq.ReadsAtOnce(d.Role) {

@@ -146,7 +146,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		batcher.Rules = current
 		// The rules read each turn of the user's as it arrives (the
 		// batcher is the one worker that sees every turn once, in order).
-		batcher.Read = x.ReadTurn
+		batcher.Read = x.ReadTurns
 		if a.store != nil {
 			batcher.Handled = a.store.HandledTurns
 		}

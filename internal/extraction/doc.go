@@ -13,7 +13,7 @@
 //     and are named by RequestID, so the same turns asked twice are one
 //     request.
 //   - Before a recorded turn of the user's joins its batch, the batcher
-//     has the extractor read it at once (Extractor.ReadTurn): the rules'
+//     has the extractor read it at once (Extractor.ReadTurns): the rules'
 //     candidates go out as a memory.extracted with pass "turn", named by
 //     the turn (extractreq.ReadingID), so what the user said is a memory
 //     within moments and any retry or replay is the same event. A reading

@@ -43,7 +43,7 @@ type Extractor struct {
 	// is DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
 	// AtOnce says the rules read each of the user's turns as it arrives
-	// (ReadTurn), so a batch's rules pass leaves those turns' words to
+	// (ReadTurns), so a batch's rules pass leaves those turns' words to
 	// that reading instead of counting them twice.
 	AtOnce bool
 	// Applied, when set, reports which of the scope's events (by id, from
@@ -142,14 +142,14 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
 		Model: model, Usage: events.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens},
 		Calls: calls, Turns: indices(req.Turns)}
-	out, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, cands, lastSaid(req.Turns))
+	out, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, cands, lastSaid(req.Turns), nil)
 	if err != nil {
 		return err
 	}
 	return x.Emit(ctx, out...)
 }
 
-// ReadTurn is the rules' reading of a turn of the user's as it arrives
+// ReadTurns is the rules' reading of each turn of the user's as it arrives
 // (the batcher calls it on each turn.recorded): what the rules find in it
 // is published at once as a memory.extracted with pass "turn", named by
 // extractreq.ReadingID, so it is readable within moments rather than
@@ -158,16 +158,32 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 // among the known facts, and marks the turn extracted. Other roles wait
 // for the batch: their tool calls and results need the session around
 // them.
-func (x *Extractor) ReadTurn(ctx context.Context, a memory.Applied) error {
-	d, ok := a.Data.(*events.TurnRecorded)
-	if !ok || !x.AtOnce || !extractreq.ReadsAtOnce(d.Role) {
+//
+// ReadTurns reads the turns of one batch of the batcher's consumer and
+// publishes their readings together, so the batch waits for one round of
+// acknowledgements rather than one per turn (a partition handed over
+// waits for its batch to finish).
+func (x *Extractor) ReadTurns(ctx context.Context, turns []memory.Applied) error {
+	if !x.AtOnce {
 		return nil
 	}
-	t := events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role, Content: d.Content, ToolCalls: d.ToolCalls,
-		Time: a.Time, Project: d.Project}
-	out, err := x.readings(ctx, a.Scope, a.Agent, a.Time, d.SessionID, []events.ExtractionTurn{t}, false)
-	if err != nil {
-		return err
+	var out []memory.Outgoing
+	known := map[memory.Scope][]memory.Memory{}
+	for _, a := range turns {
+		d, ok := a.Data.(*events.TurnRecorded)
+		if !ok || !extractreq.ReadsAtOnce(d.Role) {
+			continue
+		}
+		t := events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role, Content: d.Content, ToolCalls: d.ToolCalls,
+			Time: a.Time, Project: d.Project}
+		reading, err := x.readings(ctx, a.Scope, a.Agent, a.Time, d.SessionID, []events.ExtractionTurn{t}, false, known)
+		if err != nil {
+			return err
+		}
+		out = append(out, reading...)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return x.Emit(ctx, out...)
 }
@@ -182,7 +198,7 @@ func ReadingEventID(scope memory.Scope, session string, t events.ExtractionTurn)
 // less those the read model has applied when check is set. turns are as
 // the stream has them (their ids are computed from that), not masked.
 func (x *Extractor) readings(ctx context.Context, scope memory.Scope, agent string, at time.Time, session string,
-	turns []events.ExtractionTurn, check bool) ([]memory.Outgoing, error) {
+	turns []events.ExtractionTurn, check bool, known map[memory.Scope][]memory.Memory) ([]memory.Outgoing, error) {
 	ids := map[int]string{}
 	var all []string
 	for _, t := range turns {
@@ -208,7 +224,7 @@ func (x *Extractor) readings(ctx context.Context, scope memory.Scope, agent stri
 		}
 		ev := &events.MemoryExtracted{RequestID: strings.TrimPrefix(id, "extracted-"), SessionID: session,
 			Extractor: events.ExtractorRules, Pass: events.PassTurn, Turns: []int{t.TurnIndex}}
-		reading, err := x.extracted(ctx, scope, agent, at, id, ev, x.rules([]events.ExtractionTurn{withoutResults(t)}), t.Time)
+		reading, err := x.extracted(ctx, scope, agent, at, id, ev, x.rules([]events.ExtractionTurn{withoutResults(t)}), t.Time, known)
 		if err != nil {
 			return nil, fmt.Errorf("read turn %d of session %q: %w", t.TurnIndex, session, err)
 		}
@@ -227,7 +243,8 @@ func (x *Extractor) rulesPass(ctx context.Context, d memory.Delivery, req *event
 	if !x.AtOnce {
 		return x.publishAs(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0, suffix)
 	}
-	out, err := x.readings(ctx, d.Scope, d.Agent, d.Time, req.SessionID, req.Turns, true)
+	known := map[memory.Scope][]memory.Memory{}
+	out, err := x.readings(ctx, d.Scope, d.Agent, d.Time, req.SessionID, req.Turns, true, known)
 	if err != nil {
 		return err
 	}
@@ -242,7 +259,7 @@ func (x *Extractor) rulesPass(ctx context.Context, d memory.Delivery, req *event
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: events.ExtractorRules,
 		Turns: indices(req.Turns)}
 	own, err := x.extracted(ctx, d.Scope, d.Agent, d.Time, "extracted-"+req.RequestID+suffix, ev, x.rulesKeepingCalls(turns, rest),
-		lastSaid(req.Turns))
+		lastSaid(req.Turns), known)
 	if err != nil {
 		return err
 	}
@@ -259,9 +276,10 @@ func withoutResults(t events.ExtractionTurn) events.ExtractionTurn {
 // extracted builds memory.extracted ev (event id id) with cands, and a
 // memory.write.important for every candidate that will be written with
 // importance ≥ 0.8. A candidate that names no time was said at last, the
-// latest its turns can have been.
+// latest its turns can have been. known, when not nil, keeps each scope's
+// active memories read for the announcement check, for the next call.
 func (x *Extractor) extracted(ctx context.Context, scope memory.Scope, agent string, at time.Time, id string,
-	ev *events.MemoryExtracted, cands []memory.Candidate, last time.Time) ([]memory.Outgoing, error) {
+	ev *events.MemoryExtracted, cands []memory.Candidate, last time.Time, cache map[memory.Scope][]memory.Memory) ([]memory.Outgoing, error) {
 	ev.Candidates = make([]events.Candidate, 0, len(cands))
 	out := []memory.Outgoing{{Type: events.TypeMemoryExtracted, ID: id, Scope: scope, Agent: agent, Time: at, Data: ev}}
 	for _, c := range cands {
@@ -292,13 +310,16 @@ func (x *Extractor) extracted(ctx context.Context, scope memory.Scope, agent str
 	if _, err := events.NewDerived(Source, events.TypeMemoryExtracted, id, scope.Namespace, scope.User, at, ev); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUnpublishable, err)
 	}
-	var known []memory.Memory // the read model's active memories, read once when needed
+	known := cache[scope] // the read model's active memories, read once when needed
 	for i, c := range ev.Candidates {
 		if c.Importance < memory.ImportantAt || memory.Route(c.Confidence) != memory.StatusActive {
 			continue
 		}
 		if known == nil {
 			known = x.active(ctx, scope)
+			if cache != nil {
+				cache[scope] = known
+			}
 		}
 		if holds(known, c) {
 			continue // written before, and announced then

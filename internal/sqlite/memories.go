@@ -179,8 +179,8 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		if p, err = place(w, env, slotOf(c.subject, c.predicate, c.topic), c.id, said, newest, replaces); err != nil {
 			return err
 		}
-		if c.source == events.ExtractorLLM && !replaces {
-			// (A fact that replaces its slot has retired them all above.)
+		if c.source == events.ExtractorLLM {
+			// (A reading in the slot the fact replaces is retired above.)
 			if err := restate(w, env, c, said); err != nil {
 				return err
 			}
