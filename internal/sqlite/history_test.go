@@ -100,7 +100,7 @@ func TestHistoryOneShape(t *testing.T) {
 			if strings.HasPrefix(got[i].Old, "{") || strings.HasPrefix(got[i].New, "{") {
 				t.Errorf("%s %s: a memory as JSON in the history: %+v", id, got[i].Change, got[i])
 			}
-			got[i].MemoryID, got[i].Cause, got[i].Time = "", "", time.Time{}
+			got[i].MemoryID, got[i].Cause, got[i].Time, got[i].SaidAt = "", "", time.Time{}, time.Time{}
 		}
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(changes)
