@@ -178,12 +178,7 @@ func TestNewestSaidFactIsCurrentAfterAnOpenSession(t *testing.T) {
 // location stories, naming the turn each fact came from; any other
 // prompt gets no facts.
 func llmFacts(req llmtest.ChatRequest) string {
-	p := req.LastUser()
-	// The facts are in the turns, not among the known facts the prompt
-	// lists before them (the rules' readings of both turns may be there).
-	if i := strings.Index(p, "turns:\n"); i >= 0 {
-		p = p[i:]
-	}
+	p := promptTurns(req)
 	fact := func(content string, updates bool) string {
 		return fmt.Sprintf(`{"facts":[{"subject":"user","predicate":"location","content":%q,"kind":"identity","category":"identity","importance":0.8,"confidence":0.95,"updates":%v,"turn":0}]}`, content, updates)
 	}
@@ -200,6 +195,17 @@ func llmFacts(req llmtest.ChatRequest) string {
 	return `{"facts":[]}`
 }
 
+// promptTurns is the turns an extraction prompt asks about: the facts are
+// in them, not among the known facts the prompt lists before them (the
+// rules' readings of both turns may be there).
+func promptTurns(req llmtest.ChatRequest) string {
+	p := req.LastUser()
+	if i := strings.Index(p, "turns:\n"); i >= 0 {
+		return p[i:]
+	}
+	return p
+}
+
 // The LLM fails the first fact's extraction until the update's has been
 // extracted: the retry publishes the older fact after the newer one, and
 // the newer stays current.
@@ -207,7 +213,7 @@ func TestNewestSaidFactIsCurrentAfterAnLLMRetry(t *testing.T) {
 	srv := llmtest.New(t)
 	var updated atomic.Int32
 	srv.Always(func(w http.ResponseWriter, c *llmtest.Call) {
-		p := c.Chat.LastUser()
+		p := promptTurns(*c.Chat)
 		if strings.Contains(p, "Porto") || strings.Contains(p, "北京") {
 			defer updated.Add(1)
 		} else if updated.Load() < 2 {
@@ -246,7 +252,7 @@ func TestNewestSaidFactIsCurrentAfterARedrive(t *testing.T) {
 	srv := llmtest.New(t)
 	var down atomic.Bool
 	srv.Always(func(w http.ResponseWriter, c *llmtest.Call) {
-		if p := c.Chat.LastUser(); down.Load() && (strings.Contains(p, "Lisbon") || strings.Contains(p, "上海")) {
+		if p := promptTurns(*c.Chat); down.Load() && (strings.Contains(p, "Lisbon") || strings.Contains(p, "上海")) {
 			llmtest.Status(http.StatusInternalServerError, "")(w, c)
 			return
 		}
