@@ -110,7 +110,7 @@ func TestHistoryOneShape(t *testing.T) {
 	}
 }
 
-// A read model from before migration 12 has its history rewritten into
+// A read model from before migration 13 has its history rewritten into
 // the one shape: an update's JSON snapshots become contents and fields,
 // notes leave the content columns.
 func TestHistoryShapeMigration(t *testing.T) {
