@@ -21,6 +21,8 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/extraction"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/mcpserver"
 	"github.com/engramhq/engram/internal/memory"
@@ -246,7 +248,25 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	a.Log.Info("engram started", zap.String("http", a.HTTPAddr()), zap.String("nats", a.NATSURL()),
 		zap.String("data_dir", a.Config.DataDir))
+	a.logURLs()
 	return nil
+}
+
+// logURLs says where a person finds what this process serves over HTTP:
+// the console, MCP and the API's OpenAPI document.
+func (a *App) logURLs() {
+	if a.api == nil {
+		return
+	}
+	base := "http://" + a.HTTPAddr()
+	if host, port, err := net.SplitHostPort(a.HTTPAddr()); err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		base = "http://" + net.JoinHostPort("localhost", port) // listening on every address
+	}
+	a.Log.Info("console", zap.String("url", base+"/console/"))
+	if a.api.MCP != nil {
+		a.Log.Info("mcp (streamable HTTP; engram mcp serves stdio)", zap.String("url", base+"/mcp"))
+	}
+	a.Log.Info("openapi", zap.String("url", base+"/openapi.json"))
 }
 
 func (a *App) openNATS(ctx context.Context) error {
@@ -429,6 +449,7 @@ func (a *App) apiServer(role string) *httpapi.Server {
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
 		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.WaitProjected
+		srv.TurnMemories, srv.WaitMemories = a.turnMemories, a.Config.HTTP.WaitMemories
 	}
 	if a.Roles&RoleIngest != 0 && a.Roles&RoleRetriever != 0 {
 		// MCP's tools call the API in process, with the MCP request's
@@ -538,6 +559,31 @@ func (a *App) degraded(emit memory.Emitter) func(scope memory.Scope, from, to, r
 		if err := emit(ctx, memory.Outgoing{Type: events.TypeRetrievalDegraded, ID: id, Scope: scope, Time: now,
 			Data: &events.RetrievalDegraded{From: from, To: to, Reason: chars.CutBytes(reason, 512)}}); err != nil {
 			a.Log.Warn("publish retrieval.degraded", zap.Error(err))
+		}
+	}
+}
+
+// turnMemories waits until ctx ends for the rules' reading of a recorded
+// turn (extraction.Extractor.ReadTurns) and answers the memories it wrote
+// or restated.
+func (a *App) turnMemories(ctx context.Context, scope memory.Scope, d *events.TurnRecorded) (httpapi.TurnReading, error) {
+	if !a.Config.Extract.RulesAtOnce || !extractreq.ReadsAtOnce(d.Role) {
+		return httpapi.TurnReading{Extraction: httpapi.ExtractionNone}, nil
+	}
+	id := extraction.ReadingEventID(scope, d.SessionID, events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role,
+		Content: d.Content, ToolCalls: d.ToolCalls})
+	for {
+		done, mems, err := a.store.EventMemories(ctx, scope, extraction.Source, id)
+		if err != nil {
+			return httpapi.TurnReading{}, err
+		}
+		if done {
+			return httpapi.TurnReading{Extraction: httpapi.ExtractionDone, Memories: mems}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return httpapi.TurnReading{Extraction: httpapi.ExtractionPending}, nil
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }

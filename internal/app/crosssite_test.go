@@ -44,6 +44,7 @@ func routeRequests(memoryID string) map[string]siteRequest {
 		"GET /v1/memories/{id}":                        {method: "GET", path: mem, query: victim},
 		"GET /v1/pending":                              {method: "GET", path: "/v1/pending", query: victim},
 		"GET /v1/stats":                                {method: "GET", path: "/v1/stats"},
+		"GET /v1/users":                                {method: "GET", path: "/v1/users"},
 		"POST /v1/memories":                            {method: "POST", path: "/v1/memories", contentType: "application/json", body: rule},
 		"PATCH /v1/memories/{id}":                      {method: "PATCH", path: mem, query: victim, contentType: "application/json", body: `{"content":"drinks whisky"}`},
 		"DELETE /v1/memories/{id}":                     {method: "DELETE", path: mem, query: victim},

@@ -75,17 +75,26 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 		}
 	})
 	t.Run("nats request-reply is scoped too", func(t *testing.T) {
-		// Each tenant's turns; a search lists a hit's neighbours too (as
-		// /v1/context does), never another tenant's.
+		// Each tenant's turns and memories (what the rules read in the
+		// turns); a search lists a hit's neighbours too (as /v1/context
+		// does), never another tenant's.
+		waitSettled(t, a)
 		own := map[string][]string{
 			"default/alice": {"我住在北京市朝阳区，每天早上喝美式咖啡。", "I deployed the billing service to Kubernetes yesterday."},
 			"default/bob":   {"北京 Kubernetes 北京 Kubernetes"},
 			"acme/alice":    {"北京 Kubernetes in another namespace"},
 		}
+		alice := 1
+		for _, m := range listMemories(t, a, "alice", "") {
+			own["default/alice"] = append(own["default/alice"], m.Content)
+			if strings.Contains(m.Content, "北京") {
+				alice++
+			}
+		}
 		for _, tc := range []struct {
 			ns, user string
 			want     int
-		}{{"default", "alice", 1}, {"default", "bob", 1}, {"default", "mallory", 0}, {"acme", "alice", 1}} {
+		}{{"default", "alice", alice}, {"default", "bob", 1}, {"default", "mallory", 0}, {"acme", "alice", 1}} {
 			body, _ := json.Marshal(natsapi.SearchRequest{User: tc.user, Q: "北京"})
 			msg, err := a.op.nc.Request(natsapi.SearchSubject(tc.ns), body, 5e9)
 			if err != nil {

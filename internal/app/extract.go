@@ -76,6 +76,22 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			"extract_at_token_cap and daily_sweep in the rules directory instead",
 			zap.Duration("quiet_gap", xc.QuietGap), zap.Int("token_cap", xc.TokenCap), zap.String("sweep_at", xc.SweepAt))
 	}
+	x := &extraction.Extractor{Emit: a.emitter(stream.RoleExtractor, extraction.Source), Log: log.Named("extractor"),
+		MaxRetryAfter: a.Config.LLM.MaxRetryAfter, AtOnce: xc.RulesAtOnce}
+	if a.store != nil {
+		x.Known = a.store
+		x.Applied = a.store.Applied
+	}
+	if xc.MaskSecrets {
+		x.Mask = &secrets.Masker{}
+	}
+	if a.Config.LLM.BaseURL != "" {
+		client, err := a.llmClient()
+		if err != nil {
+			return err
+		}
+		x.LLM = &llmextract.Extractor{Client: client}
+	}
 	bccfg := stream.ConsumerConfig{
 		Stream:  stream.MemoryStream,
 		Durable: "batcher",
@@ -114,6 +130,9 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 		batcher := extraction.NewBatcher(bcfg, a.emitter(stream.RoleExtractor, "engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current
+		// The rules read each turn of the user's as it arrives (the
+		// batcher is the one worker that sees every turn once, in order).
+		batcher.Read = x.ReadTurns
 		if a.store != nil {
 			batcher.Handled = a.store.HandledTurns
 		}
@@ -142,21 +161,6 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return err
 	}
 
-	x := &extraction.Extractor{Emit: a.emitter(stream.RoleExtractor, extraction.Source), Log: log.Named("extractor"),
-		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
-	if a.store != nil {
-		x.Known = a.store
-	}
-	if xc.MaskSecrets {
-		x.Mask = &secrets.Masker{}
-	}
-	if a.Config.LLM.BaseURL != "" {
-		client, err := a.llmClient()
-		if err != nil {
-			return err
-		}
-		x.LLM = &llmextract.Extractor{Client: client}
-	}
 	xcons, err := stream.NewConsumer(ctx, a.bus(stream.RoleExtractor).js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        extractorDurable,

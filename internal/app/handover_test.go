@@ -78,7 +78,7 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 // requested. It returns the number of requests.
 func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer int) int {
 	t.Helper()
-	requests, extracted := map[string]bool{}, map[string]int{}
+	requests, extracted, readings := map[string]bool{}, map[string]int{}, map[string]int{}
 	covered := map[string]map[int]string{}
 	for _, m := range readStream(t, js, "mem.*.*."+events.TypeExtractionRequested, "mem.*.*."+events.TypeMemoryExtracted) {
 		switch d := m.Data.(type) {
@@ -95,8 +95,18 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 			}
 			requests[d.RequestID] = true
 		case *events.MemoryExtracted:
+			if d.Pass == events.PassTurn {
+				// The rules' reading of one turn: one event, whoever read it.
+				if readings[d.RequestID]++; readings[d.RequestID] > 1 {
+					t.Errorf("turn reading %s stored %d times", d.RequestID, readings[d.RequestID])
+				}
+				continue
+			}
 			extracted[d.RequestID]++
 		}
+	}
+	if got, want := len(readings), sessions*turnsPer; got != want {
+		t.Errorf("%d turns read at once, want every user turn (%d)", got, want)
 	}
 	if got := len(covered); got != sessions {
 		t.Fatalf("%d sessions requested, want %d", got, sessions)

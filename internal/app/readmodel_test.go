@@ -115,7 +115,8 @@ func TestCatchUpPassesADeadLetteredHead(t *testing.T) {
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	sent := postEvent(t, a, turnEvent("ok-1", "ann", "s1", 0, "user", "hello"))
 	mustAccept(t, sent)
-	waitProjected(t, a, lastSeqOf(sent))
+	// Settled, so the turn's reading is in before the malformed event.
+	waitSettled(t, a)
 	bad := `{"specversion":"1.0","type":"turn.recorded","source":"test/agent","id":"bad-1","subject":"ann",` +
 		`"time":"2026-01-02T03:04:05Z","namespace":"default","data":{"session_id":"s1","turn_index":-1,"role":"user"}}`
 	ack, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad))

@@ -22,6 +22,7 @@ var owners = map[string][]string{
 	"github.com/schollz/progressbar":   {"internal/app"},
 	"github.com/prometheus/":           {"internal/metrics"},
 	"github.com/modelcontextprotocol/": {"internal/mcpserver"},
+	"github.com/google/jsonschema-go":  {"internal/mcpserver"},
 	// The JSON library that becomes encoding/json/v2: the event contract
 	// reads with it, and the masker walks JSON with its tokenizer.
 	"github.com/go-json-experiment/json": {"events", "internal/secrets"},

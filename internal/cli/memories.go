@@ -68,7 +68,13 @@ func memories(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s  %s  %s/%s  %s\n  said %s, learned %s\n", m.ID, m.Status, m.Subject, m.Predicate,
 			chars.ClipHead(chars.OneLine(m.Content), 100), m.SaidAt.Format(when), m.LearnedAt.Format(when))
 		for _, c := range body.History {
-			fmt.Fprintf(stdout, "  %-10s said %s  learned %s  %s\n", c.Change, c.SaidAt.Format(when), c.Time.Format(when), chars.ClipHead(chars.OneLine(c.New), 80))
+			// The note says why (superseded by m_…, a reason); else the
+			// content the change left.
+			text := c.New
+			if c.Note != "" {
+				text = c.Note
+			}
+			fmt.Fprintf(stdout, "  %-10s said %s  learned %s  %s\n", c.Change, c.SaidAt.Format(when), c.Time.Format(when), chars.ClipHead(chars.OneLine(text), 80))
 		}
 		return 0
 	}

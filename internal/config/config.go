@@ -84,6 +84,10 @@ type HTTP struct {
 	// MaxEventBytes bounds one event; MaxBatchEvents one batch.
 	MaxEventBytes  int `yaml:"max_event_bytes"`
 	MaxBatchEvents int `yaml:"max_batch_events"`
+	// WaitMemories bounds how long POST /v1/events?wait=memories waits
+	// for the rules' reading of its turns; past it, the answer says the
+	// reading is still pending.
+	WaitMemories time.Duration `yaml:"wait_memories"`
 }
 
 // NATS configures JetStream: an embedded server (URL empty) or an external one.
@@ -152,6 +156,11 @@ type Extract struct {
 	// events enter the stream as sent. MaskSecrets false opts every
 	// namespace out.
 	UnmaskedNamespaces []string `yaml:"unmasked_namespaces"`
+	// RulesAtOnce has the rules read each of the user's turns as it
+	// arrives, so what they find is a memory within moments; the session's
+	// batch (the LLM's, when one is configured) still comes after the quiet
+	// gap. Processes that run apart must agree on it.
+	RulesAtOnce bool `yaml:"rules_at_once"`
 }
 
 // MaskAtIngest reports whether events of namespace ns have their secrets
@@ -187,6 +196,7 @@ func Default() Config {
 			Addr:           "127.0.0.1:7420",
 			MaxEventBytes:  1 << 20,
 			MaxBatchEvents: 1000,
+			WaitMemories:   2 * time.Second,
 		},
 		NATS: NATS{
 			Listen:          "127.0.0.1:4222",
@@ -199,7 +209,7 @@ func Default() Config {
 		LLM:      LLM{Timeout: 60 * time.Second, MaxRetryAfter: 5 * time.Minute},
 		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
-			MaskSecrets: true},
+			MaskSecrets: true, RulesAtOnce: true},
 		Partitions:      1,
 		ShutdownTimeout: 15 * time.Second,
 		Consolidate:     Consolidate{RulesDir: "rules", RulesPoll: 2 * time.Second},
@@ -293,6 +303,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
 		"ENGRAM_RULES_POLL":            &c.Consolidate.RulesPoll,
 		"ENGRAM_RETENTION_RAW_TURNS":   &c.Retention.RawTurns,
+		"ENGRAM_HTTP_WAIT_MEMORIES":    &c.HTTP.WaitMemories,
 	}
 	for name, p := range durs {
 		if v, ok := getenv(name); ok {
@@ -309,6 +320,13 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			return fmt.Errorf("ENGRAM_MASK_SECRETS: %q is not true or false", v)
 		}
 		c.Extract.MaskSecrets = b
+	}
+	if v, ok := getenv("ENGRAM_EXTRACT_RULES_AT_ONCE"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_EXTRACT_RULES_AT_ONCE: %q is not true or false", v)
+		}
+		c.Extract.RulesAtOnce = b
 	}
 	if v, ok := getenv("ENGRAM_UNMASKED_NAMESPACES"); ok {
 		c.Extract.UnmaskedNamespaces = nil
@@ -357,6 +375,9 @@ func parseTokens(v string) (map[string]string, error) {
 func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("data_dir: must not be empty")
+	}
+	if c.HTTP.WaitMemories <= 0 || c.HTTP.WaitMemories > 30*time.Second {
+		return fmt.Errorf("http.wait_memories: %v is outside (0, 30s]", c.HTTP.WaitMemories)
 	}
 	if c.HTTP.Addr != "" {
 		host, _, err := net.SplitHostPort(c.HTTP.Addr)

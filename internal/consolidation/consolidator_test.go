@@ -415,3 +415,52 @@ rules:
 		t.Fatalf("request = %+v", r)
 	}
 }
+
+// The shipped confirm-mode card rule asks once per user, however many
+// important memories come: the firing waiting re-renders the cards as
+// they are when it is approved. Another user gets their own; after the
+// approval, the next important memory asks again.
+func TestCardRuleAsksOncePerUser(t *testing.T) {
+	set := ruleSet(t, map[string]string{"important.yaml": readShipped(t, "important.yaml")})
+	c, _, _ := newTest(t, set)
+	bob := memory.Scope{Namespace: "default", User: "bob"}
+	important := func(scope memory.Scope, seq uint64, session string) memory.Applied {
+		return memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "engram/extractor", ID: fmt.Sprintf("important-%d", seq),
+			Type: events.TypeMemoryImportant, Scope: scope, Subject: session, Time: t0.Add(time.Duration(seq) * time.Minute)},
+			Data: &events.MemoryImportant{MemoryID: fmt.Sprintf("m%d", seq), Kind: "preference", Category: "config", Subject: "user",
+				Predicate: "likes", Content: fmt.Sprintf("likes thing %d", seq), Importance: 0.9, SessionID: session, CauseEventID: "x"}}
+	}
+	for seq, session := range []string{"s1", "s1", "s2", "s2", "s3"} {
+		if err := c.Handle(t.Context(), important(ana, uint64(seq+1), session)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Handle(t.Context(), important(bob, 9, "b1")); err != nil {
+		t.Fatal(err)
+	}
+	p := c.PendingFirings(&ana)
+	if len(p) != 1 || p[0].Rule != "cards_on_important_rule" {
+		t.Fatalf("ana's waiting firings after five important memories: %+v, want one", p)
+	}
+	if n := len(c.PendingFirings(&bob)); n != 1 {
+		t.Fatalf("bob's waiting firings: %d, want 1", n)
+	}
+	if err := c.Approve(t.Context(), p[0].ID, &ana); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Handle(t.Context(), important(ana, 10, "s4")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.PendingFirings(&ana)); n != 1 {
+		t.Fatalf("after the approval, a new important memory: %d waiting, want 1", n)
+	}
+}
+
+func readShipped(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "rules", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -48,14 +48,36 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	for _, a := range r.Do {
 		p.Actions = append(p.Actions, a.String())
 	}
+	// A rule that acts on the user's memory as it stands (re-render the
+	// cards) needs one firing waiting per user, not one per event: the
+	// one waiting, approved, runs on the memory as it is then. Without
+	// this a few sessions' important memories fill the queue with the
+	// same request.
+	coalesce := trigger != nil && wholeUser(r)
+	same := func(q *Pending) bool {
+		return q.ID == p.ID || coalesce && q.Rule == p.Rule && q.Namespace == p.Namespace && q.User == p.User
+	}
 	if c.Queue != nil {
+		if coalesce {
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			waiting, err := c.ListPending(ctx, &memory.Scope{Namespace: p.Namespace, User: p.User})
+			cancel()
+			if err != nil {
+				c.Log.Warn("list the confirm queue", zap.Error(err))
+			}
+			for i := range waiting {
+				if same(&waiting[i]) {
+					return
+				}
+			}
+		}
 		c.storeAsk(p)
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, q := range c.pending {
-		if q.ID == p.ID {
+		if same(q) {
 			return
 		}
 	}
@@ -65,6 +87,20 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	}
 	c.pending = append(c.pending, p)
 	c.Log.Info("rule waits for confirmation", zap.String(fieldRule, r.Name), zap.String("pending", p.ID))
+}
+
+// wholeUser reports whether every action of r acts on the user's memory
+// as it stands rather than on the event that fired it.
+func wholeUser(r rules.Rule) bool {
+	for _, a := range r.Do {
+		switch a.Type {
+		case rules.ActRenderCards, rules.ActRefreshProfile, rules.ActDedupe, rules.ActDecay, rules.ActArchive,
+			rules.ActExpire, rules.ActEnforceCap, rules.ActCompressDaily:
+		default:
+			return false
+		}
+	}
+	return len(r.Do) > 0
 }
 
 // PendingFirings lists the firings waiting for confirmation, oldest first;

@@ -42,6 +42,13 @@ type Server struct {
 	// Projected waits until the read model has applied a stream sequence
 	// (for ?wait=true); nil when this process keeps no read model.
 	Projected func(ctx context.Context, seq uint64) error
+	// TurnMemories waits, until ctx ends, for the rules' reading of a
+	// recorded turn and answers what it produced (for POST
+	// /v1/events?wait=memories); nil when this process keeps no read
+	// model.
+	TurnMemories func(ctx context.Context, scope memory.Scope, turn *events.TurnRecorded) (TurnReading, error)
+	// WaitMemories bounds the wait of ?wait=memories (2 s when zero).
+	WaitMemories time.Duration
 	// Ready reports whether engram can accept events (nil = ready); GET
 	// /healthz answers with it.
 	Ready func(ctx context.Context) error
@@ -135,6 +142,9 @@ func (s *Server) mux() *http.ServeMux {
 		mux.HandleFunc("GET /v1/pending", s.auth(s.listPending))
 		if _, ok := s.Memories.(StatsReader); ok {
 			mux.HandleFunc("GET /v1/stats", s.auth(s.stats))
+		}
+		if _, ok := s.Memories.(UsersReader); ok {
+			mux.HandleFunc("GET /v1/users", s.auth(s.users))
 		}
 		if s.Publisher != nil {
 			mux.HandleFunc("POST /v1/memories", s.auth(s.addMemory))

@@ -73,3 +73,40 @@ func recordContext(ns string, resp *retrieval.Response) {
 	}
 	metrics.Default.ContextServed(ns, len(b.Memories)+len(b.Turns) > 0, mem, resp.Tokens)
 }
+
+// UsersReader lists a namespace's users; Memories serves GET /v1/users
+// when it is one.
+type UsersReader interface {
+	Users(ctx context.Context, namespace, prefix string, limit int) ([]memory.UserSummary, error)
+}
+
+// users: GET /v1/users?namespace=&prefix=&limit= — a namespace's users with
+// their counts, the most recently seen first, for the console: an
+// operator need not know an id to look at someone's memory. A token
+// reaches only the users of its namespace.
+func (s *Server) users(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	ns := q.Get("namespace")
+	if ns == "" {
+		ns = events.DefaultNamespace
+	}
+	if err := checkNamespace(r.Context(), ns); err != nil {
+		writeError(w, err)
+		return
+	}
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, memory.Errorf(memory.EINVALID, "limit: %q is not a number from 1 to 1000", v))
+			return
+		}
+		limit = n
+	}
+	users, err := s.Memories.(UsersReader).Users(r.Context(), ns, q.Get("prefix"), limit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"namespace": ns, "users": users})
+}

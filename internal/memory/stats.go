@@ -41,3 +41,14 @@ func Ratio(n, d float64) float64 {
 	}
 	return n / d
 }
+
+// UserSummary is one user of a namespace and what engram holds of them,
+// for an operator's list of users.
+type UserSummary struct {
+	User     string    `json:"user"`
+	Memories int       `json:"memories"` // active
+	Pending  int       `json:"pending"`  // waiting for the user's confirmation
+	Sessions int       `json:"sessions"`
+	Turns    int       `json:"turns"`     // recorded
+	LastSeen time.Time `json:"last_seen"` // the last turn, or the last change to a memory
+}

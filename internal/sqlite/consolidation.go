@@ -275,7 +275,8 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 			valid_to = ?, updated = ? WHERE rowid = ?`, into.ID, at, at, m.rowid); err != nil {
 			return err
 		}
-		if err := history(w, env, m.ID, "merged", m.Content, "merged into "+into.ID); err != nil {
+		if err := history(w, env, m.ID, change{kind: "merged", old: m.Content, new: m.Content, note: "merged into " + into.ID,
+			fields: status(m.Status, memory.StatusSuperseded)}); err != nil {
 			return err
 		}
 		folded++
@@ -300,7 +301,10 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 			return err
 		}
 	}
-	return history(w, env, into.ID, "merged", into.Content, fmt.Sprintf("absorbed %d (cluster %s): %s", folded, d.ClusterID, content))
+	fields := map[string]memory.Delta{}
+	diff(fields, "importance", num(into.Importance), num(d.Importance))
+	return history(w, env, into.ID, change{kind: "merged", old: into.Content, new: content, fields: fields,
+		note: fmt.Sprintf("absorbed %d (cluster %s)", folded, d.ClusterID)})
 }
 
 // applyArchived archives current memories: kept with their history, no
@@ -308,16 +312,19 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) error {
 	at := env.Time.UnixNano()
 	for _, id := range d.MemoryIDs {
-		res, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'archived', valid_to = ?, updated = ?
-			WHERE namespace = ? AND user_id = ? AND id = ? AND status IN ('active', 'pending')`,
-			at, at, env.Scope.Namespace, env.Scope.User, id)
+		m, err := loadMemory(w, env.Scope, id)
+		if memory.ErrorCode(err) == memory.EINVALID || err == nil && m.Status != memory.StatusActive && m.Status != memory.StatusPending {
+			continue // gone, or no longer current
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			continue
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'archived', valid_to = ?, updated = ?
+			WHERE rowid = ?`, at, at, m.rowid); err != nil {
+			return err
 		}
-		if err := history(w, env, id, "archived", "", d.Reason); err != nil {
+		if err := history(w, env, id, change{kind: "archived", old: m.Content, new: m.Content, note: d.Reason,
+			fields: status(m.Status, memory.StatusArchived)}); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
+	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
@@ -436,6 +438,13 @@ INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('secure-delete', 1);
 `, fill: reindex},
+	// 14: history entries in one shape: old and new are the content before
+	// and after, fields the other fields changed (JSON), note the rest.
+	// Rows from before are rewritten so (fillHistoryShape).
+	{sql: `
+ALTER TABLE memory_history ADD COLUMN fields TEXT NOT NULL DEFAULT '';
+ALTER TABLE memory_history ADD COLUMN note TEXT NOT NULL DEFAULT '';
+`, fill: fillHistoryShape},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -470,4 +479,89 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// fillHistoryShape rewrites the history rows written before migration 13
+// into its one shape. A rebuild from the stream writes them exactly; this
+// gives an existing read model the same shape without one, with the
+// memory's current content where a row did not keep the content it had.
+func fillHistoryShape(ctx context.Context, tx *sql.Tx) error {
+	current := `(SELECT m.content FROM memories m WHERE m.namespace = memory_history.namespace
+		AND m.user_id = memory_history.user_id AND m.id = memory_history.memory_id)`
+	for _, q := range []string{
+		`UPDATE memory_history SET note = new, new = old WHERE change = 'superseded' OR change = 'merged' AND new LIKE 'merged into %'`,
+		`UPDATE memory_history SET note = substr(new, 1, instr(new, '): ')), new = substr(new, instr(new, '): ') + 3)
+			WHERE change = 'merged' AND new LIKE 'absorbed %' AND instr(new, '): ') > 0`,
+		`UPDATE memory_history SET note = 'said again: ' || new, old = coalesce(` + current + `, ''), new = coalesce(` + current + `, '')
+			WHERE change = 'merged' AND old = '' AND note = ''`,
+		`UPDATE memory_history SET note = new, new = coalesce(` + current + `, '') WHERE change = 'dropped'`,
+		`UPDATE memory_history SET note = new, old = coalesce(` + current + `, ''), new = coalesce(` + current + `, '')
+			WHERE change = 'archived'`,
+		`UPDATE memory_history SET note = 'until ' || new, old = coalesce(` + current + `, ''), new = coalesce(` + current + `, '')
+			WHERE change = 'snoozed'`,
+		`UPDATE memory_history SET old = coalesce(` + current + `, ''), new = coalesce(` + current + `, '')
+			WHERE change IN ('confirmed', 'ignored')`,
+		`UPDATE memory_history SET note = new, new = '' WHERE change = 'deleted'`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("history shape: %w", err)
+		}
+	}
+	// "updated" rows held the whole memory as JSON, before and after.
+	rows, err := tx.QueryContext(ctx, `SELECT id, old, new FROM memory_history WHERE change = 'updated' AND old LIKE '{%'`)
+	if err != nil {
+		return fmt.Errorf("history shape: %w", err)
+	}
+	type row struct {
+		id               int64
+		old, new, fields string
+	}
+	var fix []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.old, &r.new); err != nil {
+			rows.Close()
+			return fmt.Errorf("history shape: %w", err)
+		}
+		var before, after map[string]any
+		if json.Unmarshal([]byte(r.old), &before) != nil || json.Unmarshal([]byte(r.new), &after) != nil {
+			continue
+		}
+		fields := map[string]memory.Delta{}
+		for _, k := range []string{"kind", "category", "subject", "predicate", "project", "topic", "importance", "confidence"} {
+			diff(fields, k, text(before[k]), text(after[k]))
+		}
+		r.old, r.new = text(before["content"]), text(after["content"])
+		if len(fields) > 0 {
+			b, _ := json.Marshal(fields)
+			r.fields = string(b)
+		}
+		fix = append(fix, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("history shape: %w", err)
+	}
+	for _, r := range fix {
+		if _, err := tx.ExecContext(ctx, `UPDATE memory_history SET old = ?, new = ?, fields = ? WHERE id = ?`,
+			r.old, r.new, r.fields, r.id); err != nil {
+			return fmt.Errorf("history shape: %w", err)
+		}
+	}
+	return nil
+}
+
+// text is a JSON value of a memory as history shows it.
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		return num(x)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
 }
