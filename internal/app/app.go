@@ -144,6 +144,14 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	if a.Roles&RoleRetriever != 0 {
 		a.engine = retrieval.NewEngine(a.store)
+		a.engine.Preset = a.Config.Retrieval.Preset
+		for name, p := range a.Config.Retrieval.Personas {
+			kinds := make([]memory.Kind, len(p.Kinds))
+			for i, k := range p.Kinds {
+				kinds[i] = memory.Kind(k)
+			}
+			a.engine.Personas[name] = retrieval.Persona{Kinds: kinds, Boost: p.Boost}
+		}
 		a.engine.Tokens = func(model string) retrieval.Counter {
 			if model == "" {
 				model = a.Config.ContextModel

@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -100,11 +99,18 @@ type Engine struct {
 	Degraded func(scope memory.Scope, from, to, reason string)
 	// Now is the clock for recency; tests set it.
 	Now func() time.Time
+	// Preset is the preset (presets.go) of a request that names none;
+	// "" is engram's defaults.
+	Preset string
+	// Personas are the personas a request may name, by lower-case name
+	// (SeedPersonas by default).
+	Personas map[string]Persona
 }
 
 // NewEngine returns an Engine with the seed defaults.
 func NewEngine(st Store) *Engine {
-	return &Engine{Store: st, Weights: SeedWeights(), Hybrid: vector.SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now}
+	return &Engine{Store: st, Weights: SeedWeights(), Hybrid: vector.SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now,
+		Personas: SeedPersonas()}
 }
 
 // Message is one of the agent's recent messages.
@@ -122,8 +128,22 @@ type Request struct {
 	Query          string    `json:"query"`
 	RecentMessages []Message `json:"recent_messages,omitempty"`
 	BudgetTokens   int       `json:"budget_tokens,omitempty"`
-	// Budget chooses the split: "seed004" (default) or "seed002".
-	Budget  string `json:"budget,omitempty"`
+	// Preset reproduces one seed's retrieval as written (presets.go):
+	// "seed000", "seed002" or "seed004"; Budget, Scoring and MaxEvidence
+	// override its choices.
+	Preset string `json:"preset,omitempty"`
+	// Budget chooses the split: "seed004" (default), "seed002" or
+	// "seed000".
+	Budget string `json:"budget,omitempty"`
+	// Scoring ranks memories: "" engram's blend, or "seed002" (seed 002
+	// §5.2).
+	Scoring string `json:"scoring,omitempty"`
+	// MaxEvidence caps the long-term evidence (memories, episodes, daily
+	// summaries) at so many items, best first; 0 bounds it by tokens alone.
+	MaxEvidence int `json:"max_evidence,omitempty"`
+	// Persona weighs up what the agent's persona favours (SeedPersonas;
+	// a name engram does not know as a persona: memories of that kind,
+	// topic or project).
 	Persona string `json:"persona,omitempty"`
 	Explain bool   `json:"explain,omitempty"`
 	// Force retrieves even when the pre-check would skip.
@@ -192,10 +212,24 @@ func (r *Request) Validate() error {
 	if r.BudgetTokens < 0 || r.BudgetTokens > 200000 {
 		return memory.Errorf(memory.EINVALID, "budget_tokens: %d is outside 0..200000", r.BudgetTokens)
 	}
+	if !IsPreset(r.Preset) {
+		return memory.Errorf(memory.EINVALID, "preset: %q is not seed000, seed002 or seed004", r.Preset)
+	}
 	switch r.Budget {
-	case "", "seed004", "seed002":
+	case "", PresetSeed004, PresetSeed002, PresetSeed000:
 	default:
-		return memory.Errorf(memory.EINVALID, "budget: %q is not seed004 or seed002", r.Budget)
+		return memory.Errorf(memory.EINVALID, "budget: %q is not seed004, seed002 or seed000", r.Budget)
+	}
+	switch r.Scoring {
+	case "", ScoringSeed002:
+	default:
+		return memory.Errorf(memory.EINVALID, "scoring: %q is not seed002 (or empty, engram's)", r.Scoring)
+	}
+	if r.MaxEvidence < 0 || r.MaxEvidence > maxEvidence {
+		return memory.Errorf(memory.EINVALID, "max_evidence: %d is outside 0..%d", r.MaxEvidence, maxEvidence)
+	}
+	if len(r.Persona) > 200 {
+		return memory.Errorf(memory.EINVALID, "persona is longer than 200 bytes")
 	}
 	if r.TurnLimit < 0 || r.TurnLimit > 50 {
 		return memory.Errorf(memory.EINVALID, "turn_limit: %d is outside 0..50", r.TurnLimit)
@@ -203,13 +237,12 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-var attachmentWords = []string{"图片", "照片", "截图", "文件", "附件", "图", "picture", "photo", "image", "screenshot", "file", "pdf", "attachment", "document", "video", "视频", "语音", "voice"}
-
 // Context answers one request.
 func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	e.applyPreset(&req)
 	scope := memory.Scope{Namespace: req.Namespace, User: req.User}
 	now := e.Now()
 	resp := &Response{}
@@ -266,6 +299,7 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 		return slices.ContainsFunc(b.Window, func(w Item) bool { return w.ID == it.ID })
 	})
 	sort.SliceStable(b.Turns, func(i, j int) bool { return b.Turns[i].Score > b.Turns[j].Score })
+	capEvidence(&b, req.MaxEvidence)
 	e.finish(req, &b, resp, scope, now)
 	return resp, nil
 }
@@ -322,7 +356,8 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 	if e.Vectors != nil {
 		semantic, hits = e.semanticRecall(ctx, scope, query, hits, resp)
 	}
-	b.Memories = e.rankMemories(hits, semantic, now, req.Persona, project, asksFor(query), tw, req.Explain)
+	b.Memories = e.rankMemories(hits, semantic, now, rankOptions{persona: req.Persona, scoring: req.Scoring, project: project,
+		intent: asksFor(query), tw: tw, explain: req.Explain})
 	// A profile memory the query also matches is in the profile card
 	// already; listed twice it would be rendered and charged twice.
 	b.Memories = slices.DeleteFunc(b.Memories, func(it Item) bool {
@@ -344,18 +379,13 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		if err != nil {
 			fall(err)
 		}
-		wantFiles := asksForAttachment(query)
-		for i, t := range turns {
-			if i >= limit && !wantFiles {
-				break
-			}
-			if i < limit {
-				b.Turns = append(b.Turns, turnItem(t.TurnHit, t.Score, req.Explain, map[string]float64{
-					"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
-			}
-			if wantFiles && t.Attachments != "" && len(b.Attachments) < 5 {
-				b.Attachments = append(b.Attachments, attachmentItems(t.TurnHit)...)
-			}
+		for _, t := range turns[:min(limit, len(turns))] {
+			b.Turns = append(b.Turns, turnItem(t.TurnHit, t.Score, req.Explain, map[string]float64{
+				"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
+		}
+		atts := rankAttachments(q, query, turns)
+		for _, a := range atts[:min(maxAttachments, len(atts))] {
+			b.Attachments = append(b.Attachments, attachmentItem(a, req.Explain))
 		}
 	}
 	// Episodes, when the store has them.
@@ -454,7 +484,12 @@ func (e *Engine) semanticRecall(ctx context.Context, scope memory.Scope, query s
 // bounded and fade with time since the last use: retrieval must not feed
 // on itself. Only active memories are recalled, so a superseded value
 // never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, tw *timeWindow, explain bool) []Item {
+//
+// Scoring "seed002" replaces the blend with seed 002's sum (seed002Score);
+// the boosts (persona, project, intent, a time asked about) apply to
+// either.
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, o rankOptions) []Item {
+	tw := o.tw
 	if len(hits) == 0 {
 		return nil
 	}
@@ -491,24 +526,33 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 			// semantic score, as a bounded factor.
 			score *= 0.85 + 0.1*importance + 0.05*access
 		}
-		boost := 1.0
-		if persona != "" && (strings.EqualFold(persona, string(h.Kind)) || strings.EqualFold(persona, h.Topic) || strings.EqualFold(persona, h.Project)) {
+		var halfLife float64
+		if o.scoring == ScoringSeed002 {
+			similarity := rel
+			if semantic != nil {
+				similarity = semantic[h.ID]
+			}
+			score, halfLife = seed002Score(similarity, h.Importance, age.Hours())
+		}
+		persona := e.personaBoost(o.persona, h.Memory)
+		boost := persona
+		if o.project != "" && strings.EqualFold(o.project, h.Project) {
 			boost *= 1.2
 		}
-		if project != "" && strings.EqualFold(project, h.Project) {
-			boost *= 1.2
-		}
-		if slices.Contains(intent, h.Kind) {
+		if slices.Contains(o.intent, h.Kind) {
 			boost *= intentBoost
 		}
 		boost *= timeFactor(tw, h.Created)
 		score *= boost
 		var sig map[string]float64
-		if explain {
+		if o.explain {
 			sig = map[string]float64{"relevance": rel, "recency": recency, "importance": h.Importance,
-				"access": access, "decay": decay, "boost": boost, "score": score}
+				"access": access, "decay": decay, "persona": persona, "boost": boost, "score": score}
 			if semantic != nil {
 				sig["semantic"] = semantic[h.ID]
+			}
+			if o.scoring == ScoringSeed002 {
+				sig["time_decay"] = halfLife
 			}
 		}
 		items = append(items, memoryItem(h.Memory, score, sig))
@@ -520,6 +564,14 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		return items[i].ID < items[j].ID
 	})
 	return items
+}
+
+// rankOptions are what a request asks of memory ranking.
+type rankOptions struct {
+	persona, scoring, project string
+	intent                    []memory.Kind
+	tw                        *timeWindow
+	explain                   bool
 }
 
 // timeFactor is what an item written at t weighs for a question about
@@ -599,10 +651,13 @@ func asksFor(query string) []memory.Kind {
 // memories used.
 func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Scope, now time.Time) {
 	budget := contextblock.DefaultBudget()
-	if req.Budget == "seed002" {
+	switch req.Budget {
+	case PresetSeed002:
 		budget = contextblock.Seed002Budget(max(req.BudgetTokens, 0))
+	case PresetSeed000:
+		budget = contextblock.Seed000Budget()
 	}
-	if req.BudgetTokens > 0 && req.Budget != "seed002" {
+	if req.BudgetTokens > 0 && req.Budget != PresetSeed002 {
 		budget = budget.Scale(req.BudgetTokens)
 	}
 	var counter Counter = contextblock.Estimate{}
@@ -686,37 +741,6 @@ func turnItem(t memory.TurnHit, score float64, explain bool, signals map[string]
 		it.Signals = signals
 	}
 	return it
-}
-
-// attachmentItems lists a turn's attachments as items.
-func attachmentItems(t memory.TurnHit) []Item {
-	var atts []struct {
-		Name, Mime, Path, URL, Description, Transcription string
-	}
-	if json.Unmarshal([]byte(t.Attachments), &atts) != nil {
-		return nil
-	}
-	var out []Item
-	for i, a := range atts {
-		where := a.Path
-		if where == "" {
-			where = a.URL
-		}
-		text := strings.TrimSpace(a.Name + ": " + a.Description + " " + a.Transcription)
-		out = append(out, Item{ID: fmt.Sprintf("%s/a%d", t.Key, i), Kind: "attachment", Content: text,
-			Provenance: fmt.Sprintf("attachment of turn %s · %s · %s", t.Key, a.Mime, where), Score: 1, SessionID: t.SessionID, Time: t.Time})
-	}
-	return out
-}
-
-func asksForAttachment(q string) bool {
-	lq := strings.ToLower(q)
-	for _, w := range attachmentWords {
-		if strings.Contains(lq, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // memoryFeedback is what the best memories (contents, best first) lend
