@@ -24,9 +24,11 @@ const manageUsage = `Usage:
 stats counts what the read model holds (users, turns, sessions, episodes,
 memories by status and active ones by category) and what the streams hold,
 and prints seed 004 §9's quality figures: the confirmation and wrong-write
-rates from the read model (--window-days, default 7, for wrong writes),
-the retrieval hit rate and memory-token share from the running engram
-(GET /v1/stats of its HTTP address; the namespace's, or "default"'s).
+(rejected / confirmed) rates from the read model, the namespace's or with
+--user the user's, beside the memories superseded soon after they were
+written (--window-days, default 7); the retrieval hit rate and
+memory-token share from the running engram (GET /v1/stats of its HTTP
+address; the namespace's, or "default"'s).
 delete publishes memory.deleted for one memory (seed 002 §10.2); to erase a
 user's every trace, use engram forget.
 
@@ -43,7 +45,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", "", "only this namespace")
 	user := fs.String("user", "", "only this user (of --namespace, default \"default\")")
 	asJSON := fs.Bool("json", false, "one JSON object")
-	window := fs.Float64("window-days", 7, "a memory ignored or superseded within this many days of being written is a wrong write")
+	window := fs.Float64("window-days", 7, "a memory superseded within this many days of being written counts as superseded soon")
 	token := fs.String("token", os.Getenv("ENGRAM_TOKEN"), "bearer token for the running engram's context figures (env ENGRAM_TOKEN; default: a token of the config that covers the namespace)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -72,7 +74,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	out := map[string]any{"read_model": st}
-	q, err := sqlite.ReadQuality(ctx, cfg.ReadModelPath(), *ns, time.Duration(*window*float64(24*time.Hour)))
+	q, err := sqlite.ReadQuality(ctx, cfg.ReadModelPath(), *ns, *user, time.Duration(*window*float64(24*time.Hour)))
 	if err != nil {
 		fmt.Fprintf(stderr, "engram stats: %v\n", err)
 		return 1

@@ -323,8 +323,8 @@ type Snapshot struct {
 type Quality struct {
 	// ConfirmationRate is confirmed / decided pending candidates.
 	ConfirmationRate float64
-	// WrongWriteRate is the share of memories written that were ignored or
-	// superseded within the window.
+	// WrongWriteRate is seed 004 §9's rejected / confirmed pending
+	// candidates.
 	WrongWriteRate float64
 }
 
@@ -353,8 +353,8 @@ var (
 	descConfirm = prometheus.NewDesc("engram_memory_confirmation_ratio",
 		"Pending memory candidates confirmed, of those users confirmed or ignored (all namespaces, from the read model).", nil, nil)
 	descWrong = prometheus.NewDesc("engram_memory_wrong_write_ratio",
-		"Memories written that were ignored or superseded within 7 days of being written, of all memories written "+
-			"(all namespaces, from the read model).", nil, nil)
+		"Pending memory candidates users rejected (ignored) per candidate confirmed, seed 004 §9's rejected / confirmed "+
+			"(all namespaces, from the read model; 0 when none was confirmed).", nil, nil)
 	descUp = prometheus.NewDesc("engram_state_up",
 		"1 when the last scrape could read the stream's state, 0 when it could not.", nil, nil)
 )
