@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/engramhq/engram/events"
@@ -182,14 +183,21 @@ func deleteMemory(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", events.DefaultNamespace, "the memory's namespace")
 	user := fs.String("user", "", "the memory's user (required)")
 	reason := fs.String("reason", "", "why, kept in the memory's history")
-	if err := fs.Parse(args); err != nil {
+	// The usage line puts the id first (MEMORY_ID --user U); Go's flag
+	// package stops at the first argument that is not a flag.
+	pos, err := parseAnyOrder(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 || *user == "" {
+	if len(pos) > 1 {
+		fmt.Fprintf(stderr, "engram delete: one memory id at a time, got %d: %s\n", len(pos), strings.Join(pos, " "))
+		return 2
+	}
+	if len(pos) == 0 || *user == "" {
 		fs.Usage()
 		return 2
 	}
-	id := fs.Arg(0)
+	id := pos[0]
 	cfg, err := f.Load(fs, config.Default())
 	if err != nil {
 		fmt.Fprintf(stderr, "engram delete: %v\n", err)
