@@ -176,7 +176,8 @@ func (x Extract) MaskAtIngest(ns string) bool {
 // (daily 03:00, weekly Monday 04:00) are in the rule files.
 type Consolidate struct {
 	// RulesDir holds the rule files (*.yaml), reloaded when they change.
-	// When it does not exist, the defaults built into engram are in force.
+	// Until it exists, the defaults built into engram are in force; it is
+	// loaded when it is created, without a restart.
 	RulesDir string `yaml:"rules_dir"`
 	// RulesPoll is how often RulesDir is checked for changes.
 	RulesPoll time.Duration `yaml:"rules_poll"`
