@@ -158,6 +158,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
 	if a.store != nil {
 		x.Known = a.store
+		x.Applied = a.store.AppliedAny
 	}
 	if xc.MaskSecrets {
 		x.Mask = &secrets.Masker{}
@@ -188,11 +189,17 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return err
 	}
 	a.wg.Go(func() {
+		if a.store != nil {
+			// What was extracted before this start is known before a
+			// request is taken: delivered again (a replay), it is not
+			// sent to the model again.
+			a.waitCaughtUp(runCtx, 2*time.Minute, log)
+		}
 		err := xcons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				errs[i] = fate(x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
-					Final: m.Delivered >= xc.MaxAttempts}))
+					Final: m.Delivered >= xc.MaxAttempts, Redriven: m.Redriven()}))
 			}
 			return errs
 		})
