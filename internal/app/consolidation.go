@@ -116,20 +116,18 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	// One user's events are handled in order by the one instance that
 	// holds the user's partition (partitions.go): a scratchpad is
 	// rewritten from the one before it.
-	err = a.runPartitions(ctx, runCtx, "consolidator", log, func(pctx context.Context, p, n int) {
+	err = a.runPartitions(ctx, runCtx, "consolidator", log, func(pctx context.Context, p, n int) error {
 		plog := log.With(zap.Int("partition", p))
 		cons, _ := a.partitionConsumer(pctx, ccfg, p, n, plog)
 		if cons == nil {
-			return
+			return nil
 		}
 		defer a.settle(plog)
 		if a.store != nil {
 			// What the instance before wrote (a scratchpad) is read back.
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)
 		}
-		if err := cons.Run(pctx, onlyPartition(p, n, handle)); err != nil && !errors.Is(err, context.Canceled) {
-			plog.Error("consolidator consumer stopped", zap.Error(err))
-		}
+		return cons.Run(pctx, onlyPartition(p, n, handle))
 	})
 	if err != nil {
 		return err
@@ -147,12 +145,10 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		return fmt.Errorf("schedule bucket: %w", err)
 	}
 	c.Claim = fs.claim
-	a.wg.Go(func() {
+	a.goWorker(runCtx, "consolidator schedule", func(ctx context.Context) error {
 		// From the last firing run by any instance: what fell due while
 		// none ran is run now.
-		if err := c.Run(runCtx, fs.since(runCtx)); err != nil {
-			log.Error("consolidator schedule stopped", zap.Error(err))
-		}
+		return c.Run(ctx, fs.since(ctx))
 	})
 	svc, err := serveConsolidator(a.nc, c, runCtx, log)
 	if err != nil {
@@ -194,7 +190,7 @@ func (a *App) loadRules(runCtx context.Context, log *zap.Logger) (func() *rules.
 	if err != nil {
 		return nil, fmt.Errorf("rules %s:\n%w", dir, err)
 	}
-	a.wg.Go(func() { _ = w.Run(runCtx) })
+	a.goWorker(runCtx, "rules watcher", w.Run)
 	return w.Current, nil
 }
 

@@ -257,7 +257,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 
 	// The confirm rule waited for both sessions; approve one over HTTP.
 	srv := httptest.NewServer((&httpapi.Server{Memories: a.Store(), Consolidation: a.ConsolidationAPI(),
-		Publisher: publisher{stream.NewPublisher(a.JetStream())}}).Handler())
+		Publisher: publisher{p: stream.NewPublisher(a.JetStream()), down: a.storeDownErr}}).Handler())
 	t.Cleanup(srv.Close)
 	if eps := episodesOf(t, srv.URL, "default", "ann"); len(eps) != 0 {
 		t.Fatalf("a confirm rule ran unasked: %+v", eps)

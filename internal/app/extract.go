@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -112,11 +111,11 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	}
 	// A session's waiting turns live in the batcher of the one instance
 	// that holds its user's partition (partitions.go).
-	err = a.runPartitions(ctx, runCtx, "extractor", log, func(pctx context.Context, p, n int) {
+	err = a.runPartitions(ctx, runCtx, "extractor", log, func(pctx context.Context, p, n int) error {
 		plog := log.With(zap.Int("partition", p))
 		cons, floor := a.partitionConsumer(pctx, bccfg, p, n, plog)
 		if cons == nil {
-			return
+			return nil
 		}
 		defer a.settle(plog)
 		// Turns left waiting by the instance that held the partition
@@ -137,18 +136,21 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			// the session's turns waiting.
 			batcher.Recover(pctx, source)
 		}
+		// Two loops: each that stops is reported on its own, at once,
+		// while the other may go on.
 		var wg conc.WaitGroup
 		wg.Go(func() {
-			if err := batcher.Run(pctx, source); err != nil {
-				plog.Error("batcher stopped", zap.Error(err))
-			}
+			a.runWorker(pctx, fmt.Sprintf("batcher (partition %d)", p), func(ctx context.Context) error {
+				return batcher.Run(ctx, source)
+			})
 		})
 		wg.Go(func() {
-			if err := cons.Run(pctx, onlyPartition(p, n, appliedBatches(batcher.Handle))); err != nil {
-				plog.Error("batcher consumer stopped", zap.Error(err))
-			}
+			a.runWorker(pctx, fmt.Sprintf("batcher consumer (partition %d)", p), func(ctx context.Context) error {
+				return cons.Run(ctx, onlyPartition(p, n, appliedBatches(batcher.Handle)))
+			})
 		})
 		wg.Wait()
+		return nil
 	})
 	if err != nil {
 		return err
@@ -188,14 +190,14 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.wg.Go(func() {
+	a.goWorker(runCtx, "extractor", func(ctx context.Context) error {
 		if a.store != nil {
 			// What was extracted before this start is known before a
 			// request is taken: delivered again (a replay), it is not
 			// sent to the model again.
-			a.waitCaughtUp(runCtx, 2*time.Minute, log)
+			a.waitCaughtUp(ctx, 2*time.Minute, log)
 		}
-		err := xcons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
+		return xcons.Run(ctx, func(ctx context.Context, msgs []*stream.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				errs[i] = fate(x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
@@ -203,9 +205,6 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			}
 			return errs
 		})
-		if err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("extractor consumer stopped", zap.Error(err))
-		}
 	})
 	return nil
 }

@@ -50,7 +50,7 @@ func (a *App) checkOrigin(ctx context.Context) error {
 // runProjector applies the stream to the read model until ctx ends. When
 // the stream turns out to have been recreated, it stops, empties the read
 // model and starts again from the new stream's start.
-func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) {
+func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
 	h := a.inOrder(project(p), log)
 	for {
 		pctx, stop := context.WithCancel(ctx)
@@ -65,10 +65,7 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 		stop()
 		watch.Wait()
 		if !recreated || ctx.Err() != nil {
-			if err != nil {
-				log.Error("projector stopped", zap.Error(err))
-			}
-			return
+			return err
 		}
 		for {
 			if cons, err = a.restartProjection(ctx, log); err == nil {
@@ -77,7 +74,7 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 			log.Warn("restart projection", zap.Error(err))
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			case <-time.After(time.Second):
 			}
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -31,15 +32,18 @@ import (
 // runPartitions holds this instance's share of group's partitions until
 // ctx ends, running work for each one held.
 func (a *App) runPartitions(ctx, runCtx context.Context, group string, log *zap.Logger,
-	work func(ctx context.Context, p, n int)) error {
+	work func(ctx context.Context, p, n int) error) error {
 	n := a.Config.Partitions
 	leases, err := stream.OpenLeases(ctx, a.js, stream.LeaseConfig{Group: group, Instance: a.Config.Instance, N: n,
 		TTL: a.leaseTTL, Replicas: a.Config.NATS.Replicas}, log)
 	if err != nil {
 		return err
 	}
-	a.wg.Go(func() {
-		leases.Run(runCtx, func(pctx context.Context, p int) { work(pctx, p, n) })
+	a.goWorker(runCtx, group+" partitions", func(ctx context.Context) error {
+		leases.Run(ctx, func(pctx context.Context, p int) {
+			a.runWorker(pctx, fmt.Sprintf("%s (partition %d)", group, p), func(ctx context.Context) error { return work(ctx, p, n) })
+		})
+		return nil
 	})
 	return nil
 }

@@ -79,10 +79,11 @@ func (a *App) openRetention(ctx, runCtx context.Context) error {
 	age := a.Config.Retention.RawTurns
 	log := a.Log.Named("retention")
 	log.Info("raw turns age out", zap.Duration("after", age), zap.Duration("checked_every", retentionEvery(age)))
-	return a.runPartitions(ctx, runCtx, "retention", log, func(pctx context.Context, p, n int) {
+	return a.runPartitions(ctx, runCtx, "retention", log, func(pctx context.Context, p, n int) error {
 		r := &retainer{a: a, log: log.With(zap.Int("partition", p)), requested: map[string]time.Time{}, part: p, parts: n}
 		a.waitCaughtUp(pctx, 2*time.Minute, r.log)
 		r.loop(pctx, retentionEvery(age))
+		return nil
 	})
 }
 

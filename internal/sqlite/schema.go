@@ -331,9 +331,11 @@ CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
 CREATE INDEX memories_projects ON memories (namespace, user_id, project)
 	WHERE status = 'active' AND project != '';
 `},
-	// 8: full-text deletes remove a row's tokens from the index at once,
-	// instead of marking them deleted until a merge: an erased user's
-	// words do not stay in the index's pages.
+	// 8: FTS5 secure-delete. It was meant to remove a deleted row's tokens
+	// from the index's pages at once, but on these contentless tables a
+	// delete cannot know the tokens and only marks the row; an erasure
+	// merges the index instead (wtx.eraseIndexes). Kept: a migration
+	// that ran is never taken back.
 	{sql: `
 INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);

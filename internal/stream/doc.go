@@ -13,6 +13,12 @@
 //	Permanent error, or out of deliveries    → copy to DEADLETTER with the reason, then term
 //	any other error                          → nak with a delay from the delivery count
 //
+// A handler that panics has failed on its message: the panic is recovered
+// into a *memory.PanicError (reason "panic: …"), logged with the subject
+// and sequence, and takes the "any other error" row; in a batch, the
+// messages are handed over again one at a time to find whose it is. The
+// consumer goes on.
+//
 // Concurrency: a Consumer runs one fetch loop, owned by the caller of Run.
 // Publisher is safe for concurrent use.
 //
