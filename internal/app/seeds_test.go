@@ -28,10 +28,10 @@ func TestSeedRetrievalSingleAndApart(t *testing.T) {
 		checkSeedRetrieval(t, a, a)
 	})
 	t.Run("apart", func(t *testing.T) {
-		nurl := externalNATS(t)
+		bus := externalNATS(t)
 		worker := func(roles Roles) *App {
 			cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
-			cfg.NATS.URL = nurl
+			bus.use(&cfg)
 			return startApp(t, cfg, roles)
 		}
 		ingest := worker(RoleIngest)

@@ -86,7 +86,7 @@ func TestMembersAreTheRunningInstances(t *testing.T) {
 	if got, err := Members(t.Context(), js, "extractor"); err != nil || len(got) != 0 {
 		t.Fatalf("before any instance: %v, %v", got, err)
 	}
-	l, err := OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: "x1", N: 1, TTL: time.Second}, zaptest.NewLogger(t))
+	l, err := OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: "x1", N: 1}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
