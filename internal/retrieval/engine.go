@@ -526,13 +526,13 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 			// semantic score, as a bounded factor.
 			score *= 0.85 + 0.1*importance + 0.05*access
 		}
-		var halfLife float64
+		var timeDecay float64
 		if o.scoring == ScoringSeed002 {
 			similarity := rel
 			if semantic != nil {
 				similarity = semantic[h.ID]
 			}
-			score, halfLife = seed002Score(similarity, h.Importance, age.Hours())
+			score, timeDecay = seed002Score(similarity, h.Importance, age.Hours())
 		}
 		persona := e.personaBoost(o.persona, h.Memory)
 		boost := persona
@@ -552,7 +552,7 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 				sig["semantic"] = semantic[h.ID]
 			}
 			if o.scoring == ScoringSeed002 {
-				sig["time_decay"] = halfLife
+				sig["time_decay"] = timeDecay
 			}
 		}
 		items = append(items, memoryItem(h.Memory, score, sig))

@@ -114,8 +114,12 @@ type Consumer struct {
 	log  *zap.Logger
 	cons jetstream.Consumer
 	// created is the configuration the consumer was created with, to
-	// create it again if it is deleted under a running worker.
-	created jetstream.ConsumerConfig
+	// create it again if it is deleted under a running worker, and
+	// streamCreated when its stream was (zero if unknown): a consumer
+	// deleted with its stream is not made again on another stream of the
+	// same name.
+	created       jetstream.ConsumerConfig
+	streamCreated time.Time
 }
 
 // NewConsumer creates (or binds to) the durable consumer.
@@ -169,7 +173,11 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		return nil, fmt.Errorf("create consumer %s: %w", cfg.Durable, err)
 	}
 	waitLeader(ctx, cons, 10*time.Second)
-	return &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons, created: cc}, nil
+	c := &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons, created: cc}
+	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
+		c.streamCreated = s.CachedInfo().Created
+	}
+	return c, nil
 }
 
 // Log field keys.
@@ -258,7 +266,21 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			}
 		}
 		cc.Stop()
-		if err := c.bindAgain(ctx); err != nil || ctx.Err() != nil {
+		err := c.bindAgain(ctx)
+		if errors.Is(err, errStreamChanged) {
+			// The stream was deleted or made again: not this worker's to
+			// follow. The read model's origin check reports it (and stops
+			// the projector), engram streams status says what changed,
+			// and a restart takes it up after engram streams apply or
+			// accept.
+			c.log.Error("the stream was deleted or made again under this worker; it waits to be stopped", zap.Error(err))
+			<-ctx.Done()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		next, err := consume()
@@ -340,6 +362,9 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 // where the replay set it. Deleted and not made again (nats consumer rm),
 // it is created as it was at start, as a restart would.
 func (c *Consumer) bindAgain(ctx context.Context) error {
+	if err := c.sameStream(ctx); err != nil {
+		return err
+	}
 	for wait := time.Now().Add(2 * time.Second); ; {
 		cons, err := c.js.Consumer(ctx, c.cfg.Stream, c.cfg.Durable)
 		if err == nil {
@@ -356,7 +381,13 @@ func (c *Consumer) bindAgain(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	if err := c.sameStream(ctx); err != nil {
+		return err
+	}
 	cons, err := c.js.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.created)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: %v", errStreamChanged, err)
+	}
 	if err != nil {
 		return fmt.Errorf("create consumer %s again after it was deleted: %w", c.cfg.Durable, err)
 	}
@@ -413,6 +444,33 @@ func (c *Consumer) logPanic(m *Message, err error) {
 		fields = append(fields, zap.String("stack", p.Stack))
 	}
 	c.log.Error("handler panicked", fields...)
+}
+
+// errStreamChanged is a consumer's stream deleted, or made again, under
+// its worker.
+var errStreamChanged = errors.New("the stream is gone or is another one")
+
+// sameStream returns nil while the consumer's stream is the one it was
+// created on, errStreamChanged when it is gone or was made again; it
+// waits out a JetStream that does not answer.
+func (c *Consumer) sameStream(ctx context.Context) error {
+	for {
+		s, err := c.js.Stream(ctx, c.cfg.Stream)
+		switch {
+		case err == nil && (c.streamCreated.IsZero() || s.CachedInfo().Created.Equal(c.streamCreated)):
+			return nil
+		case err == nil:
+			return fmt.Errorf("%w: %s was created %s, the consumer's at %s", errStreamChanged, c.cfg.Stream,
+				s.CachedInfo().Created.UTC().Format(time.RFC3339Nano), c.streamCreated.UTC().Format(time.RFC3339Nano))
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("%w: %v", errStreamChanged, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // heldMsgs are the messages a consumer instance has been delivered and not

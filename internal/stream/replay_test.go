@@ -2,13 +2,17 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // seqsSeen runs a consumer named durable until the test ends and records
@@ -38,8 +42,12 @@ func (s *seqsSeen) count(seq uint64) int {
 
 func runConsumer(t *testing.T, js jetstream.JetStream, durable string) *seqsSeen {
 	t.Helper()
-	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: durable, Batch: 1, Pull: 1},
-		zaptest.NewLogger(t))
+	return runConsumerLogged(t, js, durable, zaptest.NewLogger(t))
+}
+
+func runConsumerLogged(t *testing.T, js jetstream.JetStream, durable string, log *zap.Logger) *seqsSeen {
+	t.Helper()
+	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: durable, Batch: 1, Pull: 1}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,4 +149,37 @@ func TestConsumerSurvivesItsDeletion(t *testing.T) {
 	}
 	publishTurns(t, js, "x", 1) // seq 4
 	waitSaying(t, "seq 4", func() (bool, string) { return seen.count(4) >= 1, fmt.Sprintf("seq 4 ×%d", seen.count(4)) })
+}
+
+// A consumer deleted with its stream is not made again on the stream made
+// in its place: following another MEMORY is the operator's decision
+// (engram streams accept), not the worker's. It waits to be stopped.
+func TestConsumerDoesNotFollowARecreatedStream(t *testing.T) {
+	js := startJS(t)
+	publishTurns(t, js, "u", 1)
+	core, logs := observer.New(zapcore.ErrorLevel)
+	seen := runConsumerLogged(t, js, "w", zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core)))
+	waitSaying(t, "the first turn", func() (bool, string) { return seen.count(1) == 1, "" })
+	s, err := js.Stream(t.Context(), MemoryStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	if err := js.DeleteStream(t.Context(), MemoryStream); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	publishTurns(t, js, "v", 2) // seq 1 and 2 of the new stream
+	waitSaying(t, "the worker to say its stream changed", func() (bool, string) {
+		n := logs.FilterMessageSnippet("the stream was deleted or made again").Len()
+		return n == 1, fmt.Sprintf("%d such errors", n)
+	})
+	if _, err := js.Consumer(t.Context(), MemoryStream, "w"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("the worker's consumer on the new stream: %v, want none", err)
+	}
+	if seen.count(2) != 0 {
+		t.Fatalf("the worker handled the new stream's seq 2")
+	}
 }
