@@ -24,6 +24,7 @@ import (
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/textseg"
 	"github.com/engramhq/engram/internal/tokens"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -212,6 +213,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 				timeout: a.Config.Embed.QueryTimeout}
 		}
 		a.goWorker(runCtx, "access log", access.Run)
+		// The query expansion tables load once; read now, they do not
+		// hold up the first question (several seconds under -race).
+		a.wg.Go(textseg.LoadLexicons)
 		svc, err := natsapi.Serve(a.bus(stream.RoleRetriever).nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
 		if err != nil {
 			return fmt.Errorf("nats search service: %w", err)

@@ -49,12 +49,16 @@ func Start(ctx context.Context, sync string) (*Engram, error) {
 // 0.832 → 0.789 at 5). The extractor stays: -locomo-ended's memories are
 // its.
 func StartQuality(ctx context.Context, sync string) (*Engram, error) {
-	return StartRoles(ctx, app.RoleIngest|app.RoleRetriever|app.RoleExtractor, func(c *Config) {
+	return StartRoles(ctx, qualityRoles, func(c *Config) {
 		if sync != "" {
 			c.NATS.Sync = sync
 		}
 	})
 }
+
+// qualityRoles are the workers the quality runs start: all but the
+// consolidator, whose daily jobs could fire halfway through the questions.
+const qualityRoles = app.RoleIngest | app.RoleRetriever | app.RoleExtractor
 
 // StartWith opens an engram in a temp dir with the changes set makes to
 // the default config.

@@ -65,8 +65,8 @@ type Retrieval struct {
 	// Preset reproduces one seed's retrieval as written for every request
 	// that names none: "seed000" (seed 000 §8.1's layout), "seed002"
 	// (seed 002's budget, its §5.2 scoring and 5 memories) or "seed004"
-	// (seed 004 §5's budget and 5 pieces of evidence). Empty: engram's
-	// defaults.
+	// (seed 004 §5's budget, hybrid scoring and 5 pieces of evidence).
+	// Empty: engram's defaults.
 	Preset string `yaml:"preset"`
 	// Personas are personas a request may name, beside the built-in
 	// tech_expert (skill and error ×1.2, seed 000 §5.5) and jarvis (rule,

@@ -69,17 +69,16 @@ func (a attachment) text() string {
 	return strings.Join([]string{a.Name, a.Description, a.Transcription}, "\n")
 }
 
-// turnAttachments reads a turn's attachments (the JSON the agent sent);
-// none when it has none or they do not parse.
-func turnAttachments(t memory.TurnHit) []attachment {
+// turnAttachments reads a turn's attachments (the JSON the agent sent).
+func turnAttachments(t memory.TurnHit) ([]attachment, error) {
 	if t.Attachments == "" {
-		return nil
+		return nil, nil
 	}
 	var atts []attachment
-	if json.Unmarshal([]byte(t.Attachments), &atts) != nil {
-		return nil
+	if err := json.Unmarshal([]byte(t.Attachments), &atts); err != nil {
+		return nil, fmt.Errorf("attachments of turn %s: %w", t.Key, err)
 	}
-	return atts
+	return atts, nil
 }
 
 // scoredAttachment is an attachment of a recalled turn with its score.
@@ -103,16 +102,22 @@ func (s scoredAttachment) content() string {
 
 // rankAttachments scores the attachments of turns for q, best first,
 // leaving out those that hold none of the question's own words; the newer
-// first among equals.
-func rankAttachments(q textseg.Query, query string, turns []ScoredTurn) []scoredAttachment {
+// first among equals. A turn whose attachments cannot be read is passed
+// over, and the first such error returned with what the others gave.
+func rankAttachments(q textseg.Query, query string, turns []ScoredTurn) ([]scoredAttachment, error) {
 	asked := askedTerms(q)
 	if len(asked) == 0 {
-		return nil
+		return nil, nil
 	}
 	mimes := askedKinds(query)
 	var out []scoredAttachment
+	var first error
 	for _, t := range turns {
-		for i, a := range turnAttachments(t.TurnHit) {
+		atts, err := turnAttachments(t.TurnHit)
+		if err != nil && first == nil {
+			first = err
+		}
+		for i, a := range atts {
 			match := attachmentMatch(asked, a.text())
 			if match == 0 {
 				continue
@@ -130,7 +135,7 @@ func rankAttachments(q textseg.Query, query string, turns []ScoredTurn) []scored
 		}
 		return out[i].turn.Time.After(out[j].turn.Time)
 	})
-	return out
+	return out, first
 }
 
 // askedTerms are q's terms of the last utterance (weight askedWeight and

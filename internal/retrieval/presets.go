@@ -7,29 +7,35 @@ import (
 	"strings"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/vector"
 )
 
 // Presets reproduce one seed's retrieval as it is written, for an agent
 // built to that seed; with none, engram's defaults answer (seed 004's
-// budget, seed 000's rerank weights — seed 004's hybrid ones with
-// vectors — and evidence bounded by tokens). A request's own budget,
-// scoring and max_evidence override its preset's.
+// budget, seed 000's rerank weights with the better of text relevance and
+// cosine as relevance, and evidence bounded by tokens). A request's own
+// budget, scoring and max_evidence override its preset's.
 //
 //	preset   budget                                        scoring            evidence
 //	seed000  §8.1: scratchpad 500 + core 400, dynamic 300  engram's (§5.5)    by tokens
 //	         of a ~3,000-token prompt
 //	seed002  §4.3: 15/15/50/20% of the model's window      §5.2: 0.6 / 0.25 /  5 (§5.1 limit)
 //	                                                       0.15, half-life 30d
-//	seed004  §5: 600 / 2,000 / 900 / 500 of 4,000          engram's (§5 with  5 (§5: 3–5)
-//	                                                       vectors)
+//	seed004  §5: 600 / 2,000 / 900 / 500 of 4,000          §5: 0.55 / 0.30 /  5 (§5: 3–5)
+//	                                                       0.15 hybrid
 const (
 	PresetSeed000 = "seed000"
 	PresetSeed002 = "seed002"
 	PresetSeed004 = "seed004"
 )
 
-// ScoringSeed002 ranks memories as seed 002 §5.2 does.
-const ScoringSeed002 = "seed002"
+// Scorings that replace engram's blend with a seed's sum as written.
+const (
+	// ScoringSeed002 ranks memories as seed 002 §5.2 does.
+	ScoringSeed002 = "seed002"
+	// ScoringSeed004 ranks memories as seed 004 §5 does.
+	ScoringSeed004 = "seed004"
+)
 
 type preset struct {
 	budget, scoring string
@@ -39,7 +45,7 @@ type preset struct {
 var presets = map[string]preset{
 	PresetSeed000: {budget: PresetSeed000},
 	PresetSeed002: {budget: PresetSeed002, scoring: ScoringSeed002, evidence: 5},
-	PresetSeed004: {budget: PresetSeed004, evidence: 5},
+	PresetSeed004: {budget: PresetSeed004, scoring: ScoringSeed004, evidence: 5},
 }
 
 // maxEvidence bounds a request's max_evidence.
@@ -84,6 +90,16 @@ func seed002Score(similarity, importance float64, age float64) (score, decay flo
 	return 0.6*max(similarity, 0) + 0.25*importance + 0.15*decay, decay
 }
 
+// seed004Score is seed 004 §5's rerank: 0.55 × semantic + 0.30 × keyword
+// + 0.15 × freshness, with the cosine as semantic (0 without vectors),
+// the text relevance as keyword and recency (a month's e-folding) as
+// freshness. It is not engram's default: with vectors, a memory that
+// shares a few common words with the query outranked what full text found
+// (rankMemories).
+func seed004Score(semantic, keyword, freshness float64) float64 {
+	return vector.SeedWeights().Score(semantic, keyword, freshness)
+}
+
 // Persona is what an agent's persona weighs up among the memories
 // recalled (seed 000 §5.5, §6.4: personas change how memories rank and
 // are expressed, never what is stored).
@@ -106,7 +122,7 @@ func SeedPersonas() map[string]Persona {
 
 // personaBoost is what persona weighs m by: a known persona's boost for
 // the kinds it favours; for a name engram does not know as a persona,
-// ×1.2 for a memory of that kind, topic or project.
+// Weights.Persona for a memory of that kind, topic or project.
 func (e *Engine) personaBoost(persona string, m memory.Memory) float64 {
 	if persona == "" {
 		return 1
@@ -118,7 +134,7 @@ func (e *Engine) personaBoost(persona string, m memory.Memory) float64 {
 		return 1
 	}
 	if strings.EqualFold(persona, string(m.Kind)) || strings.EqualFold(persona, m.Topic) || strings.EqualFold(persona, m.Project) {
-		return 1.2
+		return e.Weights.Persona
 	}
 	return 1
 }

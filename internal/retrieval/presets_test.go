@@ -113,9 +113,16 @@ func TestPresetsSeed000AndSeed004(t *testing.T) {
 	if got := len(resp.Blocks.Memories); got != 8 {
 		t.Errorf("seed000: memories %d, want all 8 (bounded by tokens)", got)
 	}
-	resp = f.ask(Request{Query: "garden fence paint", Preset: PresetSeed004})
+	resp = f.ask(Request{Query: "garden fence paint", Preset: PresetSeed004, Explain: true})
 	if got := len(resp.Blocks.Memories); got != 5 {
 		t.Errorf("seed004: memories %d, want 5", got)
+	}
+	// Seed 004 §5's sum, without vectors: 0.30 keyword + 0.15 freshness.
+	for _, it := range resp.Blocks.Memories {
+		want := (0.30*it.Signals["relevance"] + 0.15*it.Signals["recency"]) * it.Signals["boost"]
+		if math.Abs(it.Score-want) > 1e-9 {
+			t.Errorf("seed004: %s scores %v, want %v", it.ID, it.Score, want)
+		}
 	}
 	if got := len(f.ask(Request{Query: "garden fence paint"}).Blocks.Memories); got != 8 {
 		t.Errorf("no preset: memories %d, want all 8", got)

@@ -14,8 +14,8 @@ var _ memory.Searcher = (*Engine)(nil)
 // Search finds what q.Scope's memory holds about q.Text (GET /v1/search,
 // the NATS search service): active memories, raw turns and daily
 // summaries, and the attachments of the turns found that hold the
-// query's own words (rankAttachments), merged best first. It reads the query as /v1/context does
-// (textseg.Understand), and ranks turns as /v1/context does: rankTurns
+// query's own words (rankAttachments), merged best first. It reads the
+// query as /v1/context does (textseg.Understand), and ranks turns as /v1/context does: rankTurns
 // (neighbours, the answer after its question, the conversation cues, a
 // time the query names, the words of the best two memories). A search and
 // a context request for the same words find the same turns in the same
@@ -48,7 +48,11 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			contents = append(contents, m.Content)
 		}
 		fb, opt := e.memoryFeedback(query, contents)
-		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, fb, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), opt); err != nil {
+		tw, err := askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now(), e.Weights.Time)
+		if err != nil {
+			return nil, err
+		}
+		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, fb, tw, opt); err != nil {
 			return nil, err
 		}
 		// Evidence that says nothing ("Understood.") ranks after evidence
@@ -73,7 +77,9 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	}
 	var atts []scoredAttachment
 	if informative {
-		atts = rankAttachments(query, q.Text, turns)
+		if atts, err = rankAttachments(query, q.Text, turns); err != nil {
+			return nil, err
+		}
 		atts = atts[:min(len(atts), q.Limit)]
 	}
 	turns = turns[:min(len(turns), q.Limit)]

@@ -377,6 +377,54 @@ UPDATE memories SET said_at = created, updates = (supersedes != '');
 ALTER TABLE memory_history ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
 UPDATE memory_history SET said_at = time;
 `},
+	// 12: each user's count of turns and of memories, kept by triggers on
+	// every insert and delete (apply, merge, forget, retention alike):
+	// BM25's document count, which a query read by counting the user's
+	// rows (100,000 index entries for a user with 100k turns); a user
+	// with neither has no row, as after a rebuild. And how often each
+	// collection's text changed (inserts, deletes, new text): a document
+	// frequency read n changes ago is n documents from the truth at most
+	// (dfCache).
+	{sql: `
+CREATE TABLE scope_counts (
+	namespace        TEXT NOT NULL,
+	user_id          TEXT NOT NULL,
+	turns            INTEGER NOT NULL DEFAULT 0,
+	memories         INTEGER NOT NULL DEFAULT 0,
+	turn_changes     INTEGER NOT NULL DEFAULT 0,
+	memory_changes   INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+INSERT INTO scope_counts (namespace, user_id, turns)
+	SELECT namespace, user_id, count(*) FROM turns GROUP BY namespace, user_id;
+INSERT INTO scope_counts (namespace, user_id, memories)
+	SELECT namespace, user_id, count(*) FROM memories GROUP BY namespace, user_id
+	ON CONFLICT (namespace, user_id) DO UPDATE SET memories = excluded.memories;
+CREATE TRIGGER turns_counted AFTER INSERT ON turns BEGIN
+	INSERT INTO scope_counts (namespace, user_id, turns, turn_changes) VALUES (new.namespace, new.user_id, 1, 1)
+	ON CONFLICT (namespace, user_id) DO UPDATE SET turns = turns + 1, turn_changes = turn_changes + 1;
+END;
+CREATE TRIGGER turns_uncounted AFTER DELETE ON turns BEGIN
+	UPDATE scope_counts SET turns = turns - 1, turn_changes = turn_changes + 1
+	WHERE namespace = old.namespace AND user_id = old.user_id;
+	DELETE FROM scope_counts WHERE namespace = old.namespace AND user_id = old.user_id AND turns = 0 AND memories = 0;
+END;
+CREATE TRIGGER turns_rewritten AFTER UPDATE OF content, tool_calls, tool_results, attachments ON turns BEGIN
+	UPDATE scope_counts SET turn_changes = turn_changes + 1 WHERE namespace = new.namespace AND user_id = new.user_id;
+END;
+CREATE TRIGGER memories_counted AFTER INSERT ON memories BEGIN
+	INSERT INTO scope_counts (namespace, user_id, memories, memory_changes) VALUES (new.namespace, new.user_id, 1, 1)
+	ON CONFLICT (namespace, user_id) DO UPDATE SET memories = memories + 1, memory_changes = memory_changes + 1;
+END;
+CREATE TRIGGER memories_uncounted AFTER DELETE ON memories BEGIN
+	UPDATE scope_counts SET memories = memories - 1, memory_changes = memory_changes + 1
+	WHERE namespace = old.namespace AND user_id = old.user_id;
+	DELETE FROM scope_counts WHERE namespace = old.namespace AND user_id = old.user_id AND turns = 0 AND memories = 0;
+END;
+CREATE TRIGGER memories_rewritten AFTER UPDATE OF subject, predicate, content, status ON memories BEGIN
+	UPDATE scope_counts SET memory_changes = memory_changes + 1 WHERE namespace = new.namespace AND user_id = new.user_id;
+END;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
