@@ -101,6 +101,9 @@ var (
 		CategoryEvent, CategoryConversation, CategoryTemp, CategoryDebug}
 )
 
+// Kinds are the kinds of memory, in their documented order.
+func Kinds() []string { return append([]string(nil), kinds...) }
+
 // Tiers of memory.
 const (
 	TierCore      = 1 // the core profile

@@ -59,7 +59,8 @@ export interface ContextResponse {
 export interface ContextOptions {
   namespace?: string; agent?: string; session_id?: string;
   recent_messages?: { role: string; content: string }[];
-  budget_tokens?: number; budget?: "seed004" | "seed002"; persona?: string;
+  budget_tokens?: number; preset?: "seed000" | "seed002" | "seed004"; budget?: "seed004" | "seed002" | "seed000";
+  scoring?: "seed002" | "seed004"; max_evidence?: number; persona?: string;
   explain?: boolean; force?: boolean; model?: string; turn_limit?: number; lang?: string;
 }
 

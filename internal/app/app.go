@@ -190,6 +190,14 @@ func (a *App) Open(ctx context.Context) (err error) {
 	a.goWorker(runCtx, "stream check", func(ctx context.Context) error { a.watchStreams(ctx, w); return nil })
 	if a.Roles&RoleRetriever != 0 {
 		a.engine = retrieval.NewEngine(a.store)
+		a.engine.Preset = a.Config.Retrieval.Preset
+		for name, p := range a.Config.Retrieval.Personas {
+			kinds := make([]memory.Kind, len(p.Kinds))
+			for i, k := range p.Kinds {
+				kinds[i] = memory.Kind(k)
+			}
+			a.engine.Personas[name] = retrieval.Persona{Kinds: kinds, Boost: p.Boost}
+		}
 		a.engine.Tokens = func(model string) retrieval.Counter {
 			if model == "" {
 				model = a.Config.ContextModel

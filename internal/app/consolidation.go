@@ -159,7 +159,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 }
 
 // openRules loads the rules: the directory, watched for changes, or the
-// built-in defaults when it does not exist. A directory whose rules do not
+// built-in defaults until it exists (it is watched for). A directory whose rules do not
 // load is an error at start (there is no last good set to keep running);
 // after that, a change that breaks them is reported with its line numbers
 // and the last good rules keep running.
@@ -176,15 +176,17 @@ func (a *App) openRules(runCtx context.Context, log *zap.Logger) (func() *rules.
 
 func (a *App) loadRules(runCtx context.Context, log *zap.Logger) (func() *rules.Set, error) {
 	dir := a.Config.Consolidate.RulesDir
-	if info, err := os.Stat(dir); dir == "" || err != nil || !info.IsDir() {
-		set, err := rules.LoadFS(defaultrules.FS, events.Types())
-		if err != nil {
-			return nil, fmt.Errorf("built-in rules: %w", err)
-		}
-		log.Info("no rules directory; the built-in rules are in force", zap.String("rules_dir", dir), zap.Int("rules", len(set.Rules)))
-		return func() *rules.Set { return set }, nil
+	builtin, err := rules.LoadFS(defaultrules.FS, events.Types())
+	if err != nil {
+		return nil, fmt.Errorf("built-in rules: %w", err)
 	}
-	w, err := rules.NewWatcher(dir, events.Types(), a.Config.Consolidate.RulesPoll, nil, log)
+	if info, err := os.Stat(dir); dir == "" || err == nil && !info.IsDir() {
+		log.Info("no rules directory; the built-in rules are in force", zap.String("rules_dir", dir), zap.Int("rules", len(builtin.Rules)))
+		return func() *rules.Set { return builtin }, nil
+	}
+	// A directory that does not exist yet is watched for: created after
+	// start, it is loaded without a restart.
+	w, err := rules.NewWatcherOr(dir, events.Types(), a.Config.Consolidate.RulesPoll, builtin, nil, log)
 	if err != nil {
 		return nil, fmt.Errorf("rules %s:\n%w", dir, err)
 	}

@@ -81,6 +81,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	if a.store != nil {
 		x.Known = a.store
 		x.Applied = a.store.Applied
+		x.Extracted = a.store.AppliedAny
 	}
 	if xc.MaskSecrets {
 		x.Mask = &secrets.Masker{}
@@ -180,11 +181,17 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return err
 	}
 	a.goWorker(runCtx, "extractor", func(ctx context.Context) error {
+		if a.store != nil {
+			// What was extracted before this start is known before a
+			// request is taken: delivered again (a replay), it is not
+			// sent to the model again.
+			a.waitCaughtUp(ctx, 2*time.Minute, log)
+		}
 		return xcons.Run(ctx, func(ctx context.Context, msgs []*stream.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				errs[i] = x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
-					Final: m.Delivered >= xc.MaxAttempts})
+					Final: m.Delivered >= xc.MaxAttempts, Redriven: m.Redriven()})
 			}
 			return errs
 		})

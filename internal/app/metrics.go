@@ -33,7 +33,7 @@ func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
 		}
 		lag := info.State.LastSeq - min(last, info.State.LastSeq)
 		s.ProjectorLag = &lag
-		q, err := a.store.Quality(ctx, "", 0)
+		q, err := a.store.Quality(ctx, "", "", 0)
 		if err != nil {
 			return s, err
 		}

@@ -87,10 +87,11 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, exportUsage); fs.PrintDefaults() }
 	var f app.Flags
 	f.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseAnyOrder(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fs.Usage()
 		return 2
 	}
@@ -99,7 +100,7 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram import: %v\n", err)
 		return 2
 	}
-	file, err := os.Open(fs.Arg(0))
+	file, err := os.Open(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "engram import: %v\n", err)
 		return 1

@@ -25,9 +25,11 @@ const manageUsage = `Usage:
 stats counts what the read model holds (users, turns, sessions, episodes,
 memories by status and active ones by category) and what the streams hold,
 and prints seed 004 §9's quality figures: the confirmation and wrong-write
-rates from the read model (--window-days, default 7, for wrong writes),
-the retrieval hit rate and memory-token share from the running engram
-(GET /v1/stats of its HTTP address; the namespace's, or "default"'s).
+(rejected / confirmed) rates from the read model, the namespace's or with
+--user the user's, beside the memories superseded soon after they were
+written (--window-days, default 7); the retrieval hit rate and
+memory-token share from the running engram (GET /v1/stats of its HTTP
+address; the namespace's, or "default"'s).
 delete publishes memory.deleted for one memory (seed 002 §10.2); to erase a
 user's every trace, use engram forget.
 
@@ -44,7 +46,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", "", "only this namespace")
 	user := fs.String("user", "", "only this user (of --namespace, default \"default\")")
 	asJSON := fs.Bool("json", false, "one JSON object")
-	window := fs.Float64("window-days", 7, "a memory ignored or superseded within this many days of being written is a wrong write")
+	window := fs.Float64("window-days", 7, "a memory superseded within this many days of being written counts as superseded soon")
 	token := fs.String("token", os.Getenv("ENGRAM_TOKEN"), "bearer token for the running engram's context figures (env ENGRAM_TOKEN; default: a token of the config that covers the namespace)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -73,7 +75,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	out := map[string]any{"read_model": st}
-	q, err := sqlite.ReadQuality(ctx, cfg.ReadModelPath(), *ns, time.Duration(*window*float64(24*time.Hour)))
+	q, err := sqlite.ReadQuality(ctx, cfg.ReadModelPath(), *ns, *user, time.Duration(*window*float64(24*time.Hour)))
 	if err != nil {
 		fmt.Fprintf(stderr, "engram stats: %v\n", err)
 		return 1
@@ -181,14 +183,21 @@ func deleteMemory(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", events.DefaultNamespace, "the memory's namespace")
 	user := fs.String("user", "", "the memory's user (required)")
 	reason := fs.String("reason", "", "why, kept in the memory's history")
-	if err := fs.Parse(args); err != nil {
+	// The usage line puts the id first (MEMORY_ID --user U); Go's flag
+	// package stops at the first argument that is not a flag.
+	pos, err := parseAnyOrder(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 || *user == "" {
+	if len(pos) > 1 {
+		fmt.Fprintf(stderr, "engram delete: one memory id at a time, got %d: %s\n", len(pos), strings.Join(pos, " "))
+		return 2
+	}
+	if len(pos) == 0 || *user == "" {
 		fs.Usage()
 		return 2
 	}
-	id := fs.Arg(0)
+	id := pos[0]
 	cfg, err := f.Load(fs, config.Default())
 	if err != nil {
 		fmt.Fprintf(stderr, "engram delete: %v\n", err)

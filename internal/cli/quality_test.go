@@ -60,7 +60,7 @@ func TestStatsQuality(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"quality (seed 004 §9):", "confirmation rate     0.0%  (0 confirmed of 0 decided)",
-		"wrong-write rate      0.0%  (0 of 1 written were ignored or superseded within 7 days)",
+		"wrong-write rate      0.0%  (0 rejected per 0 confirmed)", "superseded soon     0 of 1 written, within 7 days",
 		"retrieval hit rate", "context blocks the running engram served since it started", "memory-token share"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output has no %q:\n%s", want, out)

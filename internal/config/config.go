@@ -55,6 +55,29 @@ type Config struct {
 	Consolidate Consolidate `yaml:"consolidate"`
 	// Retention is how long raw history is kept.
 	Retention Retention `yaml:"retention"`
+	// Retrieval is what /v1/context answers with when a request does not
+	// say.
+	Retrieval Retrieval `yaml:"retrieval"`
+}
+
+// Retrieval configures the retriever's defaults.
+type Retrieval struct {
+	// Preset reproduces one seed's retrieval as written for every request
+	// that names none: "seed000" (seed 000 §8.1's layout), "seed002"
+	// (seed 002's budget, its §5.2 scoring and 5 memories) or "seed004"
+	// (seed 004 §5's budget, hybrid scoring and 5 pieces of evidence).
+	// Empty: engram's defaults.
+	Preset string `yaml:"preset"`
+	// Personas are personas a request may name, beside the built-in
+	// tech_expert (skill and error ×1.2, seed 000 §5.5) and jarvis (rule,
+	// preference and context ×1.2); one of the same name replaces it.
+	Personas map[string]Persona `yaml:"personas"`
+}
+
+// Persona weighs up the kinds of memory a persona favours.
+type Persona struct {
+	Kinds []string `yaml:"kinds"`
+	Boost float64  `yaml:"boost"`
 }
 
 // Retention configures how long raw history is kept (seeds 000 §4.5 and
@@ -173,7 +196,8 @@ func (x Extract) MaskAtIngest(ns string) bool {
 // (daily 03:00, weekly Monday 04:00) are in the rule files.
 type Consolidate struct {
 	// RulesDir holds the rule files (*.yaml), reloaded when they change.
-	// When it does not exist, the defaults built into engram are in force.
+	// Until it exists, the defaults built into engram are in force; it is
+	// loaded when it is created, without a restart.
 	RulesDir string `yaml:"rules_dir"`
 	// RulesPoll is how often RulesDir is checked for changes.
 	RulesPoll time.Duration `yaml:"rules_poll"`
@@ -270,6 +294,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_RULES_DIR":          &c.Consolidate.RulesDir,
 		"ENGRAM_CARDS_DIR":          &c.Consolidate.CardsDir,
 		"ENGRAM_CONTEXT_MODEL":      &c.ContextModel,
+		"ENGRAM_RETRIEVAL_PRESET":   &c.Retrieval.Preset,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {
@@ -466,6 +491,27 @@ func (c Config) Validate() error {
 	}
 	if c.Extract.MaxAttempts < 1 || c.Extract.MaxAttempts > 20 {
 		return fmt.Errorf("extract.max_attempts: %d is outside 1..20", c.Extract.MaxAttempts)
+	}
+	switch c.Retrieval.Preset {
+	case "", "seed000", "seed002", "seed004":
+	default:
+		return fmt.Errorf("retrieval.preset: %q: want seed000, seed002, seed004 or empty (ENGRAM_RETRIEVAL_PRESET)", c.Retrieval.Preset)
+	}
+	for name, p := range c.Retrieval.Personas {
+		if name == "" || strings.ToLower(name) != name {
+			return fmt.Errorf("retrieval.personas: %q: a persona's name is lower case and not empty", name)
+		}
+		if len(p.Kinds) == 0 {
+			return fmt.Errorf("retrieval.personas.%s.kinds: name at least one kind of memory", name)
+		}
+		for _, k := range p.Kinds {
+			if !slices.Contains(events.Kinds(), k) {
+				return fmt.Errorf("retrieval.personas.%s.kinds: %q is not one of %s", name, k, strings.Join(events.Kinds(), ", "))
+			}
+		}
+		if p.Boost <= 0 || p.Boost > 10 {
+			return fmt.Errorf("retrieval.personas.%s.boost: %v is outside (0, 10]", name, p.Boost)
+		}
 	}
 	if c.Consolidate.RulesPoll <= 0 {
 		return errors.New("consolidate.rules_poll: must be positive")

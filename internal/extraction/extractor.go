@@ -52,6 +52,12 @@ type Extractor struct {
 	// a turn's reading that is already there. nil publishes it again,
 	// and the duplicate is dropped by JetStream or at apply.
 	Applied func(ctx context.Context, scope memory.Scope, source string, ids []string) (map[string]bool, error)
+	// Extracted, when set, tells whether the read model holds any of the
+	// events of source with the given ids: a request delivered again (a
+	// replay, a consumer made again) whose conclusion is already in the
+	// stream is acknowledged without asking the model again (DESIGN:
+	// replay never calls the LLM). engram reextract makes new requests.
+	Extracted func(ctx context.Context, scope memory.Scope, source string, ids ...string) (bool, error)
 }
 
 // DefaultMaxRetryAfter is the longest a request waits for a rate limit.
@@ -71,6 +77,22 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 	req, ok := d.Data.(*events.ExtractionRequested)
 	if !ok {
 		return memory.Errorf(memory.EINVALID, "extractor got %s", d.Type)
+	}
+	if x.Extracted != nil {
+		ends := Conclusions(req.RequestID)
+		if d.Redriven {
+			// Sent back from the dead letters to be tried again: only an
+			// extraction that succeeded since ends it.
+			ends = ends[:1]
+		}
+		done, err := x.Extracted(ctx, d.Scope, Source, ends...)
+		if err != nil {
+			return fmt.Errorf("was %s extracted before: %w", req.RequestID, err)
+		}
+		if done {
+			x.Log.Info("extracted before; not asked again", zap.String("request", req.RequestID), zap.Int("attempt", d.Attempt))
+			return nil
+		}
 	}
 	turns := x.masked(req.Turns)
 	if x.LLM == nil {
@@ -114,6 +136,14 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 		return perr
 	}
 	return memory.Errorf(memory.EINVALID, "llm extraction failed after %d attempts, rules covered the turns: %v", d.Attempt, err)
+}
+
+// Conclusions are the ids of the events that end a request: its
+// extraction (by the model, or by the rules without one), the rules'
+// cover after the model failed, and the failure itself. The fast rule
+// pass before the model ("-rules", on compression) ends nothing.
+func Conclusions(requestID string) []string {
+	return []string{"extracted-" + requestID, "extracted-" + requestID + "-fallback", "failed-" + requestID}
 }
 
 func (x *Extractor) maxRetryAfter() time.Duration {

@@ -316,8 +316,8 @@ type Snapshot struct {
 type Quality struct {
 	// ConfirmationRate is confirmed / decided pending candidates.
 	ConfirmationRate float64
-	// WrongWriteRate is the share of memories written that were ignored or
-	// superseded within the window.
+	// WrongWriteRate is seed 004 §9's rejected / confirmed pending
+	// candidates.
 	WrongWriteRate float64
 }
 
@@ -346,8 +346,8 @@ var (
 	descConfirm = prometheus.NewDesc("engram_memory_confirmation_ratio",
 		"Pending memory candidates confirmed, of those users confirmed or ignored (all namespaces, from the read model).", nil, nil)
 	descWrong = prometheus.NewDesc("engram_memory_wrong_write_ratio",
-		"Memories written that were ignored or superseded within 7 days of being written, of all memories written "+
-			"(all namespaces, from the read model).", nil, nil)
+		"Pending memory candidates users rejected (ignored) per candidate confirmed, seed 004 §9's rejected / confirmed "+
+			"(all namespaces, from the read model; 0 when none was confirmed).", nil, nil)
 	descDrift = prometheus.NewDesc("engram_stream_drift",
 		"1 while this process reports that the MEMORY stream changed under engram this way (kind: config, a "+
 			"configuration that drops or refuses events; missing; recreated, not the stream the read model was built "+

@@ -21,9 +21,12 @@ import (
 
 // What myclaw's migration writes that no record says.
 const (
-	myclawChannel    = "myclaw"
-	myclawSubject    = "user"
-	myclawImportance = 0.8
+	myclawChannel = "myclaw"
+	myclawSubject = "user"
+	// Seed 001 §12.2 imports every MEMORY.md line at 1.0: what the user
+	// kept by hand is identity-grade (§6.4's scale: identity 1.0,
+	// technical decisions 0.8).
+	myclawImportance = 1.0
 )
 
 // Myclaw migrates a myclaw workspace (seed 001 §12.2): MEMORY.md into the

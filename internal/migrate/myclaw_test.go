@@ -28,8 +28,8 @@ func TestMyclaw(t *testing.T) {
 	for _, d := range added {
 		a := d.(*events.MemoryAdded)
 		byContent[a.Content] = a
-		if a.Tier != events.TierCore || a.Subject != "user" || a.Importance != 0.8 || a.Confidence != 1 || a.SessionID != "" {
-			t.Errorf("memory %q: tier %d, subject %q, importance %v, confidence %v, session %q; want 1, user, 0.8, 1, none",
+		if a.Tier != events.TierCore || a.Subject != "user" || a.Importance != 1 || a.Confidence != 1 || a.SessionID != "" {
+			t.Errorf("memory %q: tier %d, subject %q, importance %v, confidence %v, session %q; want 1, user, 1 (seed 001 §12.2), 1, none",
 				a.Content, a.Tier, a.Subject, a.Importance, a.Confidence, a.SessionID)
 		}
 	}

@@ -140,7 +140,8 @@ func (r *recall) memories(ctx context.Context) {
 	if e.Vectors != nil {
 		semantic, hits = r.semantic(ctx, hits)
 	}
-	r.b.Memories = e.rankMemories(hits, semantic, a.now, a.req.Persona, a.project, asksFor(a.req.Query), a.tw, a.req.Explain)
+	r.b.Memories = e.rankMemories(hits, semantic, a.now, rankOptions{persona: a.req.Persona, scoring: a.req.Scoring,
+		project: a.project, intent: asksFor(a.req.Query), tw: a.tw, explain: a.req.Explain})
 	// A profile memory the query also matches is in the profile card
 	// already; listed twice it would be rendered and charged twice.
 	r.b.Memories = slices.DeleteFunc(r.b.Memories, func(it Item) bool {
@@ -150,7 +151,7 @@ func (r *recall) memories(ctx context.Context) {
 
 // turns recalls raw turns with their neighbours (seed 000: the raw text
 // gets used), led by the words of the best memories, and the attachments
-// of those turns when the question asks for a file.
+// of those turns that hold the question's words (rankAttachments).
 func (r *recall) turns(ctx context.Context) {
 	a, e := &r.a, r.e
 	if r.textFailed || !a.searchable {
@@ -166,22 +167,16 @@ func (r *recall) turns(ctx context.Context) {
 		r.textFails(fmt.Errorf("recall turns: %w", err))
 		return
 	}
-	wantFiles := asksForAttachment(a.req.Query)
-	for i, t := range turns {
-		if i >= a.limit && !wantFiles {
-			break
-		}
-		if i < a.limit {
-			r.b.Turns = append(r.b.Turns, turnItem(t.TurnHit, t.Score, a.req.Explain, map[string]float64{
-				"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
-		}
-		if wantFiles && t.Attachments != "" && len(r.b.Attachments) < 5 {
-			items, err := attachmentItems(t.TurnHit)
-			if err != nil {
-				r.fall("attachments", "none", err)
-			}
-			r.b.Attachments = append(r.b.Attachments, items...)
-		}
+	for _, t := range turns[:min(a.limit, len(turns))] {
+		r.b.Turns = append(r.b.Turns, turnItem(t.TurnHit, t.Score, a.req.Explain, map[string]float64{
+			"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
+	}
+	atts, err := rankAttachments(a.q, a.req.Query, turns)
+	if err != nil {
+		r.fall("attachments", "none", err)
+	}
+	for _, s := range atts[:min(maxAttachments, len(atts))] {
+		r.b.Attachments = append(r.b.Attachments, attachmentItem(s, a.req.Explain))
 	}
 }
 

@@ -306,3 +306,44 @@ func TestRunScheduleCatchesUp(t *testing.T) {
 		}
 	})
 }
+
+// A rules directory created after start is loaded by the next poll; until
+// then the fallback rules are in force, and a broken first version keeps
+// them.
+func TestWatcherDirectoryCreatedLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "rules")
+		builtin := mustSet(t, "rules:\n  - name: builtin\n    on: session.ended\n    do: [build_episode]\n")
+		log := &errorLog{}
+		w, err := NewWatcherOr(dir, events.Types(), interval, builtin, log.add, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- w.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}()
+		tick()
+		if w.Current() != builtin || len(log.all()) != 0 {
+			t.Fatalf("no directory: rules %s, errors %v; want the fallback, none", names(w.Current().Rules), log.all())
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "a.yaml", "rules:\n  - name: a\n    on: session.endd\n    do: [decay]\n")
+		tick()
+		if w.Current() != builtin || len(log.all()) != 1 {
+			t.Fatalf("a broken first version: rules %s, %d errors; want the fallback, 1", names(w.Current().Rules), len(log.all()))
+		}
+		write(t, dir, "a.yaml", ruleA)
+		tick()
+		if got, want := names(w.Current().Rules), "a"; got != want {
+			t.Fatalf("the directory's rules %s, want %s", got, want)
+		}
+	})
+}

@@ -414,12 +414,12 @@ func TestLateFactIsNotAWrongWrite(t *testing.T) {
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User moved to Porto", said: hour(24), updates: true}),
 		extractedAt(2, "u", fact{pred: "location", content: "User lives in Lisbon", said: hour(0)}))
-	st, err := s.Quality(t.Context(), "ns", 0)
+	st, err := s.Quality(t.Context(), "ns", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Written != 2 || st.WrongWrites != 0 {
-		t.Fatalf("written %d, wrong writes %d; want 2, 0", st.Written, st.WrongWrites)
+	if st.Written != 2 || st.WrongWrites != 0 || st.SupersededSoon != 0 {
+		t.Fatalf("written %d, wrong writes %d, superseded soon %d; want 2, 0, 0", st.Written, st.WrongWrites, st.SupersededSoon)
 	}
 }
 

@@ -40,13 +40,16 @@ func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error)
 		return st, fmt.Errorf("stats: %w", err)
 	}
 	defer quiet.Rollback(tx)
-	where := ` WHERE (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)`
-	args := []any{namespace, namespace, user, user}
+	where := ` WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR user_id = ?2)`
+	args := []any{namespace, user}
 	for _, c := range []struct {
 		dst *int
 		q   string
 	}{
-		{&st.Users, `SELECT count(*) FROM (SELECT DISTINCT namespace, user_id FROM sessions` + where + `)`},
+		// A user is anyone engram holds something of: turns, memories
+		// (added by hand or migrated, with no turn) or daily summaries.
+		{&st.Users, `SELECT count(*) FROM (SELECT namespace, user_id FROM sessions` + where +
+			` UNION SELECT namespace, user_id FROM memories` + where + ` UNION SELECT namespace, user_id FROM daily_summaries` + where + `)`},
 		{&st.Turns, `SELECT count(*) FROM turns` + where},
 		{&st.Sessions, `SELECT count(*) FROM sessions` + where},
 		{&st.Episodes, `SELECT count(*) FROM episodes` + where},

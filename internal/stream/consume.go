@@ -96,6 +96,13 @@ type Consumer struct {
 	cfg  ConsumerConfig
 	log  *zap.Logger
 	cons jetstream.Consumer
+	// created is the configuration the consumer was created with, to
+	// create it again if it is deleted under a running worker, and
+	// streamCreated when its stream was (zero if unknown): a consumer
+	// deleted with its stream is not made again on another stream of the
+	// same name.
+	created       jetstream.ConsumerConfig
+	streamCreated time.Time
 }
 
 // NewConsumer creates (or binds to) the durable consumer.
@@ -149,7 +156,11 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		return nil, fmt.Errorf("create consumer %s: %w", cfg.Durable, err)
 	}
 	waitLeader(ctx, cons, 10*time.Second)
-	return &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons}, nil
+	c := &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons, created: cc}
+	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
+		c.streamCreated = s.CachedInfo().Created
+	}
+	return c, nil
 }
 
 // Log field keys.
@@ -183,7 +194,11 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer func() { stopHB(); hb.Wait() }()
 	hb.Go(func() { held.keepAlive(hbCtx, c.cfg.AckWait/3, c.log) })
-	cc, err := c.cons.Consume(func(m jetstream.Msg) {
+	// lost is told when the consumer may have been deleted under this
+	// worker: JetStream says so to a waiting pull, and a pull made after
+	// it finds no responder or no heartbeat.
+	lost := make(chan struct{}, 1)
+	onMsg := func(m jetstream.Msg) {
 		if c.cfg.Done != nil {
 			if md, err := m.Metadata(); err == nil && c.cfg.Done(md.Sequence.Stream) {
 				if err := m.Ack(); err != nil {
@@ -198,19 +213,66 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
 		}
-	}, jetstream.PullMaxMessages(c.cfg.Pull),
-		// Short pulls: a pull lost while JetStream was off (a full disk,
-		// healed without a restart) is noticed by its missing heartbeat
-		// and asked again within seconds, not half a minute.
-		jetstream.PullExpiry(5*time.Second), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
-				c.log.Warn("consume", zap.Error(err))
-			}
-		}))
+	}
+	consume := func() (jetstream.ConsumeContext, error) {
+		return c.cons.Consume(onMsg, jetstream.PullMaxMessages(c.cfg.Pull),
+			// Short pulls: a pull lost while JetStream was off (a full disk,
+			// healed without a restart) is noticed by its missing heartbeat
+			// and asked again within seconds, not half a minute.
+			jetstream.PullExpiry(5*time.Second), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+				if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
+					errors.Is(err, nats.ErrNoResponders) {
+					select {
+					case lost <- struct{}{}:
+					default:
+					}
+				}
+				if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+					c.log.Warn("consume", zap.Error(err))
+				}
+			}))
+	}
+	cc, err := consume()
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.cfg.Durable, err)
 	}
-	defer cc.Stop()
+	defer func() { cc.Stop() }()
+	// rebind consumes again when the consumer is gone: a worker whose
+	// consumer was deleted would otherwise wait for ever, having logged
+	// one warning.
+	rebind := func() error {
+		if _, err := c.js.Consumer(ctx, c.cfg.Stream, c.cfg.Durable); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			select {
+			case <-cc.Closed():
+			default:
+				return nil // still there, still consumed: a pull lost in passing
+			}
+		}
+		cc.Stop()
+		err := c.bindAgain(ctx)
+		if errors.Is(err, errStreamChanged) {
+			// The stream was deleted or made again: not this worker's to
+			// follow. The read model's origin check reports it (and stops
+			// the projector), engram streams status says what changed,
+			// and a restart takes it up after engram streams apply or
+			// accept.
+			c.log.Error("the stream was deleted or made again under this worker; it waits to be stopped", zap.Error(err))
+			<-ctx.Done()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		next, err := consume()
+		if err != nil {
+			return fmt.Errorf("consume %s again: %w", c.cfg.Durable, err)
+		}
+		cc = next
+		return nil
+	}
 	batch := make([]*Message, 0, c.cfg.Batch)
 	// take adds an arrival to the batch, or settles it at once.
 	take := func(a arrival) {
@@ -235,6 +297,19 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-lost:
+			if err := rebind(); err != nil {
+				return err
+			}
+			continue
+		case <-cc.Closed():
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := rebind(); err != nil {
+				return err
+			}
+			continue
 		case a := <-inbox:
 			take(a)
 		}
@@ -262,6 +337,46 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			c.decide(ctx, msg, err)
 		}
 	}
+}
+
+// bindAgain finds the consumer again after it was deleted under a running
+// worker. A replay deletes it and at once creates it again starting
+// elsewhere: a moment is given for that, and the worker goes on from
+// where the replay set it. Deleted and not made again (nats consumer rm),
+// it is created as it was at start, as a restart would.
+func (c *Consumer) bindAgain(ctx context.Context) error {
+	if err := c.sameStream(ctx); err != nil {
+		return err
+	}
+	for wait := time.Now().Add(2 * time.Second); ; {
+		cons, err := c.js.Consumer(ctx, c.cfg.Stream, c.cfg.Durable)
+		if err == nil {
+			c.cons = cons
+			c.log.Warn("the consumer was deleted and made again under this worker (engram replay?): consuming it from where it now starts")
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) || time.Now().After(wait) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := c.sameStream(ctx); err != nil {
+		return err
+	}
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.created)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: %v", errStreamChanged, err)
+	}
+	if err != nil {
+		return fmt.Errorf("create consumer %s again after it was deleted: %w", c.cfg.Durable, err)
+	}
+	c.cons = cons
+	c.log.Warn("the consumer was deleted under this worker: created again as at start")
+	return nil
 }
 
 // handle runs h over batch and returns each message's error. A panic in
@@ -312,6 +427,33 @@ func (c *Consumer) logPanic(m *Message, err error) {
 		fields = append(fields, zap.String("stack", p.Stack))
 	}
 	c.log.Error("handler panicked", fields...)
+}
+
+// errStreamChanged is a consumer's stream deleted, or made again, under
+// its worker.
+var errStreamChanged = errors.New("the stream is gone or is another one")
+
+// sameStream returns nil while the consumer's stream is the one it was
+// created on, errStreamChanged when it is gone or was made again; it
+// waits out a JetStream that does not answer.
+func (c *Consumer) sameStream(ctx context.Context) error {
+	for {
+		s, err := c.js.Stream(ctx, c.cfg.Stream)
+		switch {
+		case err == nil && (c.streamCreated.IsZero() || s.CachedInfo().Created.Equal(c.streamCreated)):
+			return nil
+		case err == nil:
+			return fmt.Errorf("%w: %s was created %s, the consumer's at %s", errStreamChanged, c.cfg.Stream,
+				s.CachedInfo().Created.UTC().Format(time.RFC3339Nano), c.streamCreated.UTC().Format(time.RFC3339Nano))
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("%w: %v", errStreamChanged, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // heldMsgs are the messages a consumer instance has been delivered and not
@@ -512,6 +654,12 @@ func (m *Message) Applied() memory.Applied {
 	return memory.Applied{Envelope: m.Envelope(), Data: m.Data}
 }
 
+// Redriven reports whether the message was sent back from the dead
+// letters (engram dlq redrive).
+func (m *Message) Redriven() bool {
+	return m != nil && m.msg != nil && m.msg.Headers().Get(HeaderRedrivenFrom) != ""
+}
+
 // redrivenFor is the consumer a redriven message was sent back for; ""
 // for a message never redriven (or redriven before redrives named one).
 func (m *Message) redrivenFor() string {
@@ -524,8 +672,9 @@ func (m *Message) redrivenFor() string {
 // ReplayFrom makes the durable consumer name of MEMORY deliver again from
 // stream sequence seq, or, with seq 0, from time from: it is deleted and
 // created again with its configuration, starting there. Its worker must
-// be stopped meanwhile (it resumes from there when it starts); a read
-// model's projector is rebuilt, not replayed.
+// be stopped meanwhile (it resumes from there when it starts; app.Replay
+// refuses while one runs); a read model's projector is rebuilt, not
+// replayed.
 func ReplayFrom(ctx context.Context, js jetstream.JetStream, name string, seq uint64, from time.Time) error {
 	c, err := js.Consumer(ctx, MemoryStream, name)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -250,6 +251,30 @@ func (l *Leases) fairShare(ctx context.Context) int {
 		members = max(members, 1)
 	}
 	return (l.cfg.N + members - 1) / members
+}
+
+// Members are the live instances of group: those that renewed their
+// membership within the lease TTL (a stopped one removes its own).
+func Members(ctx context.Context, js jetstream.JetStream, group string) ([]string, error) {
+	kv, err := js.KeyValue(ctx, PartitionBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	lister, err := kv.ListKeysFiltered(ctx, group+".m.*")
+	if err != nil {
+		return nil, fmt.Errorf("members of %s: %w", group, err)
+	}
+	var out []string
+	for k := range lister.Keys() {
+		if e, err := kv.Get(ctx, k); err == nil {
+			out = append(out, string(e.Value()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Held is, per partition of group, the instance that holds it now.
