@@ -65,7 +65,8 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 				continue
 			}
 			tag := date + "-" + hashOf(e.Channel)[:8]
-			text := e.Summary
+			// A day written in many parts may be longer than one entry holds.
+			text := cutBytes(e.Summary, events.MaxDailySummaryBytes)
 			if c.Model != nil {
 				s, err := summarizeDay(ctx, c.Model, date, e.Channel, e.Summary)
 				if err != nil {

@@ -63,19 +63,19 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 	}
 	turns := x.masked(req.Turns)
 	if x.LLM == nil {
-		return x.publish(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0)
+		return x.publish(ctx, d, req, turns, x.rules(turns), "rules", "", llm.Usage{}, 0, "")
 	}
 	if req.Reason == ReasonCompressing && d.Attempt == 1 {
 		// The turns are leaving the agent's window: the fast rule pass is
 		// stored before the model is asked, so nothing waits on it.
-		if err := x.publishAs(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0, "-rules"); err != nil {
+		if err := x.publishAs(ctx, d, req, turns, x.rules(turns), "rules", "", llm.Usage{}, 0, "", "-rules"); err != nil {
 			return err
 		}
 	}
 	res, err := x.LLM.Extract(ctx, toLLMTurns(turns), x.known(ctx, d.Scope), llmextract.Options{
 		Project: project(turns), Summary: req.Summary})
 	if err == nil {
-		err = x.publish(ctx, d, req, res.Candidates, "llm", res.Model, res.Usage, res.Calls)
+		err = x.publish(ctx, d, req, turns, res.Candidates, "llm", res.Model, res.Usage, res.Calls, res.Summary)
 		if !errors.Is(err, errUnpublishable) {
 			return err
 		}
@@ -99,7 +99,7 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 	if perr := x.Emit(ctx, failed); perr != nil {
 		return perr
 	}
-	if perr := x.publishAs(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0, "-fallback"); perr != nil {
+	if perr := x.publishAs(ctx, d, req, turns, x.rules(turns), "rules", "", llm.Usage{}, 0, "", "-fallback"); perr != nil {
 		return perr
 	}
 	return memory.Errorf(memory.EINVALID, "llm extraction failed after %d attempts, rules covered the turns: %v", d.Attempt, err)
@@ -119,16 +119,18 @@ func retryable(err error) bool {
 	return llm.IsTemporary(err)
 }
 
-func (x *Extractor) publish(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
-	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int) error {
-	return x.publishAs(ctx, d, req, cands, extractor, model, usage, calls, "")
+func (x *Extractor) publish(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested, turns []events.ExtractionTurn,
+	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, summary string) error {
+	return x.publishAs(ctx, d, req, turns, cands, extractor, model, usage, calls, summary, "")
 }
 
-// publishAs publishes memory.extracted (id "extracted-<request><suffix>")
-// and a memory.write.important for every candidate that will be written
-// with importance ≥ 0.8.
-func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
-	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, suffix string) error {
+// publishAs publishes memory.extracted (id "extracted-<request><suffix>"),
+// a memory.write.important for every candidate that will be written with
+// importance ≥ 0.8, and, unless this is the fast rule pass ahead of the
+// model ("-rules"), the parts of the days' logs the turns make
+// (dailyParts), from the model's summary when it wrote one.
+func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested, turns []events.ExtractionTurn,
+	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, summary, suffix string) error {
 	id := "extracted-" + req.RequestID + suffix
 	last := lastSaid(req.Turns)
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
@@ -183,7 +185,22 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 				Subject: c.Subject, Predicate: c.Predicate, Content: c.Content, Importance: c.Importance,
 				SessionID: req.SessionID, CauseEventID: id}})
 	}
+	if suffix != "-rules" {
+		if x.Mask != nil {
+			summary, _ = x.Mask.Mask(summary)
+		}
+		out = append(out, dailyParts(d, req, turns, candidatesOf(ev.Candidates), summary)...)
+	}
 	return x.Emit(ctx, out...)
+}
+
+// candidatesOf is what was extracted, as dailyParts reads it.
+func candidatesOf(cs []events.Candidate) []memory.Candidate {
+	out := make([]memory.Candidate, len(cs))
+	for i, c := range cs {
+		out[i] = memory.Candidate{Content: c.Content, Importance: c.Importance, Confidence: c.Confidence, SaidAt: c.SaidAt}
+	}
+	return out
 }
 
 // ImportantID is the event id of a fact's memory.write.important: derived

@@ -25,7 +25,7 @@ var checksummed = map[string]string{
 	// Consolidation (migration 3).
 	"episodes":        "namespace, user_id, id",
 	"scratchpad":      "namespace, user_id",
-	"daily_summaries": "namespace, user_id, date, channel",
+	"daily_summaries": "namespace, user_id, date, channel, part",
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
 	"forgotten":       "namespace, user_id",

@@ -375,6 +375,28 @@ UPDATE memories SET said_at = created, updates = (supersedes != '');
 ALTER TABLE memory_history ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
 UPDATE memory_history SET said_at = time;
 `},
+	// 12: a day's log in parts (seed 001 §6.3 step 5): each extraction
+	// writes the part of the day its turns were in, named by the part
+	// column; a day written whole (migration, compression) is part ''.
+	{sql: `
+CREATE TABLE daily_parts (
+	namespace  TEXT NOT NULL,
+	user_id    TEXT NOT NULL,
+	date       TEXT NOT NULL,
+	channel    TEXT NOT NULL,
+	part       TEXT NOT NULL DEFAULT '',
+	summary    TEXT NOT NULL,
+	raw_tokens INTEGER NOT NULL,
+	source     TEXT NOT NULL,
+	compressed INTEGER NOT NULL DEFAULT 0,
+	updated    INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id, date, channel, part)
+) WITHOUT ROWID;
+INSERT INTO daily_parts (namespace, user_id, date, channel, part, summary, raw_tokens, source, compressed, updated)
+	SELECT namespace, user_id, date, channel, '', summary, raw_tokens, source, compressed, updated FROM daily_summaries;
+DROP TABLE daily_summaries;
+ALTER TABLE daily_parts RENAME TO daily_summaries;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
