@@ -324,6 +324,9 @@ type MemoriesMerged struct {
 	// not empty and at most MaxMemoryContentBytes; nil keeps its content.
 	Content   *string `json:"content,omitempty"`
 	ClusterID string  `json:"cluster_id"` // the dedupe cluster that decided it
+	// Model is the model that judged the members one fact (seed 000
+	// §5.7); empty when their words alone decided.
+	Model string `json:"model,omitempty"`
 }
 
 func (x *MemoriesMerged) Validate() error {
@@ -351,7 +354,7 @@ func (x *MemoriesMerged) Validate() error {
 			return err
 		}
 	}
-	return checkID("cluster_id", x.ClusterID, true)
+	return firstErr(checkID("cluster_id", x.ClusterID, true), checkID("model", x.Model, false))
 }
 
 // MemoriesArchived is the data of a memories.archived event: memories that

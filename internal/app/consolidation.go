@@ -87,6 +87,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		}
 		c.Episodes = &episode.Builder{Client: client}
 		c.Rewriter = dedupe.Rewriter{Client: client}
+		c.Judge = dedupe.Judge{Client: client}
 		c.Model = client
 	}
 	ccfg := stream.ConsumerConfig{

@@ -72,6 +72,9 @@ type Consolidator struct {
 	// Rewriter rewrites merged memories with a model; a nil Client keeps
 	// the kept memory's wording.
 	Rewriter dedupe.Rewriter
+	// Judge, with a Client, decides inside loose dedupe clusters which
+	// memories are one fact (seed 000 §5.7), and words their merge.
+	Judge dedupe.Judge
 	// Model writes the day summaries of compress_daily and chooses the
 	// core profile of refresh_profile; nil keeps each day's log as
 	// written and the profile maintain.CoreProfile chooses, as does a

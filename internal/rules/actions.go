@@ -9,7 +9,7 @@ const (
 	ActUpdateScratchpad = "update_scratchpad" // max_chars
 	ActExtractNow       = "extract_now"       // reason, min_messages, quiet_gap, token_cap
 	ActCompressDaily    = "compress_daily"    // days
-	ActDedupe           = "dedupe"            // similarity, min_entries
+	ActDedupe           = "dedupe"            // similarity, min_entries, model_similarity
 	ActRefreshProfile   = "refresh_profile"   // min_importance
 	ActDecay            = "decay"             // (none)
 	ActArchive          = "archive"           // score_below, access_below
@@ -62,9 +62,13 @@ var actionSpecs = map[string]map[string]param{
 		"token_cap":    {kind: pInt, lo: 100},
 	},
 	ActCompressDaily: {"days": {kind: pInt, lo: 1, def: 1}},
+	// model_similarity is how alike memories must be for a model, when
+	// one is configured, to judge whether they are one fact (seed 000
+	// §5.7: loose clusters, the model decides inside each).
 	ActDedupe: {
-		"similarity":  {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.9},
-		"min_entries": {kind: pInt, lo: 1, def: 10},
+		"similarity":       {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.9},
+		"min_entries":      {kind: pInt, lo: 1, def: 10},
+		"model_similarity": {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.4},
 	},
 	ActRefreshProfile: {"min_importance": {kind: pFloat, lo: 0, hi: 1, def: 0.7}},
 	ActDecay:          {},

@@ -134,7 +134,7 @@ func TestShippedActions(t *testing.T) {
 		"daily_decay_archive":        "decay; archive access_below=2 score_below=0.1",
 		"daily_expire":               "expire short_term=72h0m0s transient=24h0m0s",
 		"daily_cards":                "render_cards max_chars=1500 per_kind=5",
-		"weekly_dedupe":              "dedupe min_entries=10 similarity=0.9",
+		"weekly_dedupe":              "dedupe min_entries=10 model_similarity=0.4 similarity=0.9",
 		"weekly_profile":             "refresh_profile min_importance=0.7",
 		"maintenance_cap":            "enforce_cap max_memories=10000",
 		"cards_on_important_rule":    "render_cards max_chars=1500 per_kind=5",
