@@ -9,11 +9,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/mcpserver"
 	"github.com/engramhq/engram/internal/memory"
@@ -95,6 +97,9 @@ type App struct {
 	// rules is the rules in force, loaded once for the batcher and the
 	// consolidator (see openRules).
 	rules func() *rules.Set
+	// observer, when set, is told of every event the projector applied
+	// (the consolidator, for the cards: openCardsLease).
+	observer atomic.Pointer[consolidation.Consolidator]
 
 	cancel  context.CancelFunc
 	wg      conc.WaitGroup
@@ -309,14 +314,22 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 	}, log)
 }
 
-// project applies a batch to the read model.
-func project(p *projector.Projector) stream.BatchHandler {
+// project applies a batch to the read model, and tells the observer, if
+// any, of what was applied.
+func (a *App) project(p *projector.Projector) stream.BatchHandler {
 	return func(ctx context.Context, msgs []*stream.Message) []error {
 		batch := make([]memory.Applied, len(msgs))
 		for i, m := range msgs {
 			batch[i] = m.Applied()
 		}
 		errs := p.Apply(ctx, batch)
+		if o := a.observer.Load(); o != nil {
+			for i := range batch {
+				if errs == nil || errs[i] == nil { // nil: all applied
+					o.Observe(batch[i])
+				}
+			}
+		}
 		for i, err := range errs {
 			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
 				errs[i] = stream.Permanent(err)

@@ -148,6 +148,9 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		return fmt.Errorf("schedule bucket: %w", err)
 	}
 	c.Claim = fs.claim
+	if err := a.openCardsLease(ctx, runCtx, c, log); err != nil {
+		return fmt.Errorf("cards lease: %w", err)
+	}
 	a.wg.Go(func() {
 		// From the last firing run by any instance: what fell due while
 		// none ran is run now.
@@ -160,6 +163,37 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		return fmt.Errorf("consolidator service: %w", err)
 	}
 	a.services = append(a.services, svc)
+	return nil
+}
+
+// cardsGroup is the lease group of the cards: one partition, so one
+// consolidator instance at a time writes every user's MEMORY.md and
+// USER.md and reads a person's edits of them back. Its read model holds
+// every user, and the projector tells it of every change (Observe), so
+// it needs no partition of the events.
+const cardsGroup = "cards"
+
+// openCardsLease makes the cards one instance's: the holder of the cards
+// lease (all of them, in the single binary). Apart, give the
+// consolidators one shared cards_dir, so the files stay where they are
+// when the lease moves.
+func (a *App) openCardsLease(ctx, runCtx context.Context, c *consolidation.Consolidator, log *zap.Logger) error {
+	if c.CardsDir == "" || a.store == nil {
+		return nil
+	}
+	leases, err := stream.OpenLeases(ctx, a.js, stream.LeaseConfig{Group: cardsGroup, Instance: a.Config.Instance, N: 1,
+		TTL: a.leaseTTL, Replicas: a.Config.NATS.Replicas}, log)
+	if err != nil {
+		return err
+	}
+	c.CardsLease = true
+	a.observer.Store(c)
+	a.wg.Go(func() {
+		leases.Run(runCtx, func(pctx context.Context, _ int) {
+			log.Info("this instance writes the cards", zap.String("cards_dir", c.CardsDir))
+			c.HoldCards(pctx)
+		})
+	})
 	return nil
 }
 

@@ -51,7 +51,7 @@ func (a *App) checkOrigin(ctx context.Context) error {
 // the stream turns out to have been recreated, it stops, empties the read
 // model and starts again from the new stream's start.
 func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) {
-	h := a.inOrder(project(p), log)
+	h := a.inOrder(a.project(p), log)
 	for {
 		pctx, stop := context.WithCancel(ctx)
 		var watch conc.WaitGroup

@@ -95,6 +95,9 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	}
 	c.cardsMu.Lock()
 	defer c.cardsMu.Unlock()
+	if c.CardsLease && !c.cardsHeld {
+		return nil // another instance writes the cards
+	}
 	dir := CardsPath(c.CardsDir, scope)
 	mems, err := c.Store.ActiveMemories(ctx, scope)
 	if err != nil {
@@ -345,7 +348,7 @@ func (c *Consolidator) noteCardStat(path string, body []byte) {
 // A file not seen before (after a restart) is compared with what engram
 // last wrote.
 func (c *Consolidator) pollCards() {
-	if c.CardsDir == "" || c.Store == nil {
+	if c.CardsDir == "" || c.Store == nil || !c.holdsCards() {
 		return
 	}
 	nss, _ := os.ReadDir(c.CardsDir)
@@ -434,7 +437,21 @@ func unPathToken(s string) (string, bool) {
 // renderCardsAction runs render_cards for one user, at the firing's (or
 // the event's) time.
 func (c *Consolidator) renderCardsAction(ctx context.Context, r *run, a rules.Action, scope memory.Scope) error {
+	if !c.holdsCards() {
+		return memory.Errorf(memory.EINVALID, "the cards are written by another consolidator instance")
+	}
 	return c.renderCards(ctx, scope, r.at, a.Int("max_chars"), a.Int("per_kind"))
+}
+
+// cardsOnly reports whether every action of a rule renders cards: with
+// CardsLease, such a rule's firings are the cards' writer's to run.
+func cardsOnly(r rules.Rule) bool {
+	for _, a := range r.Do {
+		if a.Type != rules.ActRenderCards {
+			return false
+		}
+	}
+	return len(r.Do) > 0
 }
 
 // cardsDue is a user's pending card render: when, and the stream position
@@ -448,6 +465,59 @@ type cardsDue struct {
 var cardTriggers = []string{events.TypeEpisodeBuilt, events.TypeScratchpadUpdated, events.TypeProfileRefreshed,
 	events.TypeMemoriesMerged, events.TypeMemoriesArchived, events.TypeMemoryExtracted, events.TypeMemoryAdded,
 	events.TypeMemoryUpdated, events.TypeMemoryDeleted, events.TypePendingConfirmed}
+
+// holdsCards reports whether this instance writes the cards now.
+func (c *Consolidator) holdsCards() bool {
+	c.cardsMu.Lock()
+	defer c.cardsMu.Unlock()
+	return !c.CardsLease || c.cardsHeld
+}
+
+// HoldCards makes this instance the cards' writer until ctx ends (with
+// CardsLease; the caller holds a lease that one instance at a time
+// holds). Taking them, it renders every user's cards: what changed, and
+// what a person edited, while another instance wrote them is caught up.
+// Giving them up waits for a render under way, so two instances never
+// write the cards at once.
+func (c *Consolidator) HoldCards(ctx context.Context) {
+	c.cardsMu.Lock()
+	c.cardsHeld = true
+	c.cardsMu.Unlock()
+	c.cardStatReset()
+	if c.CardsDir != "" && c.Store != nil {
+		scopes, err := c.Store.Scopes(ctx)
+		if err != nil && ctx.Err() == nil {
+			c.Log.Warn("cards taken, but the users cannot be listed to render theirs", zap.Error(err))
+		}
+		c.mu.Lock()
+		if c.cards == nil {
+			c.cards = map[memory.Scope]cardsDue{}
+		}
+		for _, s := range scopes {
+			c.cards[s] = cardsDue{at: time.Now(), seq: c.cards[s].seq}
+		}
+		c.mu.Unlock()
+		c.poke()
+	}
+	<-ctx.Done()
+	c.cardsMu.Lock()
+	c.cardsHeld = false
+	c.cardsMu.Unlock()
+}
+
+// cardStatReset forgets what the poll saw: files another instance wrote
+// are compared with what engram last wrote when next looked at.
+func (c *Consolidator) cardStatReset() {
+	c.mu.Lock()
+	c.cardStat = nil
+	c.mu.Unlock()
+}
+
+// Observe is told of every event the read model applied (in a worker
+// whose read model holds every user, unlike the partitions its consumer
+// handles): an event that changes what a user's cards show makes them
+// due, as Handle does for the events it is handed.
+func (c *Consolidator) Observe(a memory.Applied) { c.noteCards(a) }
 
 // noteCards schedules a render of the event's user's cards CardsDelay
 // after the last change (debounced: a burst of changes renders once).

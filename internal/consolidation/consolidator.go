@@ -93,6 +93,11 @@ type Consolidator struct {
 	// files a person edited (their edits become memory events); ≤ 0
 	// looks only when a card is rendered anyway.
 	CardsPoll time.Duration
+	// CardsLease, when set, makes the cards one instance's to write: this
+	// one renders and reads them back only while it holds the cards
+	// (HoldCards), so consolidators run apart keep one set of cards, and
+	// a person's edit is read back once. Unset, it always does.
+	CardsLease bool
 	// CatchUp bounds how long an action waits for the read model to
 	// apply the event that triggered it.
 	CatchUp time.Duration
@@ -106,8 +111,10 @@ type Consolidator struct {
 	pending []*Pending
 	pads    map[memory.Scope]memory.Scratchpad // the last scratchpad written per user
 	cards   map[memory.Scope]cardsDue
-	// cardsMu serializes renders, so an edit is imported once.
-	cardsMu sync.Mutex
+	// cardsMu serializes renders, so an edit is imported once; it also
+	// guards cardsHeld, so no render runs once the cards are given up.
+	cardsMu   sync.Mutex
+	cardsHeld bool
 	// cardStat is each MEMORY.md's size and time as last seen by the poll.
 	cardStat map[string]cardStat
 	wake     chan struct{}

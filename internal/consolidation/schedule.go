@@ -28,7 +28,13 @@ func (c *Consolidator) Run(ctx context.Context, since time.Time) error {
 // fire runs one scheduled rule at its time. Errors are logged: a schedule
 // has no event to retry, and the next firing runs the job again.
 func (c *Consolidator) fire(ctx context.Context, f rules.Firing) {
-	if c.Claim != nil && !c.Claim(ctx, f) {
+	switch {
+	case c.CardsLease && cardsOnly(f.Rule):
+		// The cards' writer renders them; no other instance may.
+		if !c.holdsCards() {
+			return
+		}
+	case c.Claim != nil && !c.Claim(ctx, f):
 		c.Log.Debug("scheduled rule run by another instance", zap.String(fieldRule, f.Rule.Name), zap.Time("at", f.At))
 		return
 	}
