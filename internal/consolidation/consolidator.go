@@ -109,6 +109,7 @@ type Consolidator struct {
 
 	mu      sync.Mutex
 	pending []*Pending
+	decided map[string]bool // firings approved or dismissed, when the queue is in memory
 	pads    map[memory.Scope]memory.Scratchpad // the last scratchpad written per user
 	cards   map[memory.Scope]cardsDue
 	// cardsMu serializes renders, so an edit is imported once; it also
@@ -131,6 +132,8 @@ const (
 	MinSessionTurns = 3
 	// maxPending bounds the confirm queue; the oldest firing is dropped.
 	maxPending = 1000
+	// maxDecided bounds the decided firings an in-memory queue remembers.
+	maxDecided = 10000
 )
 
 // New returns a Consolidator with the defaults.
