@@ -109,7 +109,7 @@ type Consolidator struct {
 
 	mu      sync.Mutex
 	pending []*Pending
-	decided map[string]bool // firings approved or dismissed, when the queue is in memory
+	decided map[string]bool                    // firings approved or dismissed, when the queue is in memory
 	pads    map[memory.Scope]memory.Scratchpad // the last scratchpad written per user
 	cards   map[memory.Scope]cardsDue
 	// cardsMu serializes renders, so an edit is imported once; it also
