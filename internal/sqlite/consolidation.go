@@ -68,6 +68,13 @@ func episodeText(d *events.Episode) string {
 // session's own episode: the complete story wins over a part of it.
 func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
+	for i, a := range d.Actions {
+		if a.Tool == "" && a.Decision != "" {
+			// A decision is a step taken, not a failed one; episodes
+			// written before said otherwise.
+			d.Actions[i].Success = true
+		}
+	}
 	linked := d.LinkedMemories
 	if d.Source != events.SourceCompression {
 		var err error
