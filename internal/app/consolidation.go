@@ -46,9 +46,11 @@ type JobRequest struct {
 	At  time.Time `json:"at,omitzero"` // the firing time the job runs as; now when zero
 }
 
-// JobReply says which rules ran.
+// JobReply says which rules ran, and how many events of each type they
+// published: what the job did, for the operator who asked.
 type JobReply struct {
-	Ran []string `json:"ran"`
+	Ran       []string       `json:"ran"`
+	Published map[string]int `json:"published"`
 }
 
 // consolidatorService is the consolidator's operator service; it is kept
@@ -372,8 +374,8 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 				jr.At = time.Now()
 			}
 			log.Info("job requested", zap.String("job", jr.Job), zap.Time("at", jr.At))
-			ran, err := c.RunJob(runCtx, jr.Job, jr.At)
-			reply(req, JobReply{Ran: ran}, err)
+			ran, published, err := c.RunJobCounted(runCtx, jr.Job, jr.At)
+			reply(req, JobReply{Ran: ran, Published: published}, err)
 		},
 		PendingSubject: func(req micro.Request) {
 			var body queueRequest

@@ -22,11 +22,46 @@ import (
 	"go.uber.org/zap"
 )
 
-// Card file names.
+// Card file names. MEMORY.md and USER.md are read back when a person
+// edits them; the L1 cards of seed 004 beside them (the agent's identity
+// card, the projects' log, the hot insights) are only written.
 const (
-	MemoryCard = "MEMORY.md"
-	UserCard   = "USER.md"
+	MemoryCard   = "MEMORY.md"
+	UserCard     = "USER.md"
+	AgentCard    = "AGENT.md"
+	ProjectCard  = "PROJECT.md"
+	InsightsCard = "INSIGHTS.md"
 )
+
+// projectDays is how far back PROJECT.md reads episodes.
+const projectDays = 365
+
+// L1 renders a user's seed 004 L1 cards beside MEMORY.md and USER.md:
+// the agent's identity card (from the identity the user confirmed, nil
+// when none, and the persona traits), the projects' rolling log and the
+// hot insights. The consolidator writes them to files and the HTTP API
+// serves them; both render with this.
+func L1(id *memory.Identity, mems []memory.Memory, pad *memory.Scratchpad, eps []memory.Episode, now time.Time) (agentMD, projectMD, insightsMD string) {
+	return cards.AgentMD(id, mems, now), cards.ProjectMD(mems, pad, eps, now), cards.InsightsMD(mems, now)
+}
+
+// l1 reads what the L1 cards are rendered from and renders them.
+func (c *Consolidator) l1(ctx context.Context, scope memory.Scope, mems []memory.Memory, pad *memory.Scratchpad, now time.Time) (agentMD, projectMD, insightsMD string, err error) {
+	id, ok, err := c.Store.Identity(ctx, scope)
+	if err != nil {
+		return "", "", "", memory.Errorf(memory.EUNAVAILABLE, "read the identity: %v", err)
+	}
+	eps, err := c.Store.EpisodesEnded(ctx, scope, now.AddDate(0, 0, -projectDays), now.Add(time.Minute))
+	if err != nil {
+		return "", "", "", memory.Errorf(memory.EUNAVAILABLE, "read the episodes: %v", err)
+	}
+	var idp *memory.Identity
+	if ok {
+		idp = &id
+	}
+	a, p, i := L1(idp, mems, pad, eps, now)
+	return a, p, i, nil
+}
 
 // Cards renders a user's two cards from their active memories and
 // scratchpad at now: MEMORY.md within maxChars (≤ 0: cards.MemoryMDChars)
@@ -128,12 +163,28 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	if err != nil {
 		return err
 	}
+	agentMD, projectMD, insightsMD, err := c.l1(ctx, scope, mems, &pad, now)
+	if err != nil {
+		return err
+	}
 	if perKind > 0 && perKind < cards.MemoryMDPerKind {
 		mems = topPerKind(mems, perKind, now)
 	}
 	memMD, userMD := cards.MemoryMDFile(mems, now, maxChars), cards.UserMDFile(mems, &pad, now)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("cards dir: %w", err)
+	}
+	for _, w := range []struct{ name, body string }{{AgentCard, agentMD}, {ProjectCard, projectMD}, {InsightsCard, insightsMD}} {
+		path := filepath.Join(dir, w.name)
+		if w.body == "" {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if err := cards.WriteAtomic(path, []byte(w.body)); err != nil {
+			return err
+		}
 	}
 	// What engram wrote is kept beside the card, so that a person's edit
 	// can be told from it (importCardEdits). It is written before the
@@ -281,7 +332,7 @@ func (c *Consolidator) importCardEdits(ctx context.Context, scope memory.Scope, 
 		taken = append(taken, func() error { return cards.WriteAtomic(path, edited) })
 	}
 	if len(outs) > 0 {
-		if err := emitErr(c.Emit(ctx, outs...)); err != nil {
+		if err := emitErr(c.emit(ctx, outs...)); err != nil {
 			return false, err
 		}
 	}

@@ -38,6 +38,12 @@ type Store interface {
 	Episodes(ctx context.Context, scope memory.Scope, session string, limit int) ([]memory.Episode, error)
 	EpisodesEnded(ctx context.Context, scope memory.Scope, from, to time.Time) ([]memory.Episode, error)
 	DailySummaries(ctx context.Context, scope memory.Scope, date string) ([]memory.DailySummary, error)
+	// Identity is what the user confirmed on first meeting the agent; ok
+	// is false before they have.
+	Identity(ctx context.Context, scope memory.Scope) (id memory.Identity, ok bool, err error)
+	// Changes counts what changed for a user from since to until (the
+	// nightly report's figures; Text and Traits left empty).
+	Changes(ctx context.Context, scope memory.Scope, since, until time.Time) (memory.Report, error)
 	// Unextracted is every user's turns not extracted yet, recorded
 	// before a time, oldest first (memory.TurnSource).
 	Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error)
@@ -259,6 +265,8 @@ func (c *Consolidator) act(ctx context.Context, r *run, a rules.Action) error {
 		return c.perScope(ctx, r, a, c.enforceCap)
 	case rules.ActRenderCards:
 		return c.perScope(ctx, r, a, c.renderCardsAction)
+	case rules.ActReport:
+		return c.perScope(ctx, r, a, c.report)
 	case rules.ActPublish:
 		return c.publish(ctx, r, a)
 	}
@@ -386,7 +394,7 @@ func (c *Consolidator) publish(ctx context.Context, r *run, a rules.Action) erro
 		return memory.Errorf(memory.EINVALID, "publish data: %v", err)
 	}
 	id := "rule-" + r.rule.Name + "-" + hashOf(r.trigger.Source, r.trigger.ID, a.Text("type"), fmt.Sprint(a.Line))
-	return emitErr(c.Emit(ctx, memory.Outgoing{Type: a.Text("type"), ID: id, Scope: r.trigger.Scope,
+	return emitErr(c.emit(ctx, memory.Outgoing{Type: a.Text("type"), ID: id, Scope: r.trigger.Scope,
 		Agent: r.trigger.Agent, Time: r.at, Data: json.RawMessage(raw)}))
 }
 

@@ -95,7 +95,7 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 	if len(out) == 0 {
 		return nil
 	}
-	return emitErr(c.Emit(ctx, out...))
+	return emitErr(c.emit(ctx, out...))
 }
 
 // daySummary writes a day's event log entry from its episodes: one line
@@ -211,7 +211,7 @@ func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope
 	}
 	c.Log.Info("memories merged", zap.String(fieldUser, scopeKey(scope)), zap.Int("clusters", len(plans)),
 		zap.Int("judged_by_model", len(judged)))
-	return emitErr(c.Emit(ctx, out...))
+	return emitErr(c.emit(ctx, out...))
 }
 
 // refreshProfile runs refresh_profile (seed 001 §7.3): the core profile
@@ -255,7 +255,7 @@ func (c *Consolidator) refreshProfile(ctx context.Context, r *run, a rules.Actio
 	if core == nil {
 		core = []string{}
 	}
-	return emitErr(c.Emit(ctx, memory.Outgoing{Type: events.TypeProfileRefreshed, ID: firingID("profile", r, scope),
+	return emitErr(c.emit(ctx, memory.Outgoing{Type: events.TypeProfileRefreshed, ID: firingID("profile", r, scope),
 		Scope: scope, Time: r.at, Data: &events.ProfileRefreshed{MemoryIDs: core, Demoted: demoted}}))
 }
 
@@ -340,5 +340,5 @@ func (c *Consolidator) emitArchived(ctx context.Context, r *run, scope memory.Sc
 			Data: &events.MemoriesArchived{MemoryIDs: ids[start:min(start+events.MaxMemoryBatch, len(ids))], Reason: reason}})
 	}
 	c.Log.Info("memories archived", zap.String(fieldUser, scopeKey(scope)), zap.String("reason", reason), zap.Int("memories", len(ids)))
-	return emitErr(c.Emit(ctx, out...))
+	return emitErr(c.emit(ctx, out...))
 }

@@ -16,6 +16,7 @@ const (
 	ActExpire           = "expire"            // transient, short_term
 	ActEnforceCap       = "enforce_cap"       // max_memories
 	ActRenderCards      = "render_cards"      // max_chars, per_kind
+	ActReport           = "report"            // window
 	ActPublish          = "publish"           // type (required), data
 )
 
@@ -83,6 +84,8 @@ var actionSpecs = map[string]map[string]param{
 	ActEnforceCap:  {"max_memories": {kind: pInt, lo: 1, def: 10000}},
 	ActRenderCards: {"max_chars": {kind: pInt, lo: 100, def: 1500}, "per_kind": {kind: pInt, lo: 1, def: 5}},
 	ActPublish:     {"type": {kind: pEventType, required: true}, "data": {kind: pObject}},
+	// window: how far back the nightly report looks (seed 000 §7.4 step 8).
+	ActReport: {"window": {kind: pDuration, def: 24 * time.Hour}},
 }
 
 // triggerDefault is the default of a parameter that depends on what

@@ -29,6 +29,9 @@ var checksummed = map[string]string{
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
 	"forgotten":       "namespace, user_id",
+	// Identities and reports (migration 13).
+	"identities": "namespace, user_id",
+	"reports":    "namespace, user_id, date",
 }
 
 // checksumSkip lists columns left out of a table's sum, where a live read

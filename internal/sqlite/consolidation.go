@@ -41,6 +41,10 @@ func applyConsolidation(w *wtx, a memory.Applied) (handled bool, err error) {
 		return true, expireTurns(w, a.Envelope, d)
 	case *events.RetrievalDegraded:
 		return true, nil // an announcement for operators; nothing to keep
+	case *events.IdentityConfirmed:
+		return true, applyIdentity(w, a.Envelope, d)
+	case *events.ConsolidationReport:
+		return true, applyReport(w, a.Envelope, d)
 	}
 	return false, nil
 }
@@ -367,6 +371,8 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		`DELETE FROM daily_summaries WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM profile WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM embeddings WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM identities WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM reports WHERE namespace = ? AND user_id = ?`,
 	} {
 		if _, err := w.tx.ExecContext(w.ctx, q, ns, user); err != nil {
 			return err

@@ -397,6 +397,27 @@ INSERT INTO daily_parts (namespace, user_id, date, channel, part, summary, raw_t
 DROP TABLE daily_summaries;
 ALTER TABLE daily_parts RENAME TO daily_summaries;
 `},
+	// 13: the identity a user confirmed on first meeting the agent (seed
+	// 004 §3), whose row also says they were asked; and the nightly
+	// reports (seed 000 §7.4 step 8), one per user and night.
+	{sql: `
+CREATE TABLE identities (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	agent     TEXT NOT NULL, -- JSON of events.AgentIdentity
+	summary   TEXT NOT NULL,
+	confirmed INTEGER NOT NULL, -- unix ns, the event's time
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+CREATE TABLE reports (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	date      TEXT NOT NULL,
+	data      TEXT NOT NULL, -- JSON of events.ConsolidationReport
+	time      INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id, date)
+) WITHOUT ROWID;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
