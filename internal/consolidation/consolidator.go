@@ -265,6 +265,8 @@ func (c *Consolidator) act(ctx context.Context, r *run, a rules.Action) error {
 		return c.perScope(ctx, r, a, c.enforceCap)
 	case rules.ActRenderCards:
 		return c.perScope(ctx, r, a, c.renderCardsAction)
+	case rules.ActCompact:
+		return c.compact(ctx, r, a)
 	case rules.ActReport:
 		return c.perScope(ctx, r, a, c.report)
 	case rules.ActPublish:

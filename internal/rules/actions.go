@@ -17,6 +17,7 @@ const (
 	ActEnforceCap       = "enforce_cap"       // max_memories
 	ActRenderCards      = "render_cards"      // max_chars, per_kind
 	ActReport           = "report"            // window
+	ActCompact          = "compact"           // max_messages
 	ActPublish          = "publish"           // type (required), data
 )
 
@@ -84,6 +85,9 @@ var actionSpecs = map[string]map[string]param{
 	ActEnforceCap:  {"max_memories": {kind: pInt, lo: 1, def: 10000}},
 	ActRenderCards: {"max_chars": {kind: pInt, lo: 100, def: 1500}, "per_kind": {kind: pInt, lo: 1, def: 5}},
 	ActPublish:     {"type": {kind: pEventType, required: true}, "data": {kind: pObject}},
+	// max_messages: how long a session grows before its older half is
+	// summarized (seed 002 §4.2, ShortTermMemory(max_messages=200)).
+	ActCompact: {"max_messages": {kind: pInt, lo: 2, def: 200}},
 	// window: how far back the nightly report looks (seed 000 §7.4 step 8).
 	ActReport: {"window": {kind: pDuration, def: 24 * time.Hour}},
 }

@@ -139,6 +139,7 @@ func TestShippedActions(t *testing.T) {
 		"maintenance_cap":            "enforce_cap max_memories=10000",
 		"cards_on_important_rule":    "render_cards max_chars=1500 per_kind=5",
 		"daily_report":               "report window=24h0m0s",
+		"compact_long_session":       "compact max_messages=200",
 	}
 	for _, r := range set.Rules {
 		var got []string
