@@ -457,11 +457,26 @@ type TurnsExpired struct {
 	// StoredBefore is the retention cutoff: the events dropped were stored
 	// before it (the stream's clock). For people; BeforeSeq decides.
 	StoredBefore time.Time `json:"stored_before"`
+	// Replaced are the events engram wrote word for word from the turns
+	// (an extractive episode, the scratchpad, a day's log) that retention
+	// published again without their words and erased from the stream:
+	// every read model forgets it applied them, as a rebuild never did.
+	Replaced []EventRef `json:"replaced,omitempty"` // at most MaxMemoryBatch
+}
+
+// EventRef names one event: its source and id.
+type EventRef struct {
+	Source string `json:"source"`
+	ID     string `json:"id"`
 }
 
 func (x *TurnsExpired) Validate() error {
 	return firstErr(
 		checkInt("before_seq", x.BeforeSeq, 1, 1<<53),
 		checkTime("stored_before", x.StoredBefore),
+		checkCount("replaced", len(x.Replaced), 0, MaxMemoryBatch, "events"),
+		each("replaced", len(x.Replaced), func(i int) error {
+			return firstErr(checkID("source", x.Replaced[i].Source, true), checkID("id", x.Replaced[i].ID, true))
+		}),
 	)
 }

@@ -144,7 +144,7 @@ func (s *Store) Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scra
 	var projects, questions, steps string
 	var at int64
 	rows, err := s.queryRead(ctx, `SELECT content, active_projects, current_focus, open_questions, next_steps,
-		source, updated FROM scratchpad WHERE namespace = ? AND user_id = ?`, scope.Namespace, scope.User)
+		source, episode_id, updated FROM scratchpad WHERE namespace = ? AND user_id = ?`, scope.Namespace, scope.User)
 	if err != nil {
 		return p, fmt.Errorf("scratchpad: %w", err)
 	}
@@ -152,7 +152,7 @@ func (s *Store) Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scra
 	if !rows.Next() {
 		return p, rows.Err()
 	}
-	err = rows.Scan(&p.Content, &projects, &p.CurrentFocus, &questions, &steps, &p.Source, &at)
+	err = rows.Scan(&p.Content, &projects, &p.CurrentFocus, &questions, &steps, &p.Source, &p.EpisodeID, &at)
 	if err != nil {
 		return p, fmt.Errorf("scratchpad: %w", err)
 	}

@@ -149,3 +149,41 @@ func (s *Store) Changes(ctx context.Context, scope memory.Scope, since, until ti
 	}
 	return r, nil
 }
+
+// ExpiringTurns are a user's turns whose every event is below the stream
+// sequence before: those a turns.expired receipt with that bound removes.
+func (s *Store) ExpiringTurns(ctx context.Context, scope memory.Scope, before uint64) ([]memory.Turn, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+turnColumns+` FROM turns
+		WHERE namespace = ? AND user_id = ? AND carried_seq < ? ORDER BY session_id, turn_index`,
+		scope.Namespace, scope.User, int64(before))
+	if err != nil {
+		return nil, fmt.Errorf("expiring turns: %w", err)
+	}
+	return scanTurns(rows)
+}
+
+// DailyRows are a user's stored daily log rows of the given dates, each
+// as it is: the day written whole and each part, with its source.
+func (s *Store) DailyRows(ctx context.Context, scope memory.Scope, dates []string) ([]memory.DailySummary, error) {
+	var out []memory.DailySummary
+	for _, date := range dates {
+		rows, err := s.r.QueryContext(ctx, `SELECT date, channel, part, source, summary, raw_tokens, compressed FROM daily_summaries
+			WHERE namespace = ? AND user_id = ? AND date = ? ORDER BY channel, part != '', updated, part`, scope.Namespace, scope.User, date)
+		if err != nil {
+			return nil, fmt.Errorf("daily rows: %w", err)
+		}
+		for rows.Next() {
+			d := memory.DailySummary{Namespace: scope.Namespace, User: scope.User}
+			if err := rows.Scan(&d.Date, &d.Channel, &d.Part, &d.Source, &d.Summary, &d.RawTokens, &d.Compressed); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("daily rows: %w", err)
+			}
+			out = append(out, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("daily rows: %w", err)
+		}
+	}
+	return out, nil
+}
