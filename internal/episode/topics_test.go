@@ -15,9 +15,9 @@ import (
 func TestExtractiveGoalAndTopics(t *testing.T) {
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
-		name             string
-		turns            []string // user, assistant, user, …
-		goal, middle     string
+		name              string
+		turns             []string // user, assistant, user, …
+		goal, middle      string
 		notGoal, notFocus string
 	}{
 		{
