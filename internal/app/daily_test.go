@@ -160,3 +160,42 @@ func hasContent(mems []memory.Memory, sub string) bool {
 	}
 	return false
 }
+
+// The same apart (issue 24: "in the single binary and apart"): the
+// extractor writes the days' parts, the retriever finds them by date,
+// and a consolidator compresses them.
+func TestLiveDailySummariesApart(t *testing.T) {
+	const partitions = 2
+	url := externalNATS(t)
+	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
+	retriever := partitionWorker(t, url, "retriever", RoleRetriever, partitions, "", "")
+	partitionWorker(t, url, "x1", RoleExtractor, partitions, "", "")
+	c1 := partitionWorker(t, url, "c1", RoleConsolidator, partitions, "", "")
+	today := time.Now()
+	day1 := time.Date(today.Year(), today.Month(), today.Day(), 10, 0, 0, 0, time.Local).AddDate(0, 0, -6)
+	mustAccept(t, postBatch(t, ingest, liveDays("ren", day1, day1.AddDate(0, 0, 1))...))
+	scope := memory.Scope{Namespace: "default", User: "ren"}
+	d1 := day1.Format(time.DateOnly)
+	waitFor(t, "the retriever to hold both days", func() bool {
+		a, _ := retriever.Store().DailySummaries(t.Context(), scope, d1)
+		b, _ := retriever.Store().DailySummaries(t.Context(), scope, day1.AddDate(0, 0, 1).Format(time.DateOnly))
+		return len(a) == 1 && len(b) == 1
+	})
+	q := fmt.Sprintf("%d月%d日那天聊了什么", day1.Month(), day1.Day())
+	resp := contextHTTP(t, retriever, map[string]any{"user": "ren", "query": q})
+	found := false
+	for _, it := range resp.Blocks.Episodes {
+		found = found || it.Kind == "daily" && strings.Contains(it.Provenance, d1)
+	}
+	if !found {
+		t.Fatalf("%q found no daily summary of %s: %+v", q, d1, resp.Blocks.Episodes)
+	}
+	night := time.Date(day1.Year(), day1.Month(), day1.Day()+1, 3, 0, 0, 0, time.Local)
+	if _, err := c1.RunJob(t.Context(), "daily_compress", night); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the day compressed, as the retriever sees it", func() bool {
+		days, _ := retriever.Store().DailySummaries(t.Context(), scope, d1)
+		return len(days) == 1 && days[0].Compressed
+	})
+}
