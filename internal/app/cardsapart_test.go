@@ -21,13 +21,13 @@ import (
 // takes the cards over with the edit in them.
 func TestCardsApartOneSet(t *testing.T) {
 	const partitions, users = 4, 4
-	url := externalNATS(t)
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	retriever := partitionWorker(t, url, "retriever", RoleRetriever, partitions, "", "")
-	c1 := partitionWorker(t, url, "c1", RoleConsolidator, partitions, "", "")
-	c2 := partitionWorker(t, url, "c2", RoleConsolidator, partitions, "", "")
+	bus := busWithFastLeases(t)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	retriever := partitionWorker(t, bus, "retriever", RoleRetriever, partitions, "", "")
+	c1 := partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
+	c2 := partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 	waitFor(t, "two consolidator partitions each", func() bool {
-		held := partitionsHeld(t, ingest, "consolidator")
+		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
 	card := func(a *App, user string) string {
@@ -87,7 +87,7 @@ func TestCardsApartOneSet(t *testing.T) {
 	}
 	waitSettled(t, ingest)
 	var added int
-	for _, m := range readStream(t, ingest.JetStream(), "mem.*.*."+events.TypeMemoryAdded) {
+	for _, m := range readStream(t, bus.op, "mem.*.*."+events.TypeMemoryAdded) {
 		if strings.HasPrefix(m.Envelope().ID, "card-") {
 			added++
 		}

@@ -76,7 +76,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	} else {
 		log.Warn("no read model in this process: session episodes, the scratchpad, the scheduled jobs and the cards are skipped; compression episodes still run")
 	}
-	c := consolidation.New(a.emitter(consolidation.Source), store, current, log)
+	c := consolidation.New(a.emitter(stream.RoleConsolidator, consolidation.Source), store, current, log)
 	c.CardsDir = a.Config.CardsPath()
 	c.Head = a.streamHead
 	if a.Config.Extract.MaskSecrets {
@@ -119,20 +119,18 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	// One user's events are handled in order by the one instance that
 	// holds the user's partition (partitions.go): a scratchpad is
 	// rewritten from the one before it.
-	err = a.runPartitions(ctx, runCtx, "consolidator", log, func(pctx context.Context, p, n int) {
+	err = a.runPartitions(ctx, runCtx, stream.RoleConsolidator, "consolidator", log, func(pctx context.Context, p, n int) error {
 		plog := log.With(zap.Int("partition", p))
-		cons, _ := a.partitionConsumer(pctx, ccfg, p, n, plog)
+		cons, _ := a.partitionConsumer(pctx, stream.RoleConsolidator, ccfg, p, n, plog)
 		if cons == nil {
-			return
+			return nil
 		}
-		defer a.settle(plog)
+		defer a.settle(stream.RoleConsolidator, plog)
 		if a.store != nil {
 			// What the instance before wrote (a scratchpad) is read back.
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)
 		}
-		if err := cons.Run(pctx, onlyPartition(p, n, handle)); err != nil && !errors.Is(err, context.Canceled) {
-			plog.Error("consolidator consumer stopped", zap.Error(err))
-		}
+		return cons.Run(pctx, onlyPartition(p, n, handle))
 	})
 	if err != nil {
 		return err
@@ -143,7 +141,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	}
 	c.Queue = queue
 	c.Trigger = func(ctx context.Context, seq uint64) (*memory.Applied, error) {
-		return stream.Load(ctx, a.js, seq, a.Config.HTTP.MaxEventBytes)
+		return stream.Load(ctx, a.bus(stream.RoleConsolidator).js, seq, a.Config.HTTP.MaxEventBytes)
 	}
 	fs, err := a.openFirings(ctx, log)
 	if err != nil {
@@ -153,27 +151,18 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	if err := a.openCardsLease(ctx, runCtx, c, log); err != nil {
 		return fmt.Errorf("cards lease: %w", err)
 	}
-	a.wg.Go(func() {
+	a.goWorker(runCtx, "consolidator schedule", func(ctx context.Context) error {
 		// From the last firing run by any instance: what fell due while
 		// none ran is run now.
-		if err := c.Run(runCtx, fs.since(runCtx)); err != nil {
-			log.Error("consolidator schedule stopped", zap.Error(err))
-		}
+		return c.Run(ctx, fs.since(ctx))
 	})
-	svc, err := serveConsolidator(a.nc, c, runCtx, log)
+	svc, err := serveConsolidator(a.bus(stream.RoleConsolidator).nc, c, runCtx, log)
 	if err != nil {
 		return fmt.Errorf("consolidator service: %w", err)
 	}
 	a.services = append(a.services, svc)
 	return nil
 }
-
-// cardsGroup is the lease group of the cards: one partition, so one
-// consolidator instance at a time writes every user's MEMORY.md and
-// USER.md and reads a person's edits of them back. Its read model holds
-// every user, and the projector tells it of every change (Observe), so
-// it needs no partition of the events.
-const cardsGroup = "cards"
 
 // openCardsLease makes the cards one instance's: the holder of the cards
 // lease (all of them, in the single binary). Apart, give the
@@ -183,18 +172,23 @@ func (a *App) openCardsLease(ctx, runCtx context.Context, c *consolidation.Conso
 	if c.CardsDir == "" || a.store == nil {
 		return nil
 	}
-	leases, err := stream.OpenLeases(ctx, a.js, stream.LeaseConfig{Group: cardsGroup, Instance: a.Config.Instance, N: 1,
-		TTL: a.leaseTTL, Replicas: a.Config.NATS.Replicas}, log)
+	// One partition (stream.CardsGroup): one instance at a time writes
+	// every user's cards and reads a person's edits of them back. Its read
+	// model holds every user, and the projector tells it of every change
+	// (Observe), so it needs no partition of the events.
+	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleConsolidator).js,
+		stream.LeaseConfig{Group: stream.CardsGroup, Instance: a.Config.Instance, N: 1}, log)
 	if err != nil {
 		return err
 	}
 	c.CardsLease = true
 	a.observer.Store(c)
-	a.wg.Go(func() {
-		leases.Run(runCtx, func(pctx context.Context, _ int) {
+	a.goWorker(runCtx, "cards lease", func(ctx context.Context) error {
+		leases.Run(ctx, func(pctx context.Context, _ int) {
 			log.Info("this instance writes the cards", zap.String("cards_dir", c.CardsDir))
 			c.HoldCards(pctx)
 		})
+		return nil
 	})
 	return nil
 }
@@ -229,7 +223,7 @@ func (a *App) loadRules(runCtx context.Context, log *zap.Logger) (func() *rules.
 	if err != nil {
 		return nil, fmt.Errorf("rules %s:\n%w", dir, err)
 	}
-	a.wg.Go(func() { _ = w.Run(runCtx) })
+	a.goWorker(runCtx, "rules watcher", w.Run)
 	return w.Current, nil
 }
 
@@ -320,7 +314,7 @@ func (a *App) ConsolidationAPI() httpapi.ConsolidationStore {
 		return consolidationAPI{Store: a.store, c: c}
 	}
 	// The consolidator runs in another process: its queue is asked over NATS.
-	return remoteQueue{Store: a.store, nc: a.nc}
+	return remoteQueue{Store: a.store, nc: a.bus(stream.RoleRetriever).nc}
 }
 
 // consolidationAPI joins the read model and the consolidator's queue.

@@ -262,7 +262,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 
 	// The confirm rule waited for both sessions; approve one over HTTP.
 	srv := httptest.NewServer((&httpapi.Server{Memories: a.Store(), Consolidation: a.ConsolidationAPI(),
-		Publisher: publisher{stream.NewPublisher(a.JetStream())}}).Handler())
+		Publisher: publisher{p: stream.NewPublisher(a.JetStream()), down: a.storeDownErr}}).Handler())
 	t.Cleanup(srv.Close)
 	if eps := episodesOf(t, srv.URL, "default", "ann"); len(eps) != 0 {
 		t.Fatalf("a confirm rule ran unasked: %+v", eps)
@@ -333,7 +333,7 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 
 	// A year on, over NATS: the concert has faded and is archived.
 	body, _ := json.Marshal(JobRequest{Job: "daily_decay_archive", At: time.Now().AddDate(1, 0, 0)})
-	msg, err := a.Conn().Request(JobSubject, body, 20*time.Second)
+	msg, err := a.op.nc.Request(JobSubject, body, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

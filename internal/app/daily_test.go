@@ -166,11 +166,11 @@ func hasContent(mems []memory.Memory, sub string) bool {
 // and a consolidator compresses them.
 func TestLiveDailySummariesApart(t *testing.T) {
 	const partitions = 2
-	url := externalNATS(t)
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	retriever := partitionWorker(t, url, "retriever", RoleRetriever, partitions, "", "")
-	partitionWorker(t, url, "x1", RoleExtractor, partitions, "", "")
-	c1 := partitionWorker(t, url, "c1", RoleConsolidator, partitions, "", "")
+	bus := externalNATS(t)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	retriever := partitionWorker(t, bus, "retriever", RoleRetriever, partitions, "", "")
+	partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
+	c1 := partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
 	today := time.Now()
 	day1 := time.Date(today.Year(), today.Month(), today.Day(), 10, 0, 0, 0, time.Local).AddDate(0, 0, -6)
 	mustAccept(t, postBatch(t, ingest, liveDays("ren", day1, day1.AddDate(0, 0, 1))...))

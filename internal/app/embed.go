@@ -13,7 +13,6 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"go.uber.org/zap"
 )
 
 // embedSubjects are the events whose memory texts the embedder embeds.
@@ -64,8 +63,8 @@ func (a *App) openEmbedder(ctx, runCtx context.Context, client *llm.Client) erro
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
-	e := embedding.New(cfg, client, a.emitter(embedding.Source), log)
-	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	e := embedding.New(cfg, client, a.emitter(stream.RoleExtractor, embedding.Source), log)
+	cons, err := stream.NewConsumer(ctx, a.bus(stream.RoleExtractor).js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "embedder",
 		Description:    "engram embedder: embeds memories and episodes for semantic recall",
@@ -78,11 +77,7 @@ func (a *App) openEmbedder(ctx, runCtx context.Context, client *llm.Client) erro
 	if err != nil {
 		return err
 	}
-	a.wg.Go(func() {
-		if err := cons.Run(runCtx, appliedBatches(e.Handle)); err != nil {
-			log.Error("embedder consumer stopped", zap.Error(err))
-		}
-	})
+	a.goWorker(runCtx, "embedder", func(ctx context.Context) error { return cons.Run(ctx, appliedBatches(e.Handle)) })
 	return nil
 }
 

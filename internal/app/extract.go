@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,9 +16,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// emitter publishes workers' derived events as CloudEvents from source.
-func (a *App) emitter(source string) memory.Emitter {
-	pub := stream.NewPublisher(a.js)
+// emitter publishes a worker's derived events as CloudEvents from
+// source, as bus user role.
+func (a *App) emitter(role, source string) memory.Emitter {
+	pub := stream.NewPublisher(a.bus(role).js)
 	return func(ctx context.Context, outs ...memory.Outgoing) error {
 		evs := make([]event.Event, len(outs))
 		for i, o := range outs {
@@ -112,13 +112,13 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	}
 	// A session's waiting turns live in the batcher of the one instance
 	// that holds its user's partition (partitions.go).
-	err = a.runPartitions(ctx, runCtx, "extractor", log, func(pctx context.Context, p, n int) {
+	err = a.runPartitions(ctx, runCtx, stream.RoleExtractor, "extractor", log, func(pctx context.Context, p, n int) error {
 		plog := log.With(zap.Int("partition", p))
-		cons, floor := a.partitionConsumer(pctx, bccfg, p, n, plog)
+		cons, floor := a.partitionConsumer(pctx, stream.RoleExtractor, bccfg, p, n, plog)
 		if cons == nil {
-			return
+			return nil
 		}
-		defer a.settle(plog)
+		defer a.settle(stream.RoleExtractor, plog)
 		// Turns left waiting by the instance that held the partition
 		// before (or by this one before a restart) are read from the
 		// read model, so it must first have them.
@@ -127,7 +127,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)
 			source = partitionTurns{a.store, p, n, floor}
 		}
-		batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), plog.Named("batcher"))
+		batcher := extraction.NewBatcher(bcfg, a.emitter(stream.RoleExtractor, "engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current
 		if a.store != nil {
 			batcher.Handled = a.store.HandledTurns
@@ -137,24 +137,27 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			// the session's turns waiting.
 			batcher.Recover(pctx, source)
 		}
+		// Two loops: each that stops is reported on its own, at once,
+		// while the other may go on.
 		var wg conc.WaitGroup
 		wg.Go(func() {
-			if err := batcher.Run(pctx, source); err != nil {
-				plog.Error("batcher stopped", zap.Error(err))
-			}
+			a.runWorker(pctx, fmt.Sprintf("batcher (partition %d)", p), func(ctx context.Context) error {
+				return batcher.Run(ctx, source)
+			})
 		})
 		wg.Go(func() {
-			if err := cons.Run(pctx, onlyPartition(p, n, appliedBatches(batcher.Handle))); err != nil {
-				plog.Error("batcher consumer stopped", zap.Error(err))
-			}
+			a.runWorker(pctx, fmt.Sprintf("batcher consumer (partition %d)", p), func(ctx context.Context) error {
+				return cons.Run(ctx, onlyPartition(p, n, appliedBatches(batcher.Handle)))
+			})
 		})
 		wg.Wait()
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 
-	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor"),
+	x := &extraction.Extractor{Emit: a.emitter(stream.RoleExtractor, extraction.Source), Log: log.Named("extractor"),
 		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
 	if a.store != nil {
 		x.Known = a.store
@@ -169,7 +172,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 		x.LLM = &llmextract.Extractor{Client: client}
 	}
-	xcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	xcons, err := stream.NewConsumer(ctx, a.bus(stream.RoleExtractor).js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        extractorDurable,
 		Description:    "engram extractor: turns extraction requests into memories (LLM, or the rules without one)",
@@ -187,8 +190,8 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.wg.Go(func() {
-		err := xcons.Run(runCtx, func(ctx context.Context, msgs []*stream.Message) []error {
+	a.goWorker(runCtx, "extractor", func(ctx context.Context) error {
+		return xcons.Run(ctx, func(ctx context.Context, msgs []*stream.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				errs[i] = fate(x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
@@ -196,9 +199,6 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			}
 			return errs
 		})
-		if err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("extractor consumer stopped", zap.Error(err))
-		}
 	})
 	return nil
 }

@@ -2,11 +2,13 @@ package app
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,13 @@ import (
 // canaryFiles counts the occurrences of canary in every file under dir.
 func canaryFiles(t *testing.T, dir, canary string) (total int, where map[string]int) {
 	t.Helper()
+	return canaryFormsIn(t, dir, []string{canary})
+}
+
+// canaryFormsIn counts the occurrences of each of forms in every file
+// under dir, by file and form.
+func canaryFormsIn(t *testing.T, dir string, forms []string) (total int, where map[string]int) {
+	t.Helper()
 	where = map[string]int{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -30,10 +39,12 @@ func canaryFiles(t *testing.T, dir, canary string) (total int, where map[string]
 		if err != nil {
 			return err
 		}
-		if n := bytes.Count(b, []byte(canary)); n > 0 {
-			rel, _ := filepath.Rel(dir, path)
-			where[rel] = n
-			total += n
+		rel, _ := filepath.Rel(dir, path)
+		for _, f := range forms {
+			if n := bytes.Count(b, []byte(f)); n > 0 {
+				where[rel+" "+strconv.Quote(f)] += n
+				total += n
+			}
 		}
 		return nil
 	})
@@ -41,6 +52,26 @@ func canaryFiles(t *testing.T, dir, canary string) (total int, where map[string]
 		t.Fatal(err)
 	}
 	return total, where
+}
+
+// canaryForms is every spelling of c that a file could hold: as given,
+// folded (the full-text index folds case), stemmed (porter rewrites the
+// end of a word: the word less its last letter is searched for), and for
+// CJK each bigram the index stores and the JSON escape of the word.
+func canaryForms(c string) []string {
+	lower := []rune(strings.ToLower(c))
+	forms := []string{c, string(lower), strings.ToUpper(c), string(lower[:len(lower)-1])}
+	if r := []rune(c); r[0] >= 0x2E80 {
+		var esc strings.Builder
+		for i := range r {
+			if i+1 < len(r) {
+				forms = append(forms, string(r[i:i+2]))
+			}
+			fmt.Fprintf(&esc, `\u%04x`, r[i])
+		}
+		forms = append(forms, esc.String())
+	}
+	return forms
 }
 
 func describe(where map[string]int) string {
@@ -52,68 +83,107 @@ func describe(where map[string]int) string {
 	return strings.Join(out, ", ")
 }
 
-// A canary planted in every kind of record a user has — raw turns, an
-// episode, memories and their history, the scratchpad, the cards, a dead
-// letter — is gone from every byte under the data dir after forget; the
-// receipt stays, a rebuild agrees, and another user keeps everything.
+// Three canaries — lower case, mixed case, Chinese — planted in every
+// kind of record a user has (raw turns with tool calls, tool results and
+// attachments, the extraction requests that carry them, extracted and
+// added memories and their history, a pending memory, the episode, the
+// scratchpad, a daily summary, the cards, a dead letter) are gone from
+// every byte under the data dir after forget, in every form a file could
+// hold them (the full-text index folds, stems and cuts CJK into bigrams);
+// the receipt stays, a rebuild agrees and leaves none either, and another
+// user keeps everything. With raw-turn retention on, the turns age out
+// first (their index rows are merged away then) and forget erases the rest.
 func TestForgetErasesEveryByte(t *testing.T) {
-	const canary, kept = "Zorblaxqv", "Keepmeqv"
+	for _, retention := range []time.Duration{0, 2 * time.Second} {
+		t.Run("retention="+retention.String(), func(t *testing.T) { testForgetErasesEveryByte(t, retention) })
+	}
+}
+
+func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
+	canaries := []string{"zebracanary", "QuokkaCanary", "鸭嘴兽金丝雀"}
+	var forms []string
+	for _, c := range canaries {
+		forms = append(forms, canaryForms(c)...)
+	}
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
+	cfg.Retention.RawTurns = retention
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
-	plant := func(user, word string) {
+	plant := func(user, word string, n int) {
 		t.Helper()
-		evs := []any{
-			turnEvent(user+"-0", user, "s1", 0, "user", "Please deploy the billing service to Kubernetes for the "+word+" project."),
-			turnEvent(user+"-1", user, "s1", 1, "assistant", "Running the deploy of "+word+" now."),
-			turnEvent(user+"-2", user, "s1", 2, "user", "I prefer "+word+" tea over coffee, and my name is "+word+"."),
-			turnEvent(user+"-3", user, "s1", 3, "assistant", "Deployed "+word+" billing to Kubernetes; next I will add alerts."),
-			endEvent(user+"-end", user, "s1", 4),
-		}
-		mustAccept(t, postBatch(t, a, evs...))
+		session := "s" + itoa(n)
+		id := func(what string) string { return user + "-" + session + "-" + what }
+		tools := turnEvent(id("tools"), user, session, 2, "assistant", "Looked it up.")
+		tools["data"].(map[string]any)["tool_calls"] = []any{map[string]any{"id": "c1", "name": "search", "input": map[string]any{"q": word + " docs"}}}
+		tools["data"].(map[string]any)["tool_results"] = []any{map[string]any{"tool_call_id": "c1", "content": "found " + word + " in the wiki"}}
+		tools["data"].(map[string]any)["attachments"] = []any{map[string]any{"name": "plan.pdf", "description": "the " + word + " plan",
+			"transcription": "read the " + word + " plan"}}
+		mustAccept(t, postBatch(t, a,
+			turnEvent(id("0"), user, session, 0, "user", "Please deploy the billing service to Kubernetes for the "+word+" project."),
+			turnEvent(id("1"), user, session, 1, "user", "I prefer "+word+" tea over coffee, and my name is "+word+"."),
+			tools,
+			turnEvent(id("3"), user, session, 3, "assistant", "Deployed "+word+" billing to Kubernetes; next I will add alerts."),
+			endEvent(id("end"), user, session, 4)))
 		r := do(t, "POST", base+"/v1/memories?wait=true", "application/json", []byte(`{"user":"`+user+`","kind":"fact",`+
-			`"category":"decision","subject":"project","predicate":"codename","content":"the codename is `+word+`","importance":0.9}`), nil)
+			`"category":"decision","subject":"project `+itoa(n)+`","predicate":"codename","content":"the codename is `+word+`","importance":0.9}`), nil)
 		if r.Status != 202 {
 			t.Fatalf("add memory: %d %s", r.Status, r.Raw)
 		}
-		id := r.Body["memory_id"].(string)
-		if r := do(t, "PATCH", base+"/v1/memories/"+id+"?user="+user+"&wait=true", "application/json",
+		mid := r.Body["memory_id"].(string)
+		if r := do(t, "PATCH", base+"/v1/memories/"+mid+"?user="+user+"&wait=true", "application/json",
 			[]byte(`{"content":"the codename is still `+word+`"}`), nil); r.Status != 202 {
 			t.Fatalf("patch memory: %d %s", r.Status, r.Raw)
+		}
+		if r := do(t, "POST", base+"/v1/memories?wait=true", "application/json", []byte(`{"user":"`+user+`","kind":"preference",`+
+			`"category":"config","subject":"user","predicate":"maybe likes `+itoa(n)+`","content":"maybe likes `+word+`","confidence":0.7}`), nil); r.Status != 202 {
+			t.Fatalf("add a pending memory: %d %s", r.Status, r.Raw)
 		}
 		if r := do(t, "PUT", base+"/v1/scratchpad?user="+user+"&wait=true", "application/json",
 			[]byte(`{"content":"- ship `+word+` on friday"}`), nil); r.Status != 202 {
 			t.Fatalf("put scratchpad: %d %s", r.Status, r.Raw)
 		}
+		pub := func(typ, eid string, data any) {
+			t.Helper()
+			e, err := events.NewDerived("test/agent", typ, eid, "default", user, time.Now().UTC(), data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := stream.NewPublisher(a.JetStream()).Publish(t.Context(), e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pub(events.TypeDailySummarized, id("day"), &events.DailySummary{Date: "2026-01-0" + itoa(n+1), Channel: "chat",
+			Summary: "a day of " + word, RawTokens: 10, Source: events.SourceMigration})
 		// A dead letter: an update of a memory that does not exist.
 		content := "dead " + word
-		e, err := events.NewDerived("test/agent", events.TypeMemoryUpdated, user+"-bad", "default", user, time.Now().UTC(),
-			&events.MemoryUpdated{MemoryID: "m_missing", Content: &content})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := stream.NewPublisher(a.JetStream()).Publish(t.Context(), e); err != nil {
-			t.Fatal(err)
-		}
+		pub(events.TypeMemoryUpdated, id("bad"), &events.MemoryUpdated{MemoryID: "m_missing", Content: &content})
 	}
-	plant("zed", canary)
-	plant("kim", kept)
+	for i, c := range canaries {
+		plant("zed", c, i)
+		plant("kim", "keepsake"+itoa(i), i)
+	}
 	waitSettled(t, a)
-	cards := consolidation.CardsPath(cfg.CardsPath(), memory.Scope{Namespace: "default", User: "zed"})
+	zed := memory.Scope{Namespace: "default", User: "zed"}
+	cards := consolidation.CardsPath(cfg.CardsPath(), zed)
 	waitFor(t, "zed's cards", func() bool {
 		b, err := os.ReadFile(filepath.Join(cards, consolidation.UserCard))
-		return err == nil && strings.Contains(string(b), canary)
+		return err == nil && strings.Contains(string(b), canaries[0])
 	})
 	dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{Subject: "mem.default.zed.>"})
 	if err != nil || len(dls) == 0 {
 		t.Fatalf("no dead letter planted for zed: %v", err)
 	}
-	if n, where := canaryFiles(t, dir, canary); n == 0 || len(where) < 3 {
-		t.Fatalf("the canary was planted in too few places: %s", describe(where))
+	if p, err := a.Store().Pending(t.Context(), zed, time.Now()); err != nil || len(p) == 0 {
+		t.Fatalf("no pending memory planted for zed: %v", err)
+	}
+	if n, where := canaryFormsIn(t, dir, forms); n == 0 || len(where) < 3 {
+		t.Fatalf("the canaries were planted in too few places: %s", describe(where))
+	}
+	if retention > 0 {
+		waitFor(t, "zed's turns to age out", func() bool { return countTurns(t, a, zed) == 0 })
 	}
 
-	// Only an operator may forget: a namespace token may not.
 	r := do(t, "DELETE", base+"/v1/users/zed?namespace=default&reason=request", "", nil, nil)
 	if r.Status != http.StatusOK {
 		t.Fatalf("forget: %d %s", r.Status, r.Raw)
@@ -121,19 +191,21 @@ func TestForgetErasesEveryByte(t *testing.T) {
 	if r.Body["events_erased"].(float64) == 0 || r.Body["dead_letters_erased"].(float64) == 0 || r.Body["read_model_scrubbed"] != true {
 		t.Fatalf("forget report: %s", r.Raw)
 	}
-	if hits := searchHTTP(t, a, "default", "zed", canary); len(hits) != 0 {
-		t.Fatalf("zed is still found: %+v", hits)
+	for _, c := range canaries {
+		if hits := searchHTTP(t, a, "default", "zed", c); len(hits) != 0 {
+			t.Fatalf("zed is still found by %q: %+v", c, hits)
+		}
 	}
-	if hits := searchHTTP(t, a, "default", "kim", kept); len(hits) == 0 {
-		t.Fatal("kim lost her turns")
+	if hits := searchHTTP(t, a, "default", "kim", "keepsake0"); len(hits) == 0 {
+		t.Fatal("kim lost her memories")
 	}
 	seq := waitSettled(t, a)
 	stopApp(t, a)
 
-	if n, where := canaryFiles(t, dir, canary); n != 0 {
-		t.Fatalf("after forget the canary is still in %d places: %s", n, describe(where))
+	if n, where := canaryFormsIn(t, dir, forms); n != 0 {
+		t.Fatalf("after forget the canaries are still in %d places: %s", n, describe(where))
 	}
-	if n, _ := canaryFiles(t, dir, kept); n == 0 {
+	if n, _ := canaryFiles(t, dir, "keepsake0"); n == 0 {
 		t.Fatal("kim's data is gone from the data dir")
 	}
 	rep, err := Rebuild(t.Context(), cfg, RebuildOptions{}, zaptest.NewLogger(t))
@@ -143,8 +215,8 @@ func TestForgetErasesEveryByte(t *testing.T) {
 	if len(rep.Diff) != 0 || rep.Target != seq {
 		t.Fatalf("rebuild after forget differs in %v (target %d, want %d)", rep.Diff, rep.Target, seq)
 	}
-	if n, where := canaryFiles(t, dir, canary); n != 0 {
-		t.Fatalf("after rebuild the canary is in %s", describe(where))
+	if n, where := canaryFormsIn(t, dir, forms); n != 0 {
+		t.Fatalf("after rebuild the canaries are in %s", describe(where))
 	}
 }
 

@@ -126,7 +126,7 @@ func serve(name string, roles Roles, args []string, base config.Config, stderr i
 	if cfg.NATS.URL == "" {
 		// The embedded server owns the data dir: two would corrupt it.
 		if unlock, err = LockDataDir(cfg.DataDir); err != nil {
-			log.Error("data dir is in use", zap.Error(err))
+			log.Error("cannot use the data dir", zap.Error(err))
 			return 1
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -16,7 +17,7 @@ import (
 // the projector's lag behind MEMORY, each durable consumer's backlog, the
 // dead letters held, and the extraction requests not yet done.
 func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
-	var s metrics.Snapshot
+	s := metrics.Snapshot{StreamDrift: a.drift.kinds()}
 	mem, err := a.js.Stream(ctx, stream.MemoryStream)
 	if err != nil {
 		return s, err
@@ -78,8 +79,9 @@ func declareMetrics() {
 		metrics.Default.LLMErrorKind(metrics.OpChat, errKindLabel(k.String()))
 		metrics.Default.LLMErrorKind(metrics.OpEmbed, errKindLabel(k.String()))
 	}
-	metrics.Default.DegradedStep("fts", "recent")
-	metrics.Default.DegradedStep("vectors", "fts")
+	for _, f := range retrieval.Falls {
+		metrics.Default.DegradedStep(f[0], f[1])
+	}
 }
 
 // countNATSAccepted counts the events a projector applied for the first

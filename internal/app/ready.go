@@ -32,10 +32,14 @@ func (a *App) newCatchUp(ctx context.Context, durable string) (*catchUp, error) 
 	return &catchUp{target: info.State.LastSeq, durable: durable}, nil
 }
 
-// Readiness is Ready and, for a retriever, the read model caught up with
-// the stream as it was at start. GET /readyz answers with it.
+// Readiness is Ready, every worker loop still running (workers.go) and,
+// for a retriever, the read model caught up with the stream as it was at
+// start. GET /readyz answers with it.
 func (a *App) Readiness(ctx context.Context) error {
 	if err := a.Ready(ctx); err != nil {
+		return err
+	}
+	if err := a.stopped.err(); err != nil {
 		return err
 	}
 	c := a.catchUp

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -62,4 +64,35 @@ func TestReadyz(t *testing.T) {
 	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
 		t.Fatalf("/healthz: %d %s", r.Status, r.Raw)
 	}
+}
+
+// A worker loop that ends while the process runs — by a panic, or by
+// returning — turns /readyz red, naming it and saying why; the process
+// goes on, and /healthz stays green (it is alive, one part of it is not
+// working).
+func TestStoppedWorkerTurnsReadinessRed(t *testing.T) {
+	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
+	base := "http://" + a.HTTPAddr()
+	waitFor(t, "/readyz 200", func() bool { return do(t, "GET", base+"/readyz", "", nil, nil).Status == http.StatusOK })
+
+	a.goWorker(t.Context(), "tester", func(context.Context) error {
+		var m map[string]int
+		m["x"]++
+		return nil
+	})
+	a.goWorker(t.Context(), "quitter", func(context.Context) error { return errors.New("lost its consumer") })
+	var last httpResult
+	waitFor(t, "/readyz to name both stopped workers", func() bool {
+		last = do(t, "GET", base+"/readyz", "", nil, nil)
+		return last.Status == http.StatusServiceUnavailable && strings.Contains(last.Raw, "quitter") && strings.Contains(last.Raw, "tester")
+	})
+	for _, want := range []string{"worker tester stopped: panic: assignment to entry in nil map", "worker quitter stopped: lost its consumer"} {
+		if !strings.Contains(last.Raw, want) {
+			t.Errorf("/readyz = %s, want it to say %q", last.Raw, want)
+		}
+	}
+	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
+		t.Errorf("/healthz = %d %s, want 200", r.Status, r.Raw)
+	}
+	mustAccept(t, postEvent(t, a, turnEvent("w-0", "wu", "s1", 0, "user", "still taking events")))
 }

@@ -115,12 +115,12 @@ func (r *retainer) scrub(ctx context.Context, x sqlite.Expiry, now time.Time) ([
 	if err != nil {
 		return nil, fmt.Errorf("retention: %w", err)
 	}
-	if err := a.emitter(retentionSource)(ctx, out...); err != nil {
+	if err := a.emitter(stream.RoleConsolidator, retentionSource)(ctx, out...); err != nil {
 		return nil, fmt.Errorf("retention: publish what is left of the derived records: %w", err)
 	}
 	var erased []events.EventRef
 	erase := func(typ string, which func(memory.Applied) bool) error {
-		refs, err := stream.EraseReplaced(ctx, a.js, x.Scope.Namespace, x.Scope.User, typ, head+1, a.Config.HTTP.MaxEventBytes, which)
+		refs, err := stream.EraseReplaced(ctx, a.op.js, x.Scope.Namespace, x.Scope.User, typ, head+1, a.Config.HTTP.MaxEventBytes, which)
 		erased = append(erased, refs...)
 		return err
 	}

@@ -47,7 +47,7 @@ func TestVectors(t *testing.T) {
 		if !ok {
 			t.Fatalf("memories = %+v, degraded %v", resp.Blocks.Memories, resp.Degraded)
 		}
-		if it.Signals["semantic"] <= 0 || it.Signals["relevance"] != 0 {
+		if it.Signals["semantic"] <= 0 || it.Signals["text"] != 0 {
 			t.Fatalf("signals = %v, want a semantic hit full text did not find", it.Signals)
 		}
 	})

@@ -49,12 +49,16 @@ func Start(ctx context.Context, sync string) (*Engram, error) {
 // 0.832 → 0.789 at 5). The extractor stays: -locomo-ended's memories are
 // its.
 func StartQuality(ctx context.Context, sync string) (*Engram, error) {
-	return StartRoles(ctx, app.RoleIngest|app.RoleRetriever|app.RoleExtractor, func(c *Config) {
+	return StartRoles(ctx, qualityRoles, func(c *Config) {
 		if sync != "" {
 			c.NATS.Sync = sync
 		}
 	})
 }
+
+// qualityRoles are the workers the quality runs start: all but the
+// consolidator, whose daily jobs could fire halfway through the questions.
+const qualityRoles = app.RoleIngest | app.RoleRetriever | app.RoleExtractor
 
 // StartWith opens an engram in a temp dir with the changes set makes to
 // the default config.
@@ -74,6 +78,12 @@ func StartRoles(ctx context.Context, roles app.Roles, set func(*Config)) (*Engra
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = ""
 	set(&cfg)
+	if cfg.NATS.URL != "" {
+		// Workers may not create the streams: the operator sets them up.
+		if _, err := app.ApplyStreams(ctx, cfg, zap.NewNop()); err != nil {
+			return nil, err
+		}
+	}
 	a := app.New(cfg, roles, zap.NewNop())
 	if err := a.Open(ctx); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/engramhq/engram/events"
@@ -28,6 +29,14 @@ type ContextPoint struct {
 	// Dialogue is the latency of a 2,000-character dialogue: a question
 	// with the recent messages an agent passes along.
 	Dialogue Latency
+	// Ingested is the rate at which turns were applied to the read model
+	// while the queries ran (events a second; 0: none were).
+	Ingested float64
+	// CPU and DialogueCPU are the process's CPU time per request (ms,
+	// user and system, the HTTP client and server included, and the
+	// ingest beside it when there is one): a figure the machine's other
+	// load moves far less than latency.
+	CPU, DialogueCPU float64
 }
 
 // ContextScale fills one namespace with memories and turns (straight
@@ -37,7 +46,12 @@ type ContextPoint struct {
 //
 // With keep set, the read model is kept in that directory and a later run
 // with the same sizes queries it without loading again (for profiling).
-func ContextScale(ctx context.Context, memories, turns, users, queries int, keep string, progress func(string)) (*ContextPoint, error) {
+//
+// With ingest > 0, turns are applied to the read model at that rate (a
+// second) while the queries run, to users of a namespace of their own:
+// the writer and the readers share the file, its index and its log, and
+// the queried user's data stays as loaded.
+func ContextScale(ctx context.Context, memories, turns, users, queries, ingest int, keep string, progress func(string)) (*ContextPoint, error) {
 	dir := keep
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "engram-ctxscale-")
@@ -63,7 +77,7 @@ func ContextScale(ctx context.Context, memories, turns, users, queries int, keep
 			return nil, err
 		}
 	}
-	return queryContextScale(ctx, store, memories, turns, users, queries)
+	return queryContextScale(ctx, store, memories, turns, users, queries, ingest)
 }
 
 func loadContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users int, progress func(string)) error {
@@ -116,7 +130,7 @@ func loadContextScale(ctx context.Context, store *sqlite.Store, memories, turns,
 	return nil
 }
 
-func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users, queries int) (*ContextPoint, error) {
+func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users, queries, ingest int) (*ContextPoint, error) {
 	engine := retrieval.NewEngine(store)
 	engine.Tokens = func(string) retrieval.Counter { return tokens.For("gpt-4o") }
 	srv := httptest.NewServer((&httpapi.Server{Context: engine, Log: zap.NewNop()}).Handler())
@@ -143,15 +157,22 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 			return nil, err
 		}
 	}
+	stopIngest := func() (float64, error) { return 0, nil }
+	if ingest > 0 {
+		stopIngest = ingestWhile(ctx, store, ingest)
+	}
+	cpu0 := cpuTime()
 	d := make([]time.Duration, queries)
 	for i := range d {
 		text := q.query()
 		t0 := time.Now()
 		if err := post(text); err != nil {
+			stopIngest()
 			return nil, err
 		}
 		d[i] = time.Since(t0)
 	}
+	cpu1 := cpuTime()
 	dialogue := make([]time.Duration, max(queries/4, 1))
 	for i := range dialogue {
 		var recent []map[string]string
@@ -166,9 +187,83 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		}
 		t0 := time.Now()
 		if err := post(q.query(), recent...); err != nil {
+			stopIngest()
 			return nil, err
 		}
 		dialogue[i] = time.Since(t0)
 	}
-	return &ContextPoint{Memories: memories, Turns: turns, Users: users, Latency: summarize(d), Dialogue: summarize(dialogue)}, nil
+	cpu2 := cpuTime()
+	rate, err := stopIngest()
+	if err != nil {
+		return nil, fmt.Errorf("ingest beside the queries: %w", err)
+	}
+	return &ContextPoint{Memories: memories, Turns: turns, Users: users, Latency: summarize(d), Dialogue: summarize(dialogue),
+		Ingested: rate, CPU: ms(cpu1-cpu0) / float64(len(d)), DialogueCPU: ms(cpu2-cpu1) / float64(len(dialogue))}, nil
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ingestWhile applies turns to store at rate a second, a batch every
+// 10 ms (as the projector applies what the stream delivers), to 100 users
+// of the namespace "live", until the function it returns is called; that
+// stops it, waits for it, and returns the rate it kept.
+func ingestWhile(ctx context.Context, store *sqlite.Store, rate int) func() (float64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var applied int
+	var err error
+	start := time.Now()
+	go func() { // owned: the returned function cancels and waits for it
+		defer close(done)
+		seq, lerr := store.LastSeq(ctx)
+		if lerr != nil {
+			err = lerr
+			return
+		}
+		c := newCorpus(uint64(start.UnixNano()))
+		run := start.Format("150405.000000")
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				// As many as the rate owes by now: a slow apply is caught up.
+				due := int(now.Sub(start).Seconds()*float64(rate)) - applied
+				if due <= 0 {
+					continue
+				}
+				_, batch := turnEvents(c, "live", "", applied, due, now.UTC())
+				for j := range batch {
+					seq++
+					n := applied + j
+					batch[j].Seq = seq
+					batch[j].Scope.User = fmt.Sprintf("live%d", n%100)
+					batch[j].ID = fmt.Sprintf("%s-%d", run, n)
+				}
+				for _, aerr := range store.Apply(ctx, batch) {
+					if aerr != nil && ctx.Err() == nil {
+						err = aerr
+						return
+					}
+				}
+				applied += due
+			}
+		}
+	}()
+	return func() (float64, error) {
+		cancel()
+		<-done
+		return float64(applied) / time.Since(start).Seconds(), err
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -51,14 +52,17 @@ type RecallSet struct {
 
 // RecallCase is one question.
 type RecallCase struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	Query  string `json:"query"`
-	Recent []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"recent_messages"`
-	Gold []string `json:"gold"`
+	ID     string          `json:"id"`
+	Type   string          `json:"type"`
+	Query  string          `json:"query"`
+	Recent []RecallMessage `json:"recent_messages"`
+	Gold   []string        `json:"gold"`
+}
+
+// RecallMessage is one of the messages before a case's question.
+type RecallMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 // LoadRecallSets reads every *.json of dir.
@@ -92,7 +96,7 @@ func LoadRecallSets(dir string) ([]*RecallSet, error) {
 
 var (
 	caseTypes = map[string]bool{"direct": true, "paraphrase": true, "dialogue": true, "long": true, "emotional": true,
-		"time": true, "single_char": true, "cross_lingual": true, "multi": true}
+		"time": true, "single_char": true, "cross_lingual": true, "multi": true, "window": true}
 	memoryKinds = map[string]bool{"fact": true, "preference": true, "rule": true, "skill": true, "error": true,
 		"context": true, "identity": true}
 	memoryCategories = map[string]bool{"identity": true, "config": true, "credential": true, "decision": true,
@@ -149,6 +153,60 @@ func (s *RecallSet) check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// LoadCrossSets reads the translations of dir's sets (dir/xlang/, one
+// file per set under the set's own name, FORMAT.md): each gives a set of
+// the same user with the translated cases, in the language they are
+// asked in, their types and gold from the cases they translate.
+func LoadCrossSets(dir string, sets []*RecallSet) ([]*RecallSet, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "xlang", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*RecallSet
+	for _, f := range files {
+		i := slices.IndexFunc(sets, func(s *RecallSet) bool { return s.File == filepath.Base(f) })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: no set %s in %s to translate", f, filepath.Base(f), dir)
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var tr struct {
+			Lang  string       `json:"lang"`
+			Cases []RecallCase `json:"cases"`
+		}
+		if err := json.Unmarshal(raw, &tr); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		base := sets[i]
+		if tr.Lang == base.Lang || (tr.Lang != "zh" && tr.Lang != "en") {
+			return nil, fmt.Errorf("%s: lang %q: want the other language than the set's %q", f, tr.Lang, base.Lang)
+		}
+		x := *base
+		x.Lang, x.Cases = tr.Lang, nil
+		var errs []error
+		for _, c := range tr.Cases {
+			j := slices.IndexFunc(base.Cases, func(o RecallCase) bool { return o.ID == c.ID })
+			han := strings.IndexFunc(c.Query, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
+			switch {
+			case j < 0:
+				errs = append(errs, fmt.Errorf("case %s: not a case of %s", c.ID, base.File))
+			case strings.TrimSpace(c.Query) == "" || han != (tr.Lang == "zh"):
+				errs = append(errs, fmt.Errorf("case %s: query %q is not written in %s", c.ID, c.Query, tr.Lang))
+			default:
+				c.Type, c.Gold = base.Cases[j].Type, base.Cases[j].Gold
+				x.Cases = append(x.Cases, c)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, &x)
+	}
+	return out, nil
 }
 
 // memoryID is the id a set's memory is stored under: memory ids are one
@@ -208,6 +266,11 @@ type RecallScores struct {
 	// ByBlock counts gold items by the block they are looked for in
 	// ("memories", "turns"): items, found at 5, found at 10.
 	ByBlock map[string][3]float64
+	// Chance is recall@5 summed over cases for a ranking drawn at random.
+	Chance float64
+	// Gold and Kept count, for a request with a token budget, the gold
+	// items and those the fitted block holds.
+	Gold, Kept float64
 }
 
 // addItems counts the gold items of one case by block.
@@ -244,28 +307,102 @@ func (r RecallScores) mean() (float64, float64) {
 	return r.At5 / float64(r.N), r.At10 / float64(r.N)
 }
 
-// RecallReport is one split's figures per language.
+// KeptShare is the share of gold items the fitted block held.
+func (r RecallScores) KeptShare() float64 {
+	if r.Gold == 0 {
+		return 0
+	}
+	return r.Kept / r.Gold
+}
+
+// RecallReport is one split's figures per language, for one way of
+// asking.
 type RecallReport struct {
 	Engram, BM25 map[string]*RecallScores // by language
+	// Vectors ranks the memories by their vectors' cosine with the
+	// query's alone (with RecallAsk.Vectors): what the semantic path
+	// would find without full text.
+	Vectors map[string]*RecallScores
+}
+
+// RecallStyle is how a case is asked.
+type RecallStyle string
+
+const (
+	// StyleAgent asks as an agent does: the last utterance as the query,
+	// the messages before it as recent_messages.
+	StyleAgent RecallStyle = "agent"
+	// StyleWhole asks with the whole window, the recent messages then the
+	// last utterance, as one query.
+	StyleWhole RecallStyle = "whole"
+	// StyleLong asks with a long window as one query: the windows of the
+	// set's longWindow cases before this one (their recent messages and
+	// questions), then this case's. An agent's window often holds the
+	// topics before the one asked about; the words of all of them are
+	// what a plain BM25 over the window searches with.
+	StyleLong RecallStyle = "long"
+	// StyleCross asks the cases translated into the other language
+	// (<split>/xlang/, FORMAT.md): memories in one language, questions in
+	// the other.
+	StyleCross RecallStyle = "cross"
+)
+
+// RecallAsk says how the cases of a run are asked: the style, and the
+// token budget (0: the whole ranking, 200,000 tokens and 50 turns, for
+// recall@k; else an agent's budget, whose fitted block is what counts).
+type RecallAsk struct {
+	Style  RecallStyle
+	Budget int
+	// Vectors: engram has the test embeddings endpoint; score the
+	// vectors alone beside it.
+	Vectors bool
+}
+
+// longWindow is how many cases before a case StyleLong's window holds.
+const longWindow = 4
+
+// question is what case i of s sends as query and recent_messages in a
+// style.
+func (s *RecallSet) question(i int, style RecallStyle) (string, []RecallMessage) {
+	c := s.Cases[i]
+	var window []RecallCase
+	switch style {
+	case StyleWhole:
+		window = []RecallCase{c}
+	case StyleLong:
+		window = s.Cases[max(0, i-longWindow) : i+1]
+	default:
+		return c.Query, c.Recent
+	}
+	var parts []string
+	for _, w := range window {
+		for _, m := range w.Recent {
+			parts = append(parts, m.Content)
+		}
+		parts = append(parts, w.Query)
+	}
+	return strings.Join(parts, "\n"), nil
 }
 
 // EvaluateRecall asks every case through /v1/context and scores it next to
 // a plain BM25 over the same user's memories and turns (character bigrams
-// for Chinese, lowercased words for English), computed in the same run.
+// for Chinese, lowercased words for English), computed in the same run
+// over all the words sent.
 //
 // A gold id is a memory or a turn; each is looked for among the results of
 // its own kind (the memories block, the turns block), at rank k. A memory
 // in the core-profile block is in every prompt, so it counts as found, for
-// engram and for BM25 alike.
+// engram and for BM25 alike. With a budget (ask.Budget), what counts is
+// whether each gold item is in the block engram fitted to it.
 //
 // misses, when not nil, gets each case engram misses at 5, with both
 // rankings and the signals of engram's memories: for tuning on the dev
 // split (-recall-misses), never on the test.
-func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io.Writer) (*RecallReport, error) {
-	rep := &RecallReport{Engram: map[string]*RecallScores{}, BM25: map[string]*RecallScores{}}
+func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, ask RecallAsk, misses io.Writer) (*RecallReport, error) {
+	rep := &RecallReport{Engram: map[string]*RecallScores{}, BM25: map[string]*RecallScores{}, Vectors: map[string]*RecallScores{}}
 	for _, s := range sets {
 		if rep.Engram[s.Lang] == nil {
-			rep.Engram[s.Lang], rep.BM25[s.Lang] = &RecallScores{}, &RecallScores{}
+			rep.Engram[s.Lang], rep.BM25[s.Lang], rep.Vectors[s.Lang] = &RecallScores{}, &RecallScores{}, &RecallScores{}
 		}
 		base := newBaseline(s)
 		// The cases are asked on the set's own day: engram ranks by age,
@@ -273,8 +410,9 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io
 		if !s.Now.IsZero() {
 			e.App.SetRetrievalClock(func() time.Time { return s.Now })
 		}
-		for _, c := range s.Cases {
-			mems, turns, profile, signals, err := askContext(ctx, e, s, c, misses != nil)
+		for i, c := range s.Cases {
+			query, recent := s.question(i, ask.Style)
+			got, err := askContext(ctx, e, s, query, recent, ask.Budget, misses != nil)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", s.File, c.ID, err)
 			}
@@ -284,19 +422,36 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io
 			if err := e.App.SettleAccess(ctx); err != nil {
 				return nil, fmt.Errorf("%s %s: settle accesses: %w", s.File, c.ID, err)
 			}
-			a5, a10 := recallAt(c.Gold, mems, turns, profile)
-			rep.Engram[s.Lang].add(c.Type, a5, a10)
-			rep.Engram[s.Lang].addItems(c.Gold, mems, turns, profile)
-			bm, bt := base.rank(c)
-			b5, b10 := recallAt(c.Gold, bm, bt, profile)
+			en := rep.Engram[s.Lang]
+			if ask.Budget > 0 {
+				for _, g := range c.Gold {
+					en.Gold++
+					if got.profile[g] || slices.Contains(got.mems, g) || slices.Contains(got.turns, g) {
+						en.Kept++
+					}
+				}
+				continue
+			}
+			a5, a10 := recallAt(c.Gold, got.mems, got.turns, got.profile)
+			en.add(c.Type, a5, a10)
+			en.addItems(c.Gold, got.mems, got.turns, got.profile)
+			en.Chance += s.chanceAt5(c.Gold)
+			if ask.Vectors {
+				vm := vectorsAlone(s, query)
+				v5, v10 := recallAt(c.Gold, vm, nil, got.profile)
+				rep.Vectors[s.Lang].add(c.Type, v5, v10)
+				rep.Vectors[s.Lang].addItems(c.Gold, vm, nil, got.profile)
+			}
+			bm, bt := base.rank(query, recent)
+			b5, b10 := recallAt(c.Gold, bm, bt, got.profile)
 			rep.BM25[s.Lang].add(c.Type, b5, b10)
-			rep.BM25[s.Lang].addItems(c.Gold, bm, bt, profile)
+			rep.BM25[s.Lang].addItems(c.Gold, bm, bt, got.profile)
 			if misses != nil && a5 < 1 {
 				top := func(l []string) []string { return l[:min(len(l), 8)] }
 				fmt.Fprintf(misses, "%s %s %s engram@5 %.2f bm25@5 %.2f gold %v\n  query %q recent %d\n  engram mems %v turns %v\n  bm25   mems %v turns %v\n",
-					s.File, c.ID, c.Type, a5, b5, c.Gold, c.Query, len(c.Recent), top(mems), top(turns), top(bm), top(bt))
-				for i, sig := range signals[:min(len(signals), 8)] {
-					fmt.Fprintf(misses, "    %s %v\n", mems[i], sig)
+					s.File, c.ID, c.Type, a5, b5, c.Gold, query, len(recent), top(got.mems), top(got.turns), top(bm), top(bt))
+				for i, sig := range got.signals[:min(len(got.signals), 8)] {
+					fmt.Fprintf(misses, "    %s %v\n", got.mems[i], sig)
 				}
 			}
 		}
@@ -305,7 +460,26 @@ func EvaluateRecall(ctx context.Context, e *Engram, sets []*RecallSet, misses io
 	return rep, nil
 }
 
-// Write prints the report.
+// chanceAt5 is the recall@5 of a ranking drawn at random from the set's
+// memories and turns.
+func (s *RecallSet) chanceAt5(gold []string) float64 {
+	turns := 0
+	for _, sess := range s.Sessions {
+		turns += len(sess.Turns)
+	}
+	sum := 0.0
+	for _, g := range gold {
+		n := len(s.Memories)
+		if strings.Contains(g, "#") {
+			n = turns
+		}
+		sum += min(1, 5/float64(max(n, 1)))
+	}
+	return sum / float64(max(len(gold), 1))
+}
+
+// Write prints the report's figures by case type and by block, for
+// tuning.
 func (r *RecallReport) Write(w io.Writer, split string) {
 	for _, lang := range []string{"zh", "en"} {
 		en, bm := r.Engram[lang], r.BM25[lang]
@@ -365,25 +539,41 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-// askContext asks /v1/context as an agent would before its next turn and
-// returns the memories and turns blocks in order (turns as "session#index")
-// and the profile block's ids; with explain, each memory's signals too.
-func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase, explain bool) (mems, turns []string, profile map[string]bool, signals []map[string]float64, err error) {
-	body, _ := json.Marshal(map[string]any{"namespace": s.Namespace, "user": s.User, "query": c.Query,
-		"recent_messages": c.Recent, "force": true, "turn_limit": 50, "budget_tokens": 200000, "explain": explain})
+// answer is what /v1/context returned, as the sets name items: the
+// memories and turns blocks in order (turns as "session#index"), the
+// profile block's ids, and with explain each memory's signals.
+type answer struct {
+	mems, turns []string
+	profile     map[string]bool
+	signals     []map[string]float64
+}
+
+// askContext asks /v1/context as an agent would before its next turn:
+// with a budget of tokens, as an agent would (the default turn limit);
+// without, for the whole ranking (200,000 tokens, 50 turns).
+func askContext(ctx context.Context, e *Engram, s *RecallSet, query string, recent []RecallMessage, budget int, explain bool) (answer, error) {
+	ask := map[string]any{"namespace": s.Namespace, "user": s.User, "query": query,
+		"recent_messages": recent, "force": true, "explain": explain}
+	if budget > 0 {
+		ask["budget_tokens"] = budget
+	} else {
+		ask["turn_limit"], ask["budget_tokens"] = 50, 200000
+	}
+	body, _ := json.Marshal(ask)
+	var a answer
 	req, err := http.NewRequestWithContext(ctx, "POST", e.base+"/v1/context", bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return a, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := e.hc.Do(req)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return a, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		raw, _ := io.ReadAll(resp.Body)
-		return nil, nil, nil, nil, fmt.Errorf("context: %d %s", resp.StatusCode, raw)
+		return a, fmt.Errorf("context: %d %s", resp.StatusCode, raw)
 	}
 	var out struct {
 		Blocks struct {
@@ -398,22 +588,22 @@ func askContext(ctx context.Context, e *Engram, s *RecallSet, c RecallCase, expl
 		} `json:"blocks"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, nil, nil, nil, err
+		return a, err
 	}
-	profile = map[string]bool{}
+	a.profile = map[string]bool{}
 	for _, p := range out.Blocks.Profile {
-		profile[strings.TrimPrefix(p.ID, s.User+"-")] = true
+		a.profile[strings.TrimPrefix(p.ID, s.User+"-")] = true
 	}
 	for _, m := range out.Blocks.Memories {
-		mems = append(mems, strings.TrimPrefix(m.ID, s.User+"-"))
-		signals = append(signals, m.Signals)
+		a.mems = append(a.mems, strings.TrimPrefix(m.ID, s.User+"-"))
+		a.signals = append(a.signals, m.Signals)
 	}
 	for _, t := range out.Blocks.Turns {
 		if t.TurnIndex != nil {
-			turns = append(turns, fmt.Sprintf("%s#%d", t.SessionID, *t.TurnIndex))
+			a.turns = append(a.turns, fmt.Sprintf("%s#%d", t.SessionID, *t.TurnIndex))
 		}
 	}
-	return mems, turns, profile, signals, nil
+	return a, nil
 }
 
 // baseline is plain BM25 (k1 1.2, b 0.75) over one user's memories and
@@ -502,9 +692,9 @@ func (x *bm25Index) rank(query []string) []string {
 	return ids
 }
 
-func (b *baseline) rank(c RecallCase) (mems, turns []string) {
-	text := c.Query
-	for _, m := range c.Recent {
+func (b *baseline) rank(query string, recent []RecallMessage) (mems, turns []string) {
+	text := query
+	for _, m := range recent {
 		text += "\n" + m.Content
 	}
 	q := plainTokens(text)
@@ -541,4 +731,150 @@ func plainTokens(text string) []string {
 	}
 	flush()
 	return out
+}
+
+// recallBudgets are the token budgets whose fitted block is scored.
+var recallBudgets = []int{1500, 4000}
+
+// runRecall runs one split's recall passes, each in an engram of its own
+// (the access log a pass writes must not move the next one's ranking),
+// and prints them: engram beside plain BM25 per language and way of
+// asking, and the share of gold items a budgeted block keeps.
+func runRecall(ctx context.Context, out io.Writer, dir, split string, styles []string, sync string, misses io.Writer) error {
+	sets, err := LoadRecallSets(dir)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, s := range styles {
+		want[strings.TrimSpace(s)] = true
+	}
+	pass := func(sets []*RecallSet, ask RecallAsk, misses io.Writer) (*RecallReport, error) {
+		e, err := StartQuality(ctx, sync)
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		if err := LoadRecall(ctx, e, sets); err != nil {
+			return nil, fmt.Errorf("load: %w", err)
+		}
+		return EvaluateRecall(ctx, e, sets, ask, misses)
+	}
+	name := map[string]string{"dev": "dev (tuned on)", "test": "test (held out)"}[split]
+	if name == "" {
+		name = split
+	}
+	type row struct {
+		style  RecallStyle
+		label  string
+		rep    *RecallReport
+		budget map[int]*RecallReport
+	}
+	var rows []row
+	for _, st := range []RecallStyle{StyleAgent, StyleWhole, StyleLong} {
+		if !want[string(st)] {
+			continue
+		}
+		r := row{style: st, label: map[RecallStyle]string{StyleAgent: "agent-style", StyleWhole: "whole dialogue",
+			StyleLong: fmt.Sprintf("long window (%d cases before it, then it)", longWindow)}[st], budget: map[int]*RecallReport{}}
+		m := misses
+		if st != StyleAgent {
+			m = nil
+		}
+		if r.rep, err = pass(sets, RecallAsk{Style: st}, m); err != nil {
+			return fmt.Errorf("%s: %w", st, err)
+		}
+		if st == StyleAgent {
+			r.rep.Write(out, name)
+		}
+		if want["budget"] && st != StyleLong {
+			for _, b := range recallBudgets {
+				if r.budget[b], err = pass(sets, RecallAsk{Style: st, Budget: b}, nil); err != nil {
+					return fmt.Errorf("%s at %d tokens: %w", st, b, err)
+				}
+			}
+		}
+		rows = append(rows, r)
+	}
+	var fused *RecallReport
+	if want["vectors"] {
+		emb := newEmbedServer()
+		e, err := startWithVectors(ctx, sync, emb.URL)
+		if err != nil {
+			emb.Close()
+			return err
+		}
+		err = LoadRecall(ctx, e, sets)
+		if err == nil {
+			err = waitEmbedded(ctx, e)
+		}
+		if err == nil {
+			fused, err = EvaluateRecall(ctx, e, sets, RecallAsk{Style: StyleAgent, Vectors: true}, nil)
+		}
+		e.Close()
+		emb.Close()
+		if err != nil {
+			return fmt.Errorf("vectors: %w", err)
+		}
+	}
+	var cross *RecallReport
+	if want["cross"] {
+		xs, err := LoadCrossSets(dir, sets)
+		if err != nil {
+			return err
+		}
+		if len(xs) > 0 {
+			if cross, err = pass(xs, RecallAsk{Style: StyleCross}, nil); err != nil {
+				return fmt.Errorf("cross: %w", err)
+			}
+		}
+	}
+	other := map[string]string{"zh": "en", "en": "zh"}
+	for _, lang := range []string{"zh", "en"} {
+		fmt.Fprintf(out, "recall %s, asked in %s — engram beside a plain BM25 over every word sent, same run:\n", name, lang)
+		fmt.Fprintf(out, "  %-44s %5s  %-15s  %-15s  %6s  %s\n", "asked as", "cases", "engram R@5/R@10", "BM25 R@5/R@10", "×BM25", "gold in block @1500 / @4000")
+		line := func(label string, rep *RecallReport, budget map[int]*RecallReport, chance bool) {
+			en, bm := rep.Engram[lang], rep.BM25[lang]
+			if en == nil {
+				return
+			}
+			e5, e10 := en.mean()
+			b5, b10 := bm.mean()
+			kept := ""
+			if len(budget) > 0 {
+				kept = fmt.Sprintf("%.3f / %.3f", budget[1500].Engram[lang].KeptShare(), budget[4000].Engram[lang].KeptShare())
+			}
+			if chance {
+				kept = fmt.Sprintf("(chance R@5 %.3f)", en.Chance/float64(max(en.N, 1)))
+			}
+			fmt.Fprintf(out, "  %-44s %5d  %.3f / %.3f    %.3f / %.3f    %6.2f  %s\n", label, en.N, e5, e10, b5, b10, e5/math.Max(b5, 1e-9), kept)
+		}
+		for _, r := range rows {
+			line(r.label, r.rep, r.budget, false)
+		}
+		// The long dialogues (type window) alone: where asking with the
+		// whole window differs most from asking with its last utterance.
+		for _, r := range rows {
+			en, bm := r.rep.Engram[lang], r.rep.BM25[lang]
+			if en == nil || en.ByType["window"][0] == 0 || r.style == StyleLong {
+				continue
+			}
+			x, y := en.ByType["window"], bm.ByType["window"]
+			fmt.Fprintf(out, "  %-44s %5.0f  %.3f / %.3f    %.3f / %.3f    %6.2f\n", "  long dialogues only, "+r.label, x[0],
+				x[1]/x[0], x[2]/x[0], y[1]/y[0], y[2]/y[0], x[1]/math.Max(y[1], 1e-9))
+		}
+		if cross != nil {
+			line(fmt.Sprintf("cross-language (memories and turns in %s)", other[lang]), cross, nil, true)
+		}
+		if fused != nil && fused.Engram[lang] != nil && len(rows) > 0 && rows[0].style == StyleAgent {
+			// Vectors find memories only: the gold memories, R@5 / R@10.
+			m := func(r *RecallScores) string {
+				x := r.ByBlock["memories"]
+				return fmt.Sprintf("%.3f / %.3f", x[1]/x[0], x[2]/x[0])
+			}
+			fmt.Fprintf(out, "  agent-style, gold memories (%.0f): full text %s | vectors alone %s | fused %s (test embeddings: hashed bag of words)\n",
+				fused.Engram[lang].ByBlock["memories"][0], m(rows[0].rep.Engram[lang]), m(fused.Vectors[lang]), m(fused.Engram[lang]))
+		}
+	}
+	return nil
 }

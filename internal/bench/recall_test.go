@@ -12,8 +12,18 @@ import (
 // score.
 func TestRecallSetsAreWellFormed(t *testing.T) {
 	for _, split := range []string{"dev", "test"} {
-		if _, err := LoadRecallSets(filepath.Join("..", "..", "testdata", "recall", split)); err != nil {
+		dir := filepath.Join("..", "..", "testdata", "recall", split)
+		sets, err := LoadRecallSets(dir)
+		if err != nil {
 			t.Error(err)
+			continue
+		}
+		xs, err := LoadCrossSets(dir, sets)
+		if err != nil {
+			t.Error(err)
+		}
+		if len(xs) == 0 {
+			t.Errorf("%s: no cross-language sets in xlang/", split)
 		}
 	}
 }

@@ -637,7 +637,9 @@ func (c *Consolidator) runCards(ctx context.Context) {
 				c.Log.Warn("cards rendered before the read model caught up", zap.Error(err))
 			}
 			for _, s := range due {
-				if err := c.renderCards(ctx, s, time.Now(), 0, 0); err != nil && ctx.Err() == nil {
+				// A panic is one user's cards failing, not the loop's end.
+				err := memory.Recovered(func() error { return c.renderCards(ctx, s, time.Now(), 0, 0) })
+				if err != nil && ctx.Err() == nil {
 					c.Log.Warn("render cards", zap.String(fieldUser, scopeKey(s)), zap.Error(err))
 				}
 			}

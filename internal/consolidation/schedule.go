@@ -43,7 +43,8 @@ func (c *Consolidator) fire(ctx context.Context, f rules.Firing) {
 		return
 	}
 	start := time.Now()
-	err := c.runRule(ctx, f.Rule, nil, f.At)
+	// A panic fails this firing, not the schedule.
+	err := memory.Recovered(func() error { return c.runRule(ctx, f.Rule, nil, f.At) })
 	if err != nil && ctx.Err() == nil {
 		c.Log.Error("scheduled rule failed", zap.String(fieldRule, f.Rule.Name), zap.Time("at", f.At), zap.Error(err))
 		return

@@ -443,10 +443,17 @@ func (b *Batcher) flushQuiet(ctx context.Context) {
 	}
 	b.mu.Unlock()
 	for _, k := range quiet {
-		if err := b.flush(ctx, k, ReasonQuiet); err != nil {
+		if err := b.safeFlush(ctx, k, ReasonQuiet); err != nil {
 			b.log.Warn("flush quiet session", zap.Error(err))
 		}
 	}
+}
+
+// safeFlush is flush for Run's timers, which have no message to fail: a
+// panic is that session's flush failing (it stays waiting, for the next
+// tick), not the end of the loop.
+func (b *Batcher) safeFlush(ctx context.Context, key sessionKey, reason string) error {
+	return memory.Recovered(func() error { return b.flush(ctx, key, reason) })
 }
 
 func (b *Batcher) flushAll(ctx context.Context, reason string) {
@@ -457,7 +464,7 @@ func (b *Batcher) flushAll(ctx context.Context, reason string) {
 	}
 	b.mu.Unlock()
 	for _, k := range keys {
-		if err := b.flush(ctx, k, reason); err != nil {
+		if err := b.safeFlush(ctx, k, reason); err != nil {
 			b.log.Warn("flush", zap.String("reason", reason), zap.Error(err))
 		}
 	}

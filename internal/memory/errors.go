@@ -3,6 +3,9 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
 )
 
 // Error codes. Each edge (HTTP, NATS) maps them to its own status in one table.
@@ -55,4 +58,79 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// PanicError is a panic recovered from a worker's code (Recovered): a bug,
+// contained so that the worker goes on. It counts as an EINTERNAL failure
+// of what was being done; Error says where the panic happened, Stack
+// shows how it got there.
+type PanicError struct {
+	Value any
+	// Where is the function, file and line that panicked.
+	Where string
+	// Stack is the panicking goroutine's frames, from the panic up, at
+	// most maxPanicFrames of them, one a line.
+	Stack string
+}
+
+func (e *PanicError) Error() string {
+	if e.Where == "" {
+		return fmt.Sprintf("panic: %v", e.Value)
+	}
+	return fmt.Sprintf("panic: %v (in %s)", e.Value, e.Where)
+}
+
+// Unwrap is the panic's value when it was an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// maxPanicFrames bounds PanicError.Stack: enough to see the handler's
+// call, short enough for a log line.
+const maxPanicFrames = 12
+
+// Recovered runs f and returns its error, or a *PanicError if it panics.
+func Recovered(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(v)
+		}
+	}()
+	return f()
+}
+
+// newPanicError is called by the deferred function of Recovered, so the
+// stack it reads starts in the runtime's panic machinery, then the
+// function that panicked.
+func newPanicError(v any) *PanicError {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	e := &PanicError{Value: v}
+	var stack strings.Builder
+	count := 0
+	for {
+		f, more := frames.Next()
+		// The runtime's own frames (gopanic, the map or slice check that
+		// raised it) say nothing of which code was at fault.
+		if strings.HasSuffix(f.Function, "/memory.Recovered") {
+			break // what called f: the worker's machinery, not the fault
+		}
+		if !strings.HasPrefix(f.Function, "runtime.") && f.Function != "" {
+			line := fmt.Sprintf("%s %s:%d", f.Function, filepath.Base(f.File), f.Line)
+			if e.Where == "" {
+				e.Where = line
+			}
+			if count < maxPanicFrames {
+				stack.WriteString(line + "\n")
+				count++
+			}
+		}
+		if !more || count == maxPanicFrames {
+			break
+		}
+	}
+	e.Stack = strings.TrimSuffix(stack.String(), "\n")
+	return e
 }

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -50,4 +52,36 @@ func TestTurnHitText(t *testing.T) {
 	if got := (TurnHit{Content: "plain"}).Text(); got != "plain" {
 		t.Errorf("Text() = %q, want %q", got, "plain")
 	}
+}
+
+// Recovered returns f's own error, or the panic as a *PanicError that
+// says where it happened and unwraps to the value when it is an error.
+func TestRecovered(t *testing.T) {
+	plain := errors.New("plain")
+	if err := Recovered(func() error { return plain }); err != plain {
+		t.Fatalf("Recovered(returns plain) = %v", err)
+	}
+	err := Recovered(func() error { panicHere(); return nil })
+	var p *PanicError
+	if !errors.As(err, &p) {
+		t.Fatalf("Recovered(panics) = %#v, want a *PanicError", err)
+	}
+	if got := err.Error(); !strings.HasPrefix(got, "panic: runtime error: index out of range") || !strings.Contains(got, "memory.panicHere memory_test.go:") {
+		t.Errorf("Error() = %q, want the panic and where", got)
+	}
+	if !strings.HasPrefix(p.Stack, "github.com/engramhq/engram/internal/memory.panicHere") || strings.Contains(p.Stack, "memory.Recovered ") {
+		t.Errorf("Stack = %q, want it to start at the panic and stop at Recovered", p.Stack)
+	}
+	var re runtime.Error
+	if !errors.As(err, &re) {
+		t.Error("a runtime error's panic does not unwrap to it")
+	}
+	if ErrorCode(Recovered(func() error { panic("x") })) != EINTERNAL {
+		t.Error("a panic is not EINTERNAL")
+	}
+}
+
+func panicHere() {
+	var s []int
+	_ = s[3]
 }

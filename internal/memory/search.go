@@ -74,6 +74,10 @@ type TurnHit struct {
 	Attachments string
 	Time        time.Time
 	BM25        float64
+	// Tokens is Text as the full-text index reads it, when the store that
+	// scored the turn kept it (nil otherwise): ranking reads it again
+	// several times.
+	Tokens []string
 }
 
 // TurnKey names a turn within a scope.

@@ -29,10 +29,12 @@ type Projector struct {
 	Backoff func(n int) time.Duration
 }
 
-// New returns a Projector with default backoff (100 ms doubling to 30 s).
+// New returns a Projector with default backoff (100 ms doubling to 5 s).
+// A try costs one failed transaction, and the cap is how stale the read
+// model stays once the database can write again (a full disk freed).
 func New(store memory.Applier, log *zap.Logger) *Projector {
 	return &Projector{Store: store, Log: log, Backoff: func(n int) time.Duration {
-		return min(100*time.Millisecond<<min(n, 9), 30*time.Second)
+		return min(100*time.Millisecond<<min(n, 9), 5*time.Second)
 	}}
 }
 

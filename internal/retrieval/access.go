@@ -62,7 +62,8 @@ func (l *AccessLog) Run(ctx context.Context) error {
 			defer cancel()
 			return l.Flush(fctx)
 		case <-t.C:
-			if err := l.Flush(ctx); err != nil {
+			// A panic fails this flush, not the loop.
+			if err := memory.Recovered(func() error { return l.Flush(ctx) }); err != nil {
 				l.Log.Warn("publish accesses; kept for the next try", zap.Error(err))
 			}
 		}

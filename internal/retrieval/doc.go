@@ -15,9 +15,10 @@
 // Recorder, which publishes it as events so a rebuild agrees.
 //
 // Vectors are optional (Engine.Vectors): when set, the query's nearest
-// memories are fused with the full-text hits by reciprocal rank fusion and
-// memories are ranked with seed 004's hybrid weights (0.55 semantic, 0.30
-// keyword, 0.15 freshness) instead of seed 000's; explain shows the cosine.
+// memories are fused with the full-text hits by reciprocal rank fusion,
+// and a memory's relevance is the better of its text relevance and its
+// cosine, so vectors only add (seed 004's hybrid sum ranked gold memories
+// below full text alone; rankMemories); explain shows the cosine.
 //
 // Degradation (seed 004 §8): when the vector path fails, memories come from
 // full text alone; when a text path fails, the engine falls back to recent

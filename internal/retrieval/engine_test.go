@@ -93,6 +93,121 @@ func TestDegradesToRecentAndProfile(t *testing.T) {
 	}
 }
 
+// brokenReads is the real read model with every read but full text
+// failing: the scratchpad, the memories of an asked time, the year a time
+// is anchored to, episodes, daily summaries and recent turns.
+type brokenReads struct{ *sqlite.Store }
+
+var errRead = errors.New("sqlite: database is locked")
+
+func (b brokenReads) Scratchpad(context.Context, memory.Scope) (memory.Scratchpad, error) {
+	return memory.Scratchpad{}, errRead
+}
+
+func (b brokenReads) Memories(ctx context.Context, q memory.MemoryQuery) ([]memory.Memory, error) {
+	if !q.CreatedFrom.IsZero() {
+		return nil, errRead
+	}
+	return b.Store.Memories(ctx, q)
+}
+
+func (b brokenReads) SaidWithin(context.Context, memory.Scope, time.Time, time.Time) (bool, error) {
+	return false, errRead
+}
+
+func (b brokenReads) RecallEpisodes(context.Context, memory.Scope, textseg.Query, int) ([]memory.Episode, error) {
+	return nil, errRead
+}
+
+func (b brokenReads) RecallDailySummaries(context.Context, memory.Scope, textseg.Query, string, string, int) ([]memory.DailySummary, error) {
+	return nil, errRead
+}
+
+func (b brokenReads) RecentTurns(context.Context, memory.Scope, time.Time, int) ([]memory.TurnHit, error) {
+	return nil, errRead
+}
+
+// A read that fails inside ranking is never dropped (issue 25): the answer
+// goes on with what the other paths found, names each fall, and reports
+// each to Degraded with its reason.
+func TestEveryFailedReadIsDegraded(t *testing.T) {
+	st := openWith(t, "我们在讨论部署", "三月初部署到了 staging")
+	e := NewEngine(brokenReads{st})
+	var falls []string
+	e.Degraded = func(_ memory.Scope, from, to, reason string) {
+		if !strings.Contains(reason, errRead.Error()) {
+			t.Errorf("fall %s->%s: reason %q does not carry the read's error", from, to, reason)
+		}
+		falls = append(falls, from+"->"+to)
+	}
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "三月初部署到哪里了？", Force: true})
+	if err != nil {
+		t.Fatalf("a failing read must not fail the request: %v", err)
+	}
+	want := []string{"scratchpad->none", "anchor->latest", "time->fts", "episodes->none", "daily->none", "recent->none"}
+	if got := resp.Degraded; !slices.Equal(got, want) {
+		t.Fatalf("degraded = %v, want %v", got, want)
+	}
+	if !slices.Equal(falls, want) {
+		t.Fatalf("falls reported = %v, want %v", falls, want)
+	}
+	if len(resp.Blocks.Turns) == 0 || !strings.Contains(resp.Blocks.Turns[0].Content, "staging") {
+		t.Fatalf("full text still answers: turns %+v", resp.Blocks.Turns)
+	}
+	for _, f := range want {
+		from, to, _ := strings.Cut(f, "->")
+		if !slices.Contains(Falls, [2]string{from, to}) {
+			t.Fatalf("%s is not among Falls, whose metrics exist from the start", f)
+		}
+	}
+
+	// A search returns the error of the read it needed.
+	if _, err := e.Search(t.Context(), memory.SearchQuery{Scope: memory.Scope{Namespace: "default", User: "u"}, Text: "三月初部署到哪里了", Limit: 5}); !errors.Is(err, errRead) {
+		t.Fatalf("search: err = %v, want the failed read's", err)
+	}
+}
+
+// Every weight a memory is ranked by is in Weights (issue 25): a
+// memory of the project the query names, of the kind it asks for, of the
+// request's persona, gains what Weights says and nothing else does.
+func TestBoostsAreWeights(t *testing.T) {
+	f := newFixture(t)
+	f.apply(user, events.TypeMemoryAdded, f.now.Add(-time.Hour), &events.MemoryAdded{MemoryID: "m1", Kind: "preference", Category: "decision",
+		Subject: "user", Predicate: "note", Content: "atlas deploys on fridays", Project: "atlas", Importance: 0.5, Confidence: 1})
+	score := func(w Weights, req Request) float64 {
+		e := NewEngine(f.st)
+		e.Now = func() time.Time { return f.now }
+		e.Weights = w
+		req.User, req.Namespace, req.Force, req.Explain = user.User, user.Namespace, true, true
+		resp, err := e.Context(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Blocks.Memories) != 1 {
+			t.Fatalf("memories = %+v", resp.Blocks.Memories)
+		}
+		return resp.Blocks.Memories[0].Signals["boost"]
+	}
+	w := SeedWeights()
+	for _, tc := range []struct {
+		name string
+		req  Request
+		set  func(*Weights, float64)
+	}{
+		{"persona", Request{Query: "fridays deploys", Persona: "preference"}, func(w *Weights, v float64) { w.Persona = v }},
+		{"intent", Request{Query: "what do i like about deploys"}, func(w *Weights, v float64) { w.Intent = v }},
+		{"project", Request{Query: "how does atlas deploy"}, func(w *Weights, v float64) { w.Project = v }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ww := w
+			tc.set(&ww, 1.7)
+			if got := score(ww, tc.req); math.Abs(got-1.7) > 1e-9 {
+				t.Fatalf("boost = %v, want 1.7 from Weights", got)
+			}
+		})
+	}
+}
+
 // fakeVectors answers the semantic path with fixed cosines.
 type fakeVectors struct {
 	st     Store
@@ -120,9 +235,9 @@ func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ s
 	return hits[:min(k, len(hits))], scores, nil
 }
 
-// With vectors, a memory full text cannot find is recalled and ranked by
-// seed 004's hybrid weights; with the vector path failing, full text
-// answers alone and the fall is reported.
+// With vectors, a memory full text cannot find is recalled at the
+// relevance of its cosine; with the vector path failing, full text answers
+// alone and the fall is reported.
 func TestVectorFusion(t *testing.T) {
 	st := openWith(t)
 	tea := memory.Applied{Envelope: memory.Envelope{Seq: 100, Source: "t", ID: "tea", Type: events.TypeMemoryAdded,
@@ -140,7 +255,7 @@ func TestVectorFusion(t *testing.T) {
 	var falls []string
 	e.Degraded = func(_ memory.Scope, from, to, _ string) { falls = append(falls, from+"->"+to) }
 	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"用户爱喝乌龙茶": 0.8}}
-	resp, err := e.Context(t.Context(), Request{User: "u", Query: "我平时喝什么", Force: true, Explain: true})
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "早上来点什么饮品", Force: true, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,11 +263,11 @@ func TestVectorFusion(t *testing.T) {
 		t.Fatalf("memories = %+v", resp.Blocks.Memories)
 	}
 	sig := resp.Blocks.Memories[0].Signals
-	// seed 004's hybrid score, with importance (decayed) and access as a
-	// bounded factor beside it.
-	want := (0.55*0.8 + 0.30*sig["relevance"] + 0.15*sig["recency"]) * (0.85 + 0.1*0.5*sig["decay"] + 0.05*sig["access"]) * sig["boost"]
-	if sig["semantic"] != 0.8 || sig["decay"] >= 1 || math.Abs(sig["score"]-want) > 1e-9 {
-		t.Fatalf("signals = %v, want hybrid score %v", sig, want)
+	// Full text misses it: its relevance is its cosine, ranked by seed
+	// 000's signals, importance decayed.
+	want := 0.8 * (0.40 + 0.25*sig["recency"] + 0.20*0.5*sig["decay"] + 0.15*sig["access"]) * sig["boost"]
+	if sig["semantic"] != 0.8 || sig["relevance"] != 0.8 || sig["decay"] >= 1 || math.Abs(sig["score"]-want) > 1e-9 {
+		t.Fatalf("signals = %v, want score %v", sig, want)
 	}
 
 	e.Vectors = fakeVectors{err: errors.New("embeddings: 503")}
@@ -162,6 +277,37 @@ func TestVectorFusion(t *testing.T) {
 	}
 	if len(resp.Blocks.Memories) != 1 || !slices.Contains(resp.Degraded, "vectors->fts") || !slices.Equal(falls, []string{"vectors->fts"}) {
 		t.Fatalf("memories %d, degraded %v, falls %v", len(resp.Blocks.Memories), resp.Degraded, falls)
+	}
+}
+
+// Vectors only add (issue 23): a memory full text ranks first stays first
+// when the vectors find another that shares a few common words with the
+// question (seed 004's hybrid sum put that one first).
+func TestVectorsOnlyAdd(t *testing.T) {
+	st := openWith(t)
+	for i, m := range []struct{ id, content string }{{"tea", "User drinks oolong tea every morning"}, {"walk", "User walks the dog every morning"}} {
+		mustApply(t, st, memory.Applied{Envelope: memory.Envelope{Seq: uint64(200 + i), Source: "t", ID: m.id, Type: events.TypeMemoryAdded,
+			Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC().Add(-24 * time.Hour)},
+			Data: &events.MemoryAdded{MemoryID: m.id, Kind: "fact", Category: "decision", Subject: "user", Predicate: "note",
+				Content: m.content, Importance: 0.5, Confidence: 1}})
+	}
+	e := NewEngine(st)
+	e.Vectors = fakeVectors{st: st, cosine: map[string]float64{"User drinks oolong tea every morning": 0.1, "User walks the dog every morning": 0.9}}
+	resp, err := e.Context(t.Context(), Request{User: "u", Query: "oolong tea", Force: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(resp.Blocks.Memories); len(got) < 2 || got[0] != "tea" {
+		t.Fatalf("memories = %v, want the one full text found first (tea)", got)
+	}
+}
+
+func mustApply(t *testing.T, st *sqlite.Store, batch ...memory.Applied) {
+	t.Helper()
+	for _, err := range st.Apply(t.Context(), batch) {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -100,7 +100,10 @@ func TestLoCoMoExperiment(t *testing.T) {
 			// As /v1/context ranks them: a question naming a time prefers
 			// what was said then.
 			scope := memory.Scope{Namespace: "locomo", User: conv.ID}
-			tw := askedWindow(ctx, st, scope, q.Question, time.Now())
+			tw, err := askedWindow(ctx, st, scope, q.Question, time.Now(), SeedWeights().Time)
+			if err != nil {
+				return nil, err
+			}
 			turns, err := rankTurns(ctx, st, scope, textseg.Understand(q.Question), textseg.Query{}, tw, opt)
 			return diaIDs(conv, turns), err
 		}, locomo.DefaultKs)

@@ -47,7 +47,11 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			contents = append(contents, m.Content)
 		}
 		fb, opt := e.memoryFeedback(query, contents)
-		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, fb, askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now()), opt); err != nil {
+		tw, err := askedWindow(ctx, e.Store, q.Scope, q.Text, e.Now(), e.Weights.Time)
+		if err != nil {
+			return nil, err
+		}
+		if turns, err = rankTurns(ctx, e.Store, q.Scope, query, fb, tw, opt); err != nil {
 			return nil, err
 		}
 		// Evidence that says nothing ("Understood.") ranks after evidence

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,26 +18,38 @@ type timeWindow struct {
 	from, to time.Time
 	// sharp: the question named a day ("on October 13") or a month with
 	// its year ("in July 2023"), a surer cue than "in June" or "last
-	// week", so it weighs more (sharpIn, sharpOut).
+	// week", so it weighs more (TimeWeights.SharpIn, SharpOut).
 	sharp bool
 	// yearless: the question named a month or a day but no year; the year
 	// is the latest that fits before now until anchor moves it.
 	yearless bool
+	// weigh is what an item weighs inside and outside the window
+	// (askedWindow sets it from Engine.Weights).
+	weigh TimeWeights
 }
 
 func (w *timeWindow) holds(t time.Time) bool {
 	return w != nil && !t.Before(w.from) && t.Before(w.to)
 }
 
-// Weights of a time reference: inside the window a recalled item weighs
-// timeIn as much, outside timeOut; a memory written in the window that no
-// word matched is recalled at relevance timeBase.
+// factor is what an item said or written at t weighs for a question about
+// w (1 for a question about no time).
+func (w *timeWindow) factor(t time.Time) float64 {
+	switch {
+	case w == nil:
+		return 1
+	case w.holds(t) && w.sharp:
+		return w.weigh.SharpIn
+	case w.holds(t):
+		return w.weigh.In
+	case w.sharp:
+		return w.weigh.SharpOut
+	default:
+		return w.weigh.Out
+	}
+}
+
 const (
-	timeIn   = 1.2
-	timeOut  = 0.85
-	sharpIn  = 1.5
-	sharpOut = 0.7
-	timeBase = 0.25
 	// timeSlack widens a window: people round ("early March" for the 12th).
 	timeSlack = 3 * 24 * time.Hour
 	// daySlack widens a named day.
@@ -183,9 +196,16 @@ func monthWindow(month time.Month, part string, year int, now time.Time) *timeWi
 }
 
 // askedWindow is the time text asks about (parseTimeWindow), anchored to
-// the user's own years: nil when it names none.
-func askedWindow(ctx context.Context, st TurnStore, scope memory.Scope, text string, now time.Time) *timeWindow {
-	return anchor(ctx, st, scope, parseTimeWindow(text, now))
+// the user's own years and weighing as weigh says: nil when it names none.
+// When the anchor's read fails the window is returned unanchored, with the
+// error.
+func askedWindow(ctx context.Context, st TurnStore, scope memory.Scope, text string, now time.Time, weigh TimeWeights) (*timeWindow, error) {
+	tw := parseTimeWindow(text, now)
+	if tw == nil {
+		return nil, nil
+	}
+	tw.weigh = weigh
+	return anchor(ctx, st, scope, tw)
 }
 
 // maxYearsBack bounds how far anchor looks for a year the user spoke in.
@@ -195,20 +215,21 @@ const maxYearsBack = 5
 // the 3rd of June") back a year at a time, up to maxYearsBack, until it
 // holds something the user said: the May a user asks about is the latest
 // May they have anything from, not one they were silent in. A window the
-// store cannot check, or that no year fills, stays as it was.
-func anchor(ctx context.Context, st TurnStore, scope memory.Scope, tw *timeWindow) *timeWindow {
+// store cannot check, or that no year fills, stays as it was; so does one
+// whose check failed, returned with the error.
+func anchor(ctx context.Context, st TurnStore, scope memory.Scope, tw *timeWindow) (*timeWindow, error) {
 	r, ok := st.(TurnWindowReader)
 	if tw == nil || !tw.yearless || !ok {
-		return tw
+		return tw, nil
 	}
 	for back := range maxYearsBack + 1 {
 		w := *tw
 		w.from, w.to = tw.from.AddDate(-back, 0, 0), tw.to.AddDate(-back, 0, 0)
 		if said, err := r.SaidWithin(ctx, scope, w.from, w.to); err != nil {
-			return tw
+			return tw, fmt.Errorf("anchor a time to the user's years: %w", err)
 		} else if said {
-			return &w
+			return &w, nil
 		}
 	}
-	return tw
+	return tw, nil
 }

@@ -185,7 +185,7 @@ func TestYearlessDayIsTheLatestTheUserSpokeIn(t *testing.T) {
 	if score["s1"] <= score["s2"] {
 		t.Fatalf("scores %v: want the turn of June 13, 2024 (s1) above the one of June 24", score)
 	}
-	if w := anchor(t.Context(), f.st, user, parseTimeWindow("in early March", f.now)); w == nil || w.from.Year() != 2026 {
-		t.Fatalf("a month the user never spoke in: %+v, want it left in 2026", w)
+	if w, err := anchor(t.Context(), f.st, user, parseTimeWindow("in early March", f.now)); err != nil || w == nil || w.from.Year() != 2026 {
+		t.Fatalf("a month the user never spoke in: %+v (err %v), want it left in 2026", w, err)
 	}
 }

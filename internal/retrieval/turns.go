@@ -72,7 +72,7 @@ type TurnOptions struct {
 	// time a question names starts from, and Then/(n+1) its turn n, for
 	// the first ThenTurns such turns (a session's first turns first): a
 	// conversation opens with its news, "my mom had a stroke the night
-	// before last". timeFactor weighs them up again.
+	// before last". The window's factor weighs them up again.
 	Then      float64
 	ThenTurns int
 	// Spread is what a turn loses, as a share of its score, for each
@@ -114,12 +114,21 @@ type ScoredTurn struct {
 	Score    float64
 }
 
+// tokens is the turn's text as the index reads it, read once: the store
+// keeps it for the turns it scored, and the neighbours read it here.
+func (s *ScoredTurn) tokens() []string {
+	if s.TurnHit.Tokens == nil {
+		s.TurnHit.Tokens = textseg.Tokens(s.TurnHit.Text())
+	}
+	return s.TurnHit.Tokens
+}
+
 // rankTurns recalls a scope's turns for query: BM25 over the segmented
 // text, then neighbour expansion — a turn next to a strong hit inherits
 // part of its score, because in conversation the answer is often the turn
 // after the one that shares the question's words. For a question that
 // names a time (tw, nil when it names none) the turns said then are
-// candidates too (Then), and timeFactor weighs every turn by it.
+// candidates too (Then), and the window's factor weighs every turn by it.
 func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
 	hits, err := st.RecallTurns(ctx, scope, q, opt.Candidates)
 	if err != nil {
@@ -208,7 +217,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	if opt.Window > 0 && len(q.Terms) > 0 {
 		// The heaviest terms say what is asked; a dialogue's long tail of
 		// context words would only slow the count.
-		cover = newCoverer(q.Terms[:min(len(q.Terms), maxCoverTerms)], byKey)
+		cover = newCoverer(q.Terms, byKey)
 	}
 	named := map[string]bool{}
 	for _, t := range q.Terms {
@@ -234,7 +243,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 		}
 		if tw != nil {
 			// A question about a time: what was said then counts more.
-			s.Score *= timeFactor(tw, s.Time)
+			s.Score *= tw.factor(s.Time)
 		}
 		out = append(out, *s)
 	}
@@ -332,11 +341,21 @@ type coverer struct {
 	has    map[memory.TurnKey][]bool // per turn, per term
 }
 
+// It counts the heaviest maxCoverTerms of terms but the dictionaries'
+// (Term.Dictionary): a word's near-synonyms and its other language, mostly
+// absent from a user's words, would only shrink every window's share.
 func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *coverer {
+	own := make([]textseg.Term, 0, maxCoverTerms)
+	for _, t := range terms {
+		if !t.Dictionary && len(own) < maxCoverTerms {
+			own = append(own, t)
+		}
+	}
+	terms = own
 	c := &coverer{terms: terms, weight: make([]float64, len(terms)), has: make(map[memory.TurnKey][]bool, len(turns))}
 	df := make([]int, len(terms))
 	for k, t := range turns {
-		toks := textseg.Tokens(t.TurnHit.Text())
+		toks := t.tokens()
 		set := make(map[string]bool, len(toks))
 		for _, tok := range toks {
 			set[tok] = true
@@ -386,12 +405,14 @@ func feedback(byKey map[memory.TurnKey]*ScoredTurn, fb textseg.Query, w float64)
 	for _, t := range fb.Terms {
 		want[t.Token] = true
 	}
+	var toks [][]string
 	for _, s := range byKey {
 		text := s.TurnHit.Text()
-		toks := textseg.Tokens(text)
-		total += len(toks)
+		tt := s.tokens()
+		toks = append(toks, tt)
+		total += len(tt)
 		seen := map[string]bool{}
-		for _, tok := range toks {
+		for _, tok := range tt {
 			if want[tok] && !seen[tok] {
 				seen[tok] = true
 				st.DF[tok]++
@@ -406,7 +427,7 @@ func feedback(byKey map[memory.TurnKey]*ScoredTurn, fb textseg.Query, w float64)
 	scores := make([]float64, len(texts))
 	best := 0.0
 	for i, t := range texts {
-		scores[i], _ = sc.Score(t)
+		scores[i], _ = sc.ScoreTokens(t, toks[i])
 		best = max(best, scores[i])
 	}
 	if best <= 0 {

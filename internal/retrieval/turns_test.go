@@ -98,7 +98,11 @@ func TestTurnsOfTheDayNamed(t *testing.T) {
 	f.turns(user, "later", f.now.Sub(day.AddDate(0, 1, 0)), "Any plans for the weekend?", "Not really, maybe a dish with friends.")
 	f.turns(user, "earlier", f.now.Sub(day.AddDate(0, -1, 0)), "I love my turtles.", "That dish of theirs is so cute.")
 	query := "What dish did Nate make on 9 November, 2022?"
-	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), textseg.Query{}, parseTimeWindow(query, f.now), DefaultTurnOptions())
+	tw, err := askedWindow(t.Context(), f.st, user, query, f.now, SeedWeights().Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand(query), textseg.Query{}, tw, DefaultTurnOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,46 @@ type wtx struct {
 	// never) as the forgotten table says within this transaction; a
 	// user.forgotten event clears it.
 	forgot map[memory.Scope]forgotten
+	// erased holds the full-text tables an erasure (a user forgotten,
+	// turns expired) deleted rows from in this transaction: merged before
+	// the commit (eraseIndexes), so the deleted text leaves their pages.
+	erased map[string]bool
+}
+
+// erase deletes rows from a full-text table for an erasure: q deletes
+// them; the table is merged before the commit if it did.
+func (w *wtx) erase(table, q string, args ...any) error {
+	res, err := w.tx.ExecContext(w.ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		if w.erased == nil {
+			w.erased = map[string]bool{}
+		}
+		w.erased[table] = true
+	}
+	return nil
+}
+
+// eraseIndexes merges every full-text table an erasure deleted from into
+// one segment. The tables are contentless (contentless_delete=1): a
+// delete only marks the row gone (a tombstone) and its tokens stay on
+// the index's pages, beside everyone else's, until FTS5 merges their
+// segment, which may be never; secure-delete cannot remove them, since
+// the table does not know a deleted row's tokens. 'optimize' rewrites
+// the index without the marked rows, and PRAGMA secure_delete zeroes the
+// pages it frees. It reads and writes the whole index, once per batch.
+func (w *wtx) eraseIndexes() error {
+	for _, table := range []string{"turns_fts", "memories_fts", "episodes_fts"} {
+		if !w.erased[table] {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
+			return fmt.Errorf("merge %s: %w", table, err)
+		}
+	}
+	return nil
 }
 
 type forgotten struct {
@@ -246,6 +286,9 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		if _, err := w.exec("position", strconv.FormatUint(top, 10)); err != nil {
 			return fail(fmt.Errorf("store position: %w", err))
 		}
+	}
+	if err := w.eraseIndexes(); err != nil {
+		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("commit apply: %w", err))

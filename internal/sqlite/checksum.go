@@ -29,7 +29,9 @@ var checksummed = map[string]string{
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
 	"forgotten":       "namespace, user_id",
-	// Identities and reports (migration 13).
+	// Per-user statistics (migration 12).
+	"scope_counts": "namespace, user_id",
+	// Identities and reports (migration 14).
 	"identities": "namespace, user_id",
 	"reports":    "namespace, user_id, date",
 }
@@ -41,8 +43,10 @@ var checksummed = map[string]string{
 // a user is forgotten (their events erased from the stream) a rebuild
 // numbers the others' rows differently, with the same data; a turn's
 // span of events (first_seq, carried_seq) is only approximated for turns
-// recorded before schema 10.
+// recorded before schema 10; how often a user's texts changed counts
+// changes whose events a forget or retention may since have erased.
 var checksumSkip = map[string][]string{
+	"scope_counts":   {"turn_changes", "memory_changes"},
 	"applied":        {"namespace", "user_id"},
 	"turns":          {"id", "first_seq", "carried_seq"},
 	"memory_history": {"id"},

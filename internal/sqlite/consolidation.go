@@ -344,8 +344,8 @@ func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) erro
 // indexes, and the applied ids of their events, all but the receipt's
 // own: the stream erases those events (stream.Erase), so a rebuild sees
 // only the receipt and must reach the same rows. The database deletes
-// securely (secure_delete, FTS5 secure-delete), so no free page keeps
-// the text.
+// securely (secure_delete), and the full-text tables are merged before
+// the commit (wtx.eraseIndexes), so no page keeps the text.
 func forgetUser(w *wtx, env memory.Envelope) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM applied WHERE namespace = ? AND user_id = ?
@@ -357,10 +357,16 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		ns, user, env.Time.UnixNano()); err != nil {
 		return err
 	}
+	for _, f := range []struct{ table, q string }{
+		{"turns_fts", `DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`},
+		{"memories_fts", `DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`},
+		{"episodes_fts", `DELETE FROM episodes_fts WHERE rowid IN (SELECT rid FROM episodes WHERE namespace = ? AND user_id = ?)`},
+	} {
+		if err := w.erase(f.table, f.q, ns, user); err != nil {
+			return err
+		}
+	}
 	for _, q := range []string{
-		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`,
-		`DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`,
-		`DELETE FROM episodes_fts WHERE rowid IN (SELECT rid FROM episodes WHERE namespace = ? AND user_id = ?)`,
 		`DELETE FROM turns WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM sessions WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM memories WHERE namespace = ? AND user_id = ?`,

@@ -1,11 +1,19 @@
 package sqlite
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/textseg"
 )
 
 // An event of a forgotten user dated before their erasure — a worker's
@@ -42,4 +50,226 @@ func TestForgottenUserStaysForgotten(t *testing.T) {
 	if n, _ := s.CountTurns(t.Context(), scope); n != 1 {
 		t.Fatalf("turns = %d, want 1 (the one dated after the second erasure)", n)
 	}
+}
+
+// canaries are words of one user planted in every kind of record: lower
+// case, mixed case (the index folds it), and Chinese (the index stores
+// its bigrams).
+var canaries = []string{"zebracanary", "QuokkaCanary", "鸭嘴兽金丝雀"}
+
+// canaryForms is every spelling of c the read model could store: as
+// given, folded, stemmed (porter rewrites the end of a word, so the word
+// less its last letter is searched for), JSON-escaped, and for CJK each
+// bigram the index holds.
+func canaryForms(c string) []string {
+	lower := strings.ToLower(c)
+	forms := []string{c, lower, strings.ToUpper(c), strings.TrimSuffix(lower, string([]rune(lower)[len([]rune(lower))-1:]))}
+	r := []rune(c)
+	if r[0] >= 0x2E80 {
+		var esc strings.Builder
+		for i := range r {
+			if i+1 < len(r) {
+				forms = append(forms, string(r[i:i+2]))
+			}
+			fmt.Fprintf(&esc, `\u%04x`, r[i])
+		}
+		forms = append(forms, esc.String())
+	}
+	return forms
+}
+
+// canariesIn counts, per file under dir and per form, each canary's
+// occurrences.
+func canariesIn(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	found := map[string]int{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, c := range canaries {
+			for _, f := range canaryForms(c) {
+				if n := bytes.Count(b, []byte(f)); n > 0 {
+					found[fmt.Sprintf("%s %q", filepath.Base(path), f)] += n
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// plantCanaries applies, for user, every kind of record the read model
+// keeps, each holding word, some of them in several versions (a turn
+// recorded again, a memory updated, an episode rebuilt), so old versions
+// are in the index too. It returns the next free seq.
+func plantCanaries(t *testing.T, s *Store, seq uint64, user, word string) uint64 {
+	t.Helper()
+	var batch []memory.Applied
+	session := fmt.Sprintf("s%d", seq)
+	next := func(a memory.Applied) {
+		a.Seq, a.ID, a.Time = seq, fmt.Sprintf("%s-%d", user, seq), time.Unix(int64(seq), 0).UTC()
+		batch = append(batch, a)
+		seq++
+	}
+	for i := range 3 {
+		tr := turn(0, user, session, i, fmt.Sprintf("turn %d: the %s project ships on friday", i, word))
+		d := tr.Data.(*events.TurnRecorded)
+		d.ToolCalls = []events.ToolCall{{ID: "c1", Name: "search", Input: json.RawMessage(`{"q":"` + word + ` docs"}`)}}
+		d.ToolResults = []events.ToolResult{{ToolCallID: "c1", Content: "found " + word + " in the wiki"}}
+		d.Attachments = []events.Attachment{{Name: "plan.pdf", Description: "the " + word + " plan", Transcription: "read " + word}}
+		next(tr)
+	}
+	next(turn(0, user, session, 1, "turn 1 again: "+word+" recorded once more"))
+	scope := memory.Scope{Namespace: "ns", User: user}
+	id := fmt.Sprintf("%s-%d", user, seq)
+	for _, a := range []memory.Applied{
+		derived(0, user, events.TypeMemoryAdded, &events.MemoryAdded{MemoryID: "m-" + id, Kind: "fact", Category: "decision",
+			Subject: "project", Predicate: "codename", Content: "the codename is " + word, Importance: 0.9, Confidence: 1}),
+		derived(0, user, events.TypeMemoryUpdated, &events.MemoryUpdated{MemoryID: "m-" + id, Content: ptr("the codename is still " + word)}),
+		derived(0, user, events.TypeMemoryAdded, &events.MemoryAdded{MemoryID: "p-" + id, Kind: "preference", Category: "identity",
+			Subject: "user", Predicate: "maybe likes", Content: "maybe likes " + word, Importance: 0.3, Confidence: memory.ConfidencePending}),
+		derived(0, user, events.TypeEpisodeBuilt, &events.Episode{ID: "ep-" + id, SessionID: session, Summary: "talked about " + word,
+			Outcome: "ongoing", Started: time.Unix(1, 0), Ended: time.Unix(2, 0), Source: "compression", Turns: []int{0}}),
+		derived(0, user, events.TypeEpisodeBuilt, &events.Episode{ID: "ep-" + id, SessionID: session, Summary: "shipped " + word,
+			Goal: "ship " + word, Outcome: "completed", Started: time.Unix(1, 0), Ended: time.Unix(3, 0), Source: "session_end",
+			Turns: []int{0, 1, 2}, Entities: []string{word}, Actions: []events.ActionNode{{Tool: "deploy", Params: word, Result: word + " up", Success: true}}}),
+		derived(0, user, events.TypeScratchpadUpdated, &events.Scratchpad{Content: "- ship " + word, CurrentFocus: word, Source: "person"}),
+		derived(0, user, events.TypeDailySummarized, &events.DailySummary{Date: "2025-06-01", Channel: "chat", Summary: "a day of " + word,
+			RawTokens: 10, Source: "migration"}),
+		derived(0, user, events.TypeExtractionRequested, &events.ExtractionRequested{RequestID: "r-" + id, SessionID: session,
+			Reason: events.ReasonSessionEnded, Turns: []events.ExtractionTurn{{TurnIndex: 0, Role: "user", Content: word}}}),
+	} {
+		next(a)
+	}
+	mustApply(t, s, batch...)
+	if mems, err := s.Memories(t.Context(), memory.MemoryQuery{Scope: scope, Status: string(memory.StatusPending)}); err != nil || len(mems) == 0 {
+		t.Fatalf("pending memories of %s: %v %v", user, mems, err)
+	}
+	return seq
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Forgetting a user leaves no byte of their text in any file of the read
+// model: not in the full-text index's pages (where a contentless table
+// only marks a deleted row until its segment is merged), not in free
+// pages, not in the write-ahead log; another user's text stays.
+func TestForgetLeavesNoByte(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	seq := uint64(1)
+	for i, c := range canaries {
+		seq = plantCanaries(t, s, seq, "zed", c)
+		seq = plantCanaries(t, s, seq, "kim", fmt.Sprintf("keepsake%d", i))
+	}
+	if err := s.Scrub(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := canariesIn(t, dir); len(got) < len(canaries) {
+		t.Fatalf("the canaries were planted in too few places: %v", got)
+	}
+	mustApply(t, s, memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "engram/operator", ID: "forget-1",
+		Type: events.TypeUserForgotten, Scope: memory.Scope{Namespace: "ns", User: "zed"}, Time: time.Unix(int64(seq), 0).UTC()},
+		Data: &events.UserForgotten{}})
+	if err := s.Scrub(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := canariesIn(t, dir); len(got) != 0 {
+		t.Errorf("after forget: %v", got)
+	}
+	kim := memory.Scope{Namespace: "ns", User: "kim"}
+	if hits, err := s.RecallTurns(t.Context(), kim, textseg.Understand("keepsake0"), 10); err != nil || len(hits) == 0 {
+		t.Errorf("kim's turns are no longer found: %v %v", hits, err)
+	}
+}
+
+// Turns that age out of retention leave no byte in the read model
+// either: their full-text rows are merged away like a forgotten user's.
+func TestExpiredTurnsLeaveNoByte(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var batch []memory.Applied
+	seq := uint64(1)
+	for i, c := range canaries {
+		batch = append(batch, turn(seq, "zed", "s1", i, "the "+c+" project"), turn(seq+1, "kim", "s1", i, "the keepsake project"))
+		seq += 2
+	}
+	mustApply(t, s, batch...)
+	if got := canariesIn(t, dir); len(got) == 0 {
+		t.Fatal("the canaries were not planted")
+	}
+	r := derived(seq, "zed", events.TypeTurnsExpired, &events.TurnsExpired{BeforeSeq: seq, StoredBefore: time.Unix(1, 0)})
+	mustApply(t, s, r)
+	if err := s.Scrub(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := canariesIn(t, dir); len(got) != 0 {
+		t.Errorf("after the turns expired: %v", got)
+	}
+	kim := memory.Scope{Namespace: "ns", User: "kim"}
+	if hits, err := s.RecallTurns(t.Context(), kim, textseg.Understand("keepsake"), 10); err != nil || len(hits) != len(canaries) {
+		t.Errorf("kim's turns found: %d %v, want %d", len(hits), err, len(canaries))
+	}
+}
+
+// BenchmarkForget forgets one user at a time from a read model of 100,000
+// turns of 1,000 users: the full-text merge that makes the erasure final
+// reads and writes the whole turns index, so its cost grows with it.
+func BenchmarkForget(b *testing.B) {
+	ctx := b.Context()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "b.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const users, perUser = 1000, 100
+	words := strings.Fields("deploy the billing service to production with new config check logs tea coffee " +
+		"meeting friday kubernetes alerts dashboard invoice travel berlin hotel flight budget report review")
+	seq := uint64(0)
+	batch := make([]memory.Applied, 0, 1000)
+	for i := range users * perUser {
+		seq++
+		u := fmt.Sprint("u", i%users)
+		text := fmt.Sprintf("%s %s %s %s note%d", words[i%len(words)], words[(i/3)%len(words)], words[(i/7)%len(words)],
+			words[(i/11)%len(words)], i%997)
+		batch = append(batch, turn(seq, u, "s", i/users, text))
+		if len(batch) == cap(batch) {
+			if err := firstError(s.Apply(ctx, batch)); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	var pages int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM turns_fts_data`).Scan(&pages); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for b.Loop() {
+		seq++
+		u := fmt.Sprint("u", n%users)
+		n++
+		if err := firstError(s.Apply(ctx, []memory.Applied{{Envelope: memory.Envelope{Seq: seq, Source: "engram/operator",
+			ID: fmt.Sprint("forget-", seq), Type: events.TypeUserForgotten, Scope: memory.Scope{Namespace: "ns", User: u},
+			Time: time.Unix(int64(seq), 0).UTC()}, Data: &events.UserForgotten{}}})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(pages), "index-rows")
 }

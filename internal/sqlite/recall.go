@@ -1,13 +1,16 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -50,7 +53,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		return nil, nil
 	}
 	part := partition(scope)
-	st, q, err := s.lexicalStats(ctx, "turns_fts", `SELECT count(*) FROM turns WHERE namespace = ? AND user_id = ?`, scope, part, q)
+	st, q, err := s.lexicalStats(ctx, turnTexts, scope, part, q)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -69,7 +72,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY `+order+limitSQL(max(limit, candidateFloor))+`) f
 		JOIN turns t ON t.id = f.rowid
 		WHERE t.namespace = ? AND t.user_id = ?`,
-		textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
+		textseg.MatchTerms(part, matchTerms(q, st)), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -82,9 +85,9 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	for i, h := range hits {
 		texts[i] = h.Text()
 	}
-	scores := scoreAll(q, st, texts)
+	scores, toks := scoreAll(q, st, texts)
 	for i := range hits {
-		hits[i].BM25 = scores[i]
+		hits[i].BM25, hits[i].Tokens = scores[i], toks[i]
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
 		if q.Uninformative {
@@ -101,64 +104,205 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 // candidateFloor is the fewest candidates a lexical path scores in Go.
 const candidateFloor = 100
 
-// maxMatchTerms bounds the terms of one MATCH: a dialogue-length query
-// keeps its most informative ones by the user's own statistics.
-const maxMatchTerms = 32
+// maxScoreTerms bounds the terms a candidate is scored by, and
+// maxMatchTerms those of the MATCH that finds the candidates: a
+// dialogue-length query keeps its most informative ones by the user's own
+// statistics.
+const (
+	maxScoreTerms = 128
+	maxMatchTerms = 16
+	// matchPostings bounds the postings one MATCH walks (the sum of its
+	// terms' document frequencies; its cost, as the index ranks every
+	// row it finds): past the first minMatchTerms, a term that would
+	// pass it is left to scoring. Such a term is a common one, whose
+	// rows the rarer terms find when they matter.
+	matchPostings = 3000
+	minMatchTerms = 4
+)
 
-// lexicalStats reads the scope's statistics for q from one full-text
-// table: its document count (countSQL, with namespace and user) and each
-// term's document frequency in the scope's partition. It returns q cut to
-// its maxMatchTerms most informative terms. The average length is left to
-// scoreAll, which takes it from the documents it scores.
-func (s *Store) lexicalStats(ctx context.Context, fts, countSQL string, scope memory.Scope, part string, q textseg.Query) (textseg.Stats, textseg.Query, error) {
+// matchTerms are the terms of q that find its candidates: the most
+// informative first, up to maxMatchTerms and matchPostings.
+func matchTerms(q textseg.Query, st textseg.Stats) []textseg.Term {
+	if len(q.Terms) <= minMatchTerms {
+		return q.Terms
+	}
+	sc := textseg.NewScorer(q, st)
+	idx := make([]int, len(q.Terms))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(sc.Informativeness(b), sc.Informativeness(a)) })
+	out := make([]textseg.Term, 0, min(len(idx), maxMatchTerms))
+	postings := 0
+	for _, i := range idx {
+		df := st.DF[q.Terms[i].Token]
+		if len(out) >= maxMatchTerms || (len(out) >= minMatchTerms && postings+df > matchPostings) {
+			continue
+		}
+		postings += df
+		out = append(out, q.Terms[i])
+	}
+	return out
+}
+
+// collection is one full-text table and the columns of scope_counts that
+// count its documents and their changes.
+type collection struct{ fts, docs, changes string }
+
+var (
+	turnTexts   = collection{fts: "turns_fts", docs: "turns", changes: "turn_changes"}
+	memoryTexts = collection{fts: "memories_fts", docs: "memories", changes: "memory_changes"}
+)
+
+// lexicalStats reads the scope's statistics for q from one collection:
+// its document count, kept per user by triggers (scope_counts), and each
+// term's document frequency in the scope's partition, from dfCache or
+// else counted in the index. Every term is weighed (up to maxDFTerms), so
+// a long query keeps its rare words wherever they stand. It returns q
+// without the terms no document holds, cut to its maxScoreTerms most
+// informative terms (its candidates are found by fewer: matchTerms). The
+// average length is left to scoreAll, which takes it from the documents
+// it scores.
+func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Scope, part string, q textseg.Query) (textseg.Stats, textseg.Query, error) {
 	st := textseg.Stats{DF: make(map[string]int, len(q.Terms))}
-	if err := s.r.QueryRowContext(ctx, countSQL, scope.Namespace, scope.User).Scan(&st.Docs); err != nil {
+	rows, err := s.queryRead(ctx, `SELECT `+c.docs+`, `+c.changes+` FROM scope_counts WHERE namespace = ? AND user_id = ?`,
+		scope.Namespace, scope.User)
+	if err != nil {
 		return st, q, err
 	}
-	// Terms by weight first: the document frequencies of the heaviest
-	// maxDFTerms are read, the rest cannot be among the most informative
-	// unless they are rarer than any of those.
+	var changes int64
+	found := rows.Next()
+	if found {
+		err = rows.Scan(&st.Docs, &changes)
+	}
+	rows.Close()
+	if err = errors.Join(err, rows.Err()); err != nil {
+		return st, q, err
+	}
+	if !found || st.Docs == 0 {
+		return st, textseg.Query{}, nil
+	}
 	terms := q.Terms[:min(len(q.Terms), maxDFTerms)]
-	matches := make([]string, len(terms))
+	keys := make([]string, len(terms))
+	var missing []int
 	for i, t := range terms {
-		matches[i] = textseg.MatchTerms(part, []textseg.Term{t})
+		keys[i] = dfKey(c.fts, part, t)
+		if n, ok := s.dfs.get(keys[i], int64(st.Docs), changes); ok {
+			st.DF[t.Token] = n
+		} else {
+			missing = append(missing, i)
+		}
 	}
-	js, err := json.Marshal(matches)
-	if err != nil {
-		return st, q, err
-	}
-	rows, err := s.queryRead(ctx, `SELECT j.key, (SELECT count(*) FROM `+fts+` WHERE `+fts+` MATCH j.value) FROM json_each(?) j`, string(js))
-	if err != nil {
-		return st, q, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var i, n int
-		if err := rows.Scan(&i, &n); err != nil {
+	if len(missing) > 0 {
+		matches := make([]string, len(missing))
+		for j, i := range missing {
+			matches[j] = textseg.MatchTerms(part, terms[i:i+1])
+		}
+		js, err := json.Marshal(matches)
+		if err != nil {
 			return st, q, err
 		}
-		st.DF[terms[i].Token] = n
+		rows, err := s.queryRead(ctx, `SELECT j.key, (SELECT count(*) FROM `+c.fts+` WHERE `+c.fts+` MATCH j.value) FROM json_each(?) j`, string(js))
+		if err != nil {
+			return st, q, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var j, n int
+			if err := rows.Scan(&j, &n); err != nil {
+				return st, q, err
+			}
+			i := missing[j]
+			st.DF[terms[i].Token] = n
+			s.dfs.put(keys[i], n, int64(st.Docs), changes)
+		}
+		if err := rows.Err(); err != nil {
+			return st, q, err
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return st, q, err
-	}
-	q.Terms = terms
 	// A term no row of the scope holds can match nothing: leave it out of
 	// the MATCH.
-	q.Terms = slices.DeleteFunc(slices.Clone(q.Terms), func(t textseg.Term) bool { return st.DF[t.Token] == 0 })
-	return st, textseg.Select(q, st, maxMatchTerms), nil
+	q.Terms = slices.DeleteFunc(slices.Clone(terms), func(t textseg.Term) bool { return st.DF[t.Token] == 0 })
+	return st, textseg.Select(q, st, maxScoreTerms), nil
 }
 
 // maxDFTerms bounds the document-frequency lookups of one query (each is
-// a count over the scope's own posting list of the term).
-const maxDFTerms = 48
+// a count over the scope's own posting list of the term, or a cache hit).
+const maxDFTerms = 1000
+
+func dfKey(fts, part string, t textseg.Term) string {
+	k := fts + "\x00" + part + "\x00" + t.Token
+	if t.Prefix {
+		k += "*"
+	}
+	return k
+}
+
+// dfCache keeps the document frequencies lexicalStats counted, each with
+// how many changes its collection had had (scope_counts): an agent sends
+// much of its window again with every request, and counting a common
+// word's postings is the dearest read of a query. A frequency is used
+// again while the collection has not changed since, or, for a word at
+// least dfSteady documents hold, while it has changed by no more than a
+// dfDrift-th of them: its IDF then moves by a few percent at most, and a
+// rare or absent word (whose appearance decides whether a new document is
+// found at all) is always counted anew. Two generations bound its size.
+type dfCache struct {
+	mu       sync.Mutex
+	cur, old map[string]dfSeen
+}
+
+type dfSeen struct {
+	df            int
+	docs, changes int64
+}
+
+const (
+	dfSteady       = 20
+	dfDrift        = 10
+	dfCacheEntries = 1 << 16 // per generation
+)
+
+func (c *dfCache) get(key string, docs, changes int64) (int, bool) {
+	c.mu.Lock()
+	e, ok := c.cur[key]
+	if !ok {
+		if e, ok = c.old[key]; ok {
+			c.putLocked(key, e)
+		}
+	}
+	c.mu.Unlock()
+	// The documents can have moved by no more than the changes counted
+	// (else the user was forgotten and written anew).
+	drift := changes - e.changes
+	if !ok || drift < 0 || max(docs-e.docs, e.docs-docs) > drift ||
+		(drift > 0 && (e.df < dfSteady || drift*dfDrift > int64(e.df))) {
+		return 0, false
+	}
+	return e.df, true
+}
+
+func (c *dfCache) put(key string, df int, docs, changes int64) {
+	c.mu.Lock()
+	c.putLocked(key, dfSeen{df: df, docs: docs, changes: changes})
+	c.mu.Unlock()
+}
+
+func (c *dfCache) putLocked(key string, e dfSeen) {
+	if c.cur == nil || len(c.cur) >= dfCacheEntries {
+		c.old, c.cur = c.cur, make(map[string]dfSeen, 1024)
+	}
+	c.cur[key] = e
+}
 
 // scoreAll scores texts for q with the scope's statistics, the average
-// length taken from texts themselves.
-func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
+// length taken from texts themselves; it returns each text's tokens too.
+func scoreAll(q textseg.Query, st textseg.Stats, texts []string) ([]float64, [][]string) {
+	toks := make([][]string, len(texts))
 	total := 0
-	for _, t := range texts {
-		total += len(textseg.Tokens(t))
+	for i, t := range texts {
+		toks[i] = textseg.Tokens(t)
+		total += len(toks[i])
 	}
 	if len(texts) > 0 {
 		st.AvgLen = float64(total) / float64(len(texts))
@@ -166,9 +310,9 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) []float64 {
 	sc := textseg.NewScorer(q, st)
 	out := make([]float64, len(texts))
 	for i, t := range texts {
-		out[i], _ = sc.Score(t)
+		out[i], _ = sc.ScoreTokens(t, toks[i])
 	}
-	return out
+	return out, toks
 }
 
 // TurnsAround returns the turns within radius of each key (the keys'
@@ -266,7 +410,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 		return nil, nil
 	}
 	part := partition(scope)
-	st, q, err := s.lexicalStats(ctx, "memories_fts", `SELECT count(*) FROM memories WHERE namespace = ? AND user_id = ?`, scope, part, q)
+	st, q, err := s.lexicalStats(ctx, memoryTexts, scope, part, q)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
@@ -276,7 +420,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
 		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'`+limitSQL(maxMemoryCandidates),
-		textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
+		textseg.MatchTerms(part, matchTerms(q, st)), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
@@ -294,7 +438,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
-	scores := scoreAll(q, st, texts)
+	scores, _ := scoreAll(q, st, texts)
 	for i := range out {
 		out[i].BM25 = scores[i]
 	}

@@ -40,6 +40,11 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	// First, while the turns still say which rows are theirs.
+	if err := w.erase("turns_fts", `DELETE FROM turns_fts WHERE rowid IN
+		(SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`, ns, user, before); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		// Applied before schema 7, with no scope: found by the turn's seq.
 		`DELETE FROM applied WHERE namespace = '' AND user_id = '' AND type IN ('` + events.TypeTurnRecorded + `', '` +
@@ -51,7 +56,6 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 		`UPDATE extractions SET reason = '' WHERE namespace = ?1 AND user_id = ?2 AND request_id IN
 			(SELECT id FROM applied WHERE namespace = ?1 AND user_id = ?2 AND type = '` + events.TypeExtractionRequested + `' AND seq < ?3)`,
 		`DELETE FROM applied WHERE namespace = ?1 AND user_id = ?2 AND type = '` + events.TypeExtractionRequested + `' AND seq < ?3`,
-		`DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`,
 		`DELETE FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3`,
 	} {
 		if _, err := w.tx.ExecContext(w.ctx, q, ns, user, before); err != nil {

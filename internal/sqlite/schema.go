@@ -331,9 +331,11 @@ CREATE INDEX memories_profile ON memories (namespace, user_id, updated)
 CREATE INDEX memories_projects ON memories (namespace, user_id, project)
 	WHERE status = 'active' AND project != '';
 `},
-	// 8: full-text deletes remove a row's tokens from the index at once,
-	// instead of marking them deleted until a merge: an erased user's
-	// words do not stay in the index's pages.
+	// 8: FTS5 secure-delete. It was meant to remove a deleted row's tokens
+	// from the index's pages at once, but on these contentless tables a
+	// delete cannot know the tokens and only marks the row; an erasure
+	// merges the index instead (wtx.eraseIndexes). Kept: a migration
+	// that ran is never taken back.
 	{sql: `
 INSERT INTO turns_fts (turns_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
@@ -375,7 +377,55 @@ UPDATE memories SET said_at = created, updates = (supersedes != '');
 ALTER TABLE memory_history ADD COLUMN said_at INTEGER NOT NULL DEFAULT 0;
 UPDATE memory_history SET said_at = time;
 `},
-	// 12: a day's log in parts (seed 001 §6.3 step 5): each extraction
+	// 12: each user's count of turns and of memories, kept by triggers on
+	// every insert and delete (apply, merge, forget, retention alike):
+	// BM25's document count, which a query read by counting the user's
+	// rows (100,000 index entries for a user with 100k turns); a user
+	// with neither has no row, as after a rebuild. And how often each
+	// collection's text changed (inserts, deletes, new text): a document
+	// frequency read n changes ago is n documents from the truth at most
+	// (dfCache).
+	{sql: `
+CREATE TABLE scope_counts (
+	namespace        TEXT NOT NULL,
+	user_id          TEXT NOT NULL,
+	turns            INTEGER NOT NULL DEFAULT 0,
+	memories         INTEGER NOT NULL DEFAULT 0,
+	turn_changes     INTEGER NOT NULL DEFAULT 0,
+	memory_changes   INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+INSERT INTO scope_counts (namespace, user_id, turns)
+	SELECT namespace, user_id, count(*) FROM turns GROUP BY namespace, user_id;
+INSERT INTO scope_counts (namespace, user_id, memories)
+	SELECT namespace, user_id, count(*) FROM memories GROUP BY namespace, user_id
+	ON CONFLICT (namespace, user_id) DO UPDATE SET memories = excluded.memories;
+CREATE TRIGGER turns_counted AFTER INSERT ON turns BEGIN
+	INSERT INTO scope_counts (namespace, user_id, turns, turn_changes) VALUES (new.namespace, new.user_id, 1, 1)
+	ON CONFLICT (namespace, user_id) DO UPDATE SET turns = turns + 1, turn_changes = turn_changes + 1;
+END;
+CREATE TRIGGER turns_uncounted AFTER DELETE ON turns BEGIN
+	UPDATE scope_counts SET turns = turns - 1, turn_changes = turn_changes + 1
+	WHERE namespace = old.namespace AND user_id = old.user_id;
+	DELETE FROM scope_counts WHERE namespace = old.namespace AND user_id = old.user_id AND turns = 0 AND memories = 0;
+END;
+CREATE TRIGGER turns_rewritten AFTER UPDATE OF content, tool_calls, tool_results, attachments ON turns BEGIN
+	UPDATE scope_counts SET turn_changes = turn_changes + 1 WHERE namespace = new.namespace AND user_id = new.user_id;
+END;
+CREATE TRIGGER memories_counted AFTER INSERT ON memories BEGIN
+	INSERT INTO scope_counts (namespace, user_id, memories, memory_changes) VALUES (new.namespace, new.user_id, 1, 1)
+	ON CONFLICT (namespace, user_id) DO UPDATE SET memories = memories + 1, memory_changes = memory_changes + 1;
+END;
+CREATE TRIGGER memories_uncounted AFTER DELETE ON memories BEGIN
+	UPDATE scope_counts SET memories = memories - 1, memory_changes = memory_changes + 1
+	WHERE namespace = old.namespace AND user_id = old.user_id;
+	DELETE FROM scope_counts WHERE namespace = old.namespace AND user_id = old.user_id AND turns = 0 AND memories = 0;
+END;
+CREATE TRIGGER memories_rewritten AFTER UPDATE OF subject, predicate, content, status ON memories BEGIN
+	UPDATE scope_counts SET memory_changes = memory_changes + 1 WHERE namespace = new.namespace AND user_id = new.user_id;
+END;
+`},
+	// 13: a day's log in parts (seed 001 §6.3 step 5): each extraction
 	// writes the part of the day its turns were in, named by the part
 	// column; a day written whole (migration, compression) is part ''.
 	{sql: `
@@ -397,7 +447,7 @@ INSERT INTO daily_parts (namespace, user_id, date, channel, part, summary, raw_t
 DROP TABLE daily_summaries;
 ALTER TABLE daily_parts RENAME TO daily_summaries;
 `},
-	// 13: the identity a user confirmed on first meeting the agent (seed
+	// 14: the identity a user confirmed on first meeting the agent (seed
 	// 004 §3), whose row also says they were asked; and the nightly
 	// reports (seed 000 §7.4 step 8), one per user and night.
 	{sql: `

@@ -36,6 +36,8 @@ type Store struct {
 	// checks the real position inside its transaction, so a stale hint
 	// costs a retry, never a wrong apply.
 	seen atomic.Uint64
+	// dfs caches the document frequencies the lexical reads counted.
+	dfs dfCache
 }
 
 // maxReadStmts bounds the prepared read statements; the queries of the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
@@ -266,7 +267,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		if len(batch) == 0 {
 			continue
 		}
-		errs := h(ctx, batch)
+		errs := c.handle(ctx, h, batch)
 		for i, msg := range batch {
 			var err error
 			if errs != nil {
@@ -278,6 +279,56 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			c.decide(ctx, msg, err)
 		}
 	}
+}
+
+// handle runs h over batch and returns each message's error. A panic in
+// h is a bug met on one message, which is not known: the batch is handed
+// over again one message at a time, so the message that panics gets the
+// panic (a *memory.PanicError) as its error, to be retried and then
+// dead-lettered like any failure, and the others get their own fate. The
+// worker goes on.
+func (c *Consumer) handle(ctx context.Context, h BatchHandler, batch []*Message) []error {
+	errs, err := c.call(ctx, h, batch)
+	if err == nil {
+		return errs
+	}
+	if len(batch) == 1 {
+		c.logPanic(batch[0], err)
+		return []error{err}
+	}
+	c.log.Warn("handler panicked on a batch; handing its messages over one at a time",
+		zap.Int("messages", len(batch)), zap.Uint64("first_seq", batch[0].Seq), zap.Error(err))
+	errs = make([]error, len(batch))
+	for i, m := range batch {
+		one, err := c.call(ctx, h, batch[i:i+1])
+		switch {
+		case err != nil:
+			c.logPanic(m, err)
+			errs[i] = err
+		case one != nil:
+			errs[i] = one[0]
+		}
+	}
+	return errs
+}
+
+// call runs h, turning a panic into the returned error.
+func (c *Consumer) call(ctx context.Context, h BatchHandler, batch []*Message) (errs []error, panicked error) {
+	panicked = memory.Recovered(func() error {
+		errs = h(ctx, batch)
+		return nil
+	})
+	return errs, panicked
+}
+
+func (c *Consumer) logPanic(m *Message, err error) {
+	fields := []zap.Field{zap.String(FieldSubject, m.Subject), zap.Uint64(FieldSeq, m.Seq),
+		zap.Int("delivered", m.Delivered), zap.Error(err)}
+	var p *memory.PanicError
+	if errors.As(err, &p) {
+		fields = append(fields, zap.String("stack", p.Stack))
+	}
+	c.log.Error("handler panicked", fields...)
 }
 
 // heldMsgs are the messages a consumer instance has been delivered and not
@@ -416,9 +467,14 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 	}
 }
 
+// truncate cuts s to at most n bytes, between two characters, and marks
+// the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -1,10 +1,12 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -135,17 +137,52 @@ func (e *Embedded) Shutdown() {
 }
 
 // JetStreamEnabled reports whether JetStream runs. nats-server turns it off
-// when the store's disk is full (and on other storage errors), and does
-// not turn it on again by itself.
+// on a permission error in the store, and does not turn it on again by
+// itself.
 func (e *Embedded) JetStreamEnabled() bool { return e.srv.JetStreamEnabled() }
 
-// ReenableJetStream starts JetStream again on the same store, once there
-// is disk space again: the streams and consumers recover from their files.
-func (e *Embedded) ReenableJetStream() error {
-	if e.srv.JetStreamEnabled() {
-		return nil
+// StoreHealth is nil while JetStream can store, else why not: JetStream
+// is off, or a stream met a write error. A write error (a full disk:
+// "no space left on device") sticks to the stream until JetStream loads
+// it again, however much room there is since; and the server does not
+// answer the publishes it cannot store, so they time out.
+func (e *Embedded) StoreHealth() error {
+	if !e.srv.JetStreamEnabled() {
+		return errors.New("jetstream is off")
 	}
-	return e.srv.EnableJetStream(&server.JetStreamConfig{StoreDir: e.storeDir, SyncAlways: e.always, SyncInterval: e.interval})
+	var bad []string
+	for _, h := range e.srv.Healthz(&server.HealthzOptions{Details: true}).Errors {
+		// Only write errors: the server's health also reports a stream
+		// being created, whose directory is there before the stream is,
+		// as one that "could not be recovered".
+		if h.Type == server.HealthzErrorStream && strings.Contains(h.Error, "write error") {
+			bad = append(bad, h.Error)
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// StoreDir is where JetStream keeps its files.
+func (e *Embedded) StoreDir() string { return e.storeDir }
+
+// RestartJetStream stops JetStream, when it runs, and starts it again on
+// the same store: every stream and consumer is loaded again from its
+// files, without the write errors they had met. Clients keep their
+// connections; a consumer's pull lost meanwhile is asked again when its
+// heartbeat is missed.
+func (e *Embedded) RestartJetStream() error {
+	if e.srv.JetStreamEnabled() {
+		if err := e.srv.ShutdownJetStream(); err != nil {
+			return fmt.Errorf("stop jetstream: %w", err)
+		}
+	}
+	if err := e.srv.EnableJetStream(&server.JetStreamConfig{StoreDir: e.storeDir, SyncAlways: e.always, SyncInterval: e.interval}); err != nil {
+		return fmt.Errorf("start jetstream: %w", err)
+	}
+	return nil
 }
 
 // StopJetStream turns JetStream off as a full disk does; for tests of

@@ -54,7 +54,11 @@ func (s *Scorer) Informativeness(i int) float64 { return s.q.Terms[i].Weight * s
 
 // Score returns doc's score and how many of the query's terms it holds.
 func (s *Scorer) Score(doc string) (score float64, matched int) {
-	toks := Tokens(doc)
+	return s.ScoreTokens(doc, Tokens(doc))
+}
+
+// ScoreTokens is Score for a document whose Tokens are at hand.
+func (s *Scorer) ScoreTokens(doc string, toks []string) (score float64, matched int) {
 	if len(toks) == 0 {
 		return 0, 0
 	}

@@ -22,8 +22,10 @@
 //   - Understand reads what an agent sends (the last utterance and its
 //     recent messages) into a Query of weighted terms, the one reading
 //     every recall path searches with: CJK bigrams each a term, phrases a
-//     bonus, one-character nouns as prefix terms, stemmed words, a
-//     bilingual concept lexicon (lexicon.go) at a lower weight, and no
+//     bonus, one-character nouns as prefix terms, stemmed words, the
+//     words the lexicons link them to at a lower weight (dictionary.go:
+//     CC-CEDICT's Chinese near-synonyms and zh↔en bridges, WordNet's
+//     English synonyms; lexicon.go: a short hand-written list), and no
 //     cap that drops the end; it also marks a question that asks when
 //     (AsksWhen), whose answer is likelier a turn that says when
 //     (MentionsTime). MatchTerms turns its terms into a MATCH
@@ -87,9 +89,11 @@
 //
 // Let user text reach MATCH unquoted: AND, OR, NOT, NEAR, column filters,
 // '*', '^', parentheses and stray quotes are all searched as words or
-// dropped. Depend on anything but the standard library, or load a
-// dictionary: it runs on every ingested turn and every query, in every
-// binary. Be used on one side only: a table filled by Index must be
+// dropped. Depend on anything but the standard library, or segment by a
+// dictionary: Index runs on every ingested turn, in every binary. (The
+// expansion tables, lexicon/, are read once, on a query's first use:
+// about 20 MB of heap and a fraction of a second; indexing never reads
+// them.) Be used on one side only: a table filled by Index must be
 // searched with Match and created with Tokenizer, or searches silently miss;
 // a table filled by IndexIn is searched with MatchIn and the same partition.
 //

@@ -27,6 +27,9 @@ type Term struct {
 	// before it (the further back, the less), less again for a term the
 	// concept lexicon added.
 	Weight float64
+	// Dictionary: only the dictionaries (dictionary.go) added it, not the
+	// text or the hand-written concepts.
+	Dictionary bool
 }
 
 // Query is what a recall path searches for: weighted terms, and phrases
@@ -154,7 +157,7 @@ func (q Query) Feedback(found ...string) Query {
 
 func newBuilder() queryBuilder {
 	return queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
-		verbs: map[string]bool{}, loose: map[string]bool{}}
+		verbs: map[string]bool{}, loose: map[string]bool{}, dict: map[string]bool{}}
 }
 
 type queryBuilder struct {
@@ -175,11 +178,19 @@ type queryBuilder struct {
 	// loose are the bigrams across a function word (loose): alone
 	// they make no informative query either.
 	loose map[string]bool
+	// dict are the tokens only a dictionary added (Term.Dictionary);
+	// adding is set while expand adds them.
+	dict   map[string]bool
+	adding bool
 }
 
 type weighted struct {
 	word string
 	w    float64
+	// next: the next source is the word after this one in the same
+	// utterance, so the two may be a phrase the dictionary knows ("blood
+	// pressure").
+	next bool
 }
 
 func (b *queryBuilder) term(p piece, prefix bool, w float64) {
@@ -188,9 +199,15 @@ func (b *queryBuilder) term(p piece, prefix bool, w float64) {
 	}
 	// A word read as one is no loose bigram, whichever came first.
 	delete(b.loose, p.token)
+	if !b.adding {
+		delete(b.dict, p.token)
+	}
 	if old, ok := b.weights[p.token]; ok {
 		b.weights[p.token] = max(old, w)
 		return
+	}
+	if b.adding {
+		b.dict[p.token] = true
 	}
 	b.weights[p.token] = w
 	b.prefix[p.token] = prefix
@@ -257,6 +274,7 @@ func isQuestion(s string) bool {
 func (b *queryBuilder) add(text string, w float64) {
 	s := splitter{dropStop: !b.keepStop, verbs: !b.keepStop, seen: map[string]bool{}, unbounded: true}
 	s.scan(text)
+	prevWord := false
 	for i, t := range s.terms {
 		// Within an utterance the end weighs a little more: the cue of a
 		// long question is usually its last clause.
@@ -267,6 +285,7 @@ func (b *queryBuilder) add(text string, w float64) {
 			continue
 		}
 		if t.cjk {
+			prevWord = false
 			b.cjk(t.text, w)
 			continue
 		}
@@ -274,10 +293,15 @@ func (b *queryBuilder) add(text string, w float64) {
 		n := 0
 		for _, word := range words {
 			if (isStopword(word) || queryFraming[word]) && !b.keepStop {
+				prevWord = false
 				continue
 			}
 			n++
-			b.sources = append(b.sources, weighted{word, w})
+			if prevWord {
+				b.sources[len(b.sources)-1].next = true
+			}
+			prevWord = true
+			b.sources = append(b.sources, weighted{word: word, w: w})
 			for _, p := range pieces(word) {
 				b.term(p, false, w)
 			}
@@ -342,7 +366,7 @@ func isLoose(bg string) bool {
 
 // cjk adds a CJK word (a run cut at function words).
 func (b *queryBuilder) cjk(word string, w float64) {
-	b.sources = append(b.sources, weighted{word, w})
+	b.sources = append(b.sources, weighted{word: word, w: w})
 	n := utf8.RuneCountInString(word)
 	if n == 1 {
 		if singleNouns[word] {
@@ -366,32 +390,90 @@ func (b *queryBuilder) cjk(word string, w float64) {
 	}
 }
 
-// expand adds the siblings of every word the concept lexicon knows, for
-// the last utterance and the message just before it.
+// expand adds, for the last utterance and the message just before it,
+// the words the lexicons link each of its words to, at a lower weight:
+// the hand-written concepts (lexicon.go) at expandWeight of the word's
+// weight, the dictionaries' (dictionary.go) at dictWeight — Chinese
+// near-synonyms, the word in the other language, English synonyms.
 func (b *queryBuilder) expand() {
+	l := usedLexicons()
+	var d *dictionary
+	if l.CEDICT || l.WordNet {
+		d = dict()
+	}
 	sources := b.sources
-	for _, s := range sources {
+	for i, s := range sources {
 		if s.w < contextWeight {
 			continue
 		}
-		for _, sib := range conceptSiblings(s.word) {
-			w := s.w * expandWeight
-			if !hasCJK(sib) {
-				for _, p := range pieces(sib) {
-					b.term(p, false, w)
-				}
-				continue
-			}
-			if utf8.RuneCountInString(sib) == 1 {
-				b.term(piece{sib, sib}, true, w)
-				continue
-			}
-			for _, bg := range bigrams(sib) {
-				b.term(piece{bg, bg}, false, w)
+		if l.Hand {
+			for _, sib := range conceptSiblings(s.word) {
+				b.sibling(sib, s.w*expandWeight, false)
 			}
 		}
+		if d == nil {
+			continue
+		}
+		words := []string{s.word}
+		if hasCJK(s.word) {
+			words = d.wordsIn(s.word)
+		} else if s.next {
+			words = append(words, s.word+" "+sources[i+1].word)
+		}
+		b.adding = true
+		for _, word := range words {
+			zh, en := d.siblings(word, l)
+			for _, sib := range zh[:min(len(zh), maxDictSiblings)] {
+				b.sibling(sib, s.w*dictWeight, false)
+			}
+			for _, sib := range en[:min(len(en), maxDictSiblings)] {
+				b.sibling(sib, s.w*dictWeight, hasCJK(word))
+			}
+		}
+		b.adding = false
 	}
 }
+
+// dictWeight is what a word the dictionaries link to weighs, as a share of
+// the word it came from; maxDictSiblings bounds the links of one word of
+// each kind (Chinese, English).
+const (
+	dictWeight      = 0.5
+	maxDictSiblings = 8
+)
+
+// sibling adds a word a lexicon linked to at weight w: a Chinese word as
+// its bigrams (a one-character noun as a prefix term), an English one as
+// its stemmed words. An English word that translates a Chinese one
+// (bridge) is a prefix term on its stem when the stem is long enough to
+// say what it is: the gloss says "allergic", the memory "allergy".
+func (b *queryBuilder) sibling(sib string, w float64, bridge bool) {
+	if !hasCJK(sib) {
+		for _, p := range pieces(sib) {
+			if isStopword(p.surface) || queryFraming[p.surface] {
+				continue // a gloss's "in", "last": no word of the question's
+			}
+			if bridge && len(p.token) >= minBridgeStem {
+				// The stem is its own surface: the index's tokenizer
+				// stems a prefix query's text before it looks it up.
+				b.term(piece{p.token, p.token}, true, w)
+				continue
+			}
+			b.term(p, false, w)
+		}
+		return
+	}
+	if utf8.RuneCountInString(sib) == 1 {
+		b.term(piece{sib, sib}, true, w)
+		return
+	}
+	for _, bg := range bigrams(sib) {
+		b.term(piece{bg, bg}, false, w)
+	}
+}
+
+// minBridgeStem is the shortest stem a bridge searches as a prefix.
+const minBridgeStem = 6
 
 func hasCJK(s string) bool {
 	for _, r := range s {
@@ -410,7 +492,7 @@ func (b *queryBuilder) query() Query {
 	}
 	q := Query{Phrases: b.phr}
 	for _, t := range toks {
-		q.Terms = append(q.Terms, Term{Token: t, Prefix: b.prefix[t], Surface: b.surface[t], Weight: b.weights[t]})
+		q.Terms = append(q.Terms, Term{Token: t, Prefix: b.prefix[t], Surface: b.surface[t], Weight: b.weights[t], Dictionary: b.dict[t]})
 	}
 	return q
 }
