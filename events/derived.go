@@ -122,6 +122,7 @@ type ExtractionTurn struct {
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
 	Time        time.Time    `json:"time"` // RFC 3339; the turn event's time
 	Project     string       `json:"project,omitempty"`
+	Channel     string       `json:"channel,omitempty"` // which day's log it is written in
 }
 
 func (t *ExtractionTurn) Validate() error {
@@ -132,6 +133,7 @@ func (t *ExtractionTurn) Validate() error {
 		checkRole("role", t.Role),
 		checkTime("time", t.Time),
 		checkID("project", t.Project, false),
+		checkID("channel", t.Channel, false),
 	)
 }
 

@@ -132,7 +132,7 @@ func TestSessionIDDerived(t *testing.T) {
 func TestTypes(t *testing.T) {
 	t.Parallel()
 	all := events.Types()
-	if got, want := len(all), 24; got != want {
+	if got, want := len(all), 26; got != want {
 		t.Fatalf("len(Types())=%d, want %d", got, want)
 	}
 	seen := map[string]bool{}
@@ -142,9 +142,9 @@ func TestTypes(t *testing.T) {
 		}
 		seen[typ] = true
 		// Every listed type decodes: an error names the data, not the type
-		// (user.forgotten needs nothing).
+		// (user.forgotten needs nothing, nor does a declined identity).
 		_, err := events.DecodeData(typ, []byte(`{}`))
-		if typ == events.TypeUserForgotten && err == nil {
+		if (typ == events.TypeUserForgotten || typ == events.TypeIdentityConfirmed) && err == nil {
 			continue
 		}
 		checkErrNot(t, err, "type")

@@ -21,6 +21,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/extraction"
 	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/httpapi"
@@ -124,6 +125,9 @@ type App struct {
 	// rules is the rules in force, loaded once for the batcher and the
 	// consolidator (see openRules).
 	rules func() *rules.Set
+	// observer, when set, is told of every event the projector applied
+	// (the consolidator, for the cards: openCardsLease).
+	observer atomic.Pointer[consolidation.Consolidator]
 
 	cancel context.CancelFunc
 	wg     conc.WaitGroup
@@ -370,14 +374,22 @@ func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.C
 	}, log)
 }
 
-// project applies a batch to the read model.
-func project(p *projector.Projector) stream.BatchHandler {
+// project applies a batch to the read model, and tells the observer, if
+// any, of what was applied.
+func (a *App) project(p *projector.Projector) stream.BatchHandler {
 	return func(ctx context.Context, msgs []*stream.Message) []error {
 		batch := make([]memory.Applied, len(msgs))
 		for i, m := range msgs {
 			batch[i] = m.Applied()
 		}
 		errs := p.Apply(ctx, batch)
+		if o := a.observer.Load(); o != nil {
+			for i := range batch {
+				if errs == nil || errs[i] == nil { // nil: all applied
+					o.Observe(batch[i])
+				}
+			}
+		}
 		countNATSAccepted(msgs, errs)
 		return errs
 	}

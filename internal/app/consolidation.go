@@ -46,9 +46,11 @@ type JobRequest struct {
 	At  time.Time `json:"at,omitzero"` // the firing time the job runs as; now when zero
 }
 
-// JobReply says which rules ran.
+// JobReply says which rules ran, and how many events of each type they
+// published: what the job did, for the operator who asked.
 type JobReply struct {
-	Ran []string `json:"ran"`
+	Ran       []string       `json:"ran"`
+	Published map[string]int `json:"published"`
 }
 
 // consolidatorService is the consolidator's operator service; it is kept
@@ -87,6 +89,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		}
 		c.Episodes = &episode.Builder{Client: client}
 		c.Rewriter = dedupe.Rewriter{Client: client}
+		c.Judge = dedupe.Judge{Client: client}
 		c.Model = client
 	}
 	ccfg := stream.ConsumerConfig{
@@ -145,6 +148,9 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		return fmt.Errorf("schedule bucket: %w", err)
 	}
 	c.Claim = fs.claim
+	if err := a.openCardsLease(ctx, runCtx, c, log); err != nil {
+		return fmt.Errorf("cards lease: %w", err)
+	}
 	a.goWorker(runCtx, "consolidator schedule", func(ctx context.Context) error {
 		// From the last firing run by any instance: what fell due while
 		// none ran is run now.
@@ -155,6 +161,35 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		return fmt.Errorf("consolidator service: %w", err)
 	}
 	a.services = append(a.services, svc)
+	return nil
+}
+
+// openCardsLease makes the cards one instance's: the holder of the cards
+// lease (all of them, in the single binary). Apart, give the
+// consolidators one shared cards_dir, so the files stay where they are
+// when the lease moves.
+func (a *App) openCardsLease(ctx, runCtx context.Context, c *consolidation.Consolidator, log *zap.Logger) error {
+	if c.CardsDir == "" || a.store == nil {
+		return nil
+	}
+	// One partition (stream.CardsGroup): one instance at a time writes
+	// every user's cards and reads a person's edits of them back. Its read
+	// model holds every user, and the projector tells it of every change
+	// (Observe), so it needs no partition of the events.
+	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleConsolidator).js,
+		stream.LeaseConfig{Group: stream.CardsGroup, Instance: a.Config.Instance, N: 1}, log)
+	if err != nil {
+		return err
+	}
+	c.CardsLease = true
+	a.observer.Store(c)
+	a.goWorker(runCtx, "cards lease", func(ctx context.Context) error {
+		leases.Run(ctx, func(pctx context.Context, _ int) {
+			log.Info("this instance writes the cards", zap.String("cards_dir", c.CardsDir))
+			c.HoldCards(pctx)
+		})
+		return nil
+	})
 	return nil
 }
 
@@ -335,8 +370,8 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 				jr.At = time.Now()
 			}
 			log.Info("job requested", zap.String("job", jr.Job), zap.Time("at", jr.At))
-			ran, err := c.RunJob(runCtx, jr.Job, jr.At)
-			reply(req, JobReply{Ran: ran}, err)
+			ran, published, err := c.RunJobCounted(runCtx, jr.Job, jr.At)
+			reply(req, JobReply{Ran: ran, Published: published}, err)
 		},
 		PendingSubject: func(req micro.Request) {
 			var body queueRequest

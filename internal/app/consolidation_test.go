@@ -149,7 +149,12 @@ func TestConsolidationEndToEnd(t *testing.T) {
 	for _, f := range files {
 		// Besides the cards: what engram last wrote in each (and before that).
 		n := strings.TrimSuffix(f.Name(), ".prev")
-		if f.Name() != consolidation.MemoryCard && f.Name() != consolidation.UserCard && n != ".MEMORY.md.engram" && n != ".USER.md.engram" {
+		switch f.Name() {
+		case consolidation.MemoryCard, consolidation.UserCard, consolidation.AgentCard, consolidation.ProjectCard,
+			consolidation.InsightsCard:
+			continue
+		}
+		if n != ".MEMORY.md.engram" && n != ".USER.md.engram" {
 			t.Fatalf("stray file %s in the cards dir", f.Name())
 		}
 	}

@@ -52,7 +52,7 @@ func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
 
 	// The projector alone: seq 2 is behind the position once 3 is applied.
 	plain := readModel()
-	h := project(projector.New(plain, log))
+	h := a.project(projector.New(plain, log))
 	h(t.Context(), []*stream.Message{delivered(1)})
 	h(t.Context(), []*stream.Message{delivered(3)})
 	h(t.Context(), []*stream.Message{delivered(2)}) // the redelivery, after its ack wait
@@ -62,7 +62,7 @@ func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
 
 	live := readModel()
 	a.store = live
-	h = a.inOrder(project(projector.New(live, log)), log)
+	h = a.inOrder(a.project(projector.New(live, log)), log)
 	for _, batch := range [][]*stream.Message{{delivered(1)}, {delivered(3)}, {delivered(2)}} {
 		for _, err := range h(t.Context(), batch) {
 			if err != nil {

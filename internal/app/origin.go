@@ -119,7 +119,7 @@ func recreatedReason(recorded, origin string) string {
 // it waits. When the stream turns out to have been replaced, it stops,
 // and goes on only once the read model may follow the new one.
 func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
-	h := a.inOrder(project(p), log)
+	h := a.inOrder(a.project(p), log)
 	for {
 		if cons == nil {
 			if cons = a.awaitOrigin(ctx, log); cons == nil {

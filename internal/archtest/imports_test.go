@@ -47,7 +47,7 @@ var leaves = map[string][]string{
 	"internal/maintain":     {"internal/memory"},
 	"internal/cards":        {"internal/memory", "internal/maintain"},
 	"internal/llmextract":   {"internal/memory", "internal/llm", "internal/ruleextract"},
-	"internal/dedupe":       {"internal/memory", "internal/llm"},
+	"internal/dedupe":       {"internal/memory", "internal/llm", "internal/textseg"},
 	"internal/episode":      {"internal/memory", "internal/llm"},
 	"internal/rules":        {"go.uber.org/zap", "go.yaml.in/yaml/v3"},
 	"internal/extractreq":   {"events", "internal/memory", "internal/rules"},

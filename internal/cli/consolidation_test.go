@@ -108,7 +108,8 @@ func TestRulesRun(t *testing.T) {
 	t.Parallel()
 	a := runningEngram(t)
 	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir)
-	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") {
+	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") ||
+		!strings.Contains(out, "published nothing") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
 	}
 	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir); code != 1 || !strings.Contains(errOut, "nope") {

@@ -131,6 +131,24 @@ func (f *fakeStore) EpisodesEnded(_ context.Context, s memory.Scope, from, to ti
 	return out, nil
 }
 
+func (f *fakeStore) Identity(context.Context, memory.Scope) (memory.Identity, bool, error) {
+	return memory.Identity{}, false, nil
+}
+
+// Changes counts the memories created in the span; the SQLite store
+// counts the rest from their history.
+func (f *fakeStore) Changes(_ context.Context, s memory.Scope, since, until time.Time) (memory.Report, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := memory.Report{Since: since, Until: until}
+	for _, m := range f.mems[s] {
+		if m.Created.After(since) && !m.Created.After(until) {
+			r.Learned++
+		}
+	}
+	return r, nil
+}
+
 func (f *fakeStore) DailySummaries(_ context.Context, s memory.Scope, date string) ([]memory.DailySummary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

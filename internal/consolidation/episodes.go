@@ -170,7 +170,7 @@ func (c *Consolidator) emitEpisode(ctx context.Context, r *run, scope memory.Sco
 		data.Actions = append(data.Actions, events.ActionNode{Tool: n.Tool, Params: n.Params, Result: n.Result,
 			Success: n.Success, Error: n.Error, Decision: n.Decision, Turn: n.Turn})
 	}
-	if err := c.Emit(ctx, memory.Outgoing{Type: events.TypeEpisodeBuilt, ID: "episode-" + scopeKey(scope) + "-" + ep.ID,
+	if err := c.emit(ctx, memory.Outgoing{Type: events.TypeEpisodeBuilt, ID: "episode-" + scopeKey(scope) + "-" + ep.ID,
 		Scope: scope, Agent: agentOf(r), Time: r.at, Data: data}); err != nil {
 		return emitErr(err)
 	}
@@ -234,7 +234,7 @@ func (c *Consolidator) updateScratchpad(ctx context.Context, r *run, a rules.Act
 			data := &events.Scratchpad{Content: next.Content, ActiveProjects: next.ActiveProjects,
 				CurrentFocus: next.CurrentFocus, OpenQuestions: next.OpenQuestions, NextSteps: next.NextSteps,
 				Source: events.SourceEpisode, EpisodeID: ep.ID}
-			if err := c.Emit(ctx, memory.Outgoing{Type: events.TypeScratchpadUpdated,
+			if err := c.emit(ctx, memory.Outgoing{Type: events.TypeScratchpadUpdated,
 				ID: "scratchpad-" + scopeKey(scope) + "-" + ep.ID, Scope: scope, Agent: agentOf(r), Time: r.at,
 				Data: data}); err != nil {
 				return emitErr(err)

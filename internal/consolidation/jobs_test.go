@@ -41,7 +41,7 @@ func TestDailyJobsArchiveAndExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"daily_sweep", "daily_compress", "daily_decay_archive", "daily_expire", "daily_cards"}; !slices.Equal(ran, want) {
+	if want := []string{"daily_sweep", "daily_compress", "daily_decay_archive", "daily_expire", "daily_cards", "daily_report"}; !slices.Equal(ran, want) {
 		t.Fatalf("ran %v, want %v", ran, want)
 	}
 	byReason := map[string][]string{}

@@ -76,6 +76,9 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.decided[p.ID] {
+		return // approved or dismissed already: the event came again
+	}
 	for _, q := range c.pending {
 		if same(q) {
 			return
@@ -137,6 +140,13 @@ func (c *Consolidator) take(id string, scope *memory.Scope) (*Pending, error) {
 			continue
 		}
 		c.pending = slices.Delete(c.pending, i, i+1)
+		if c.decided == nil {
+			c.decided = map[string]bool{}
+		}
+		if len(c.decided) >= maxDecided {
+			clear(c.decided) // a bound, not a guarantee, for a queue in memory
+		}
+		c.decided[id] = true
 		return p, nil
 	}
 	return nil, memory.Errorf(memory.ENOTFOUND, "no pending firing %s", id)
@@ -153,10 +163,11 @@ func (c *Consolidator) Approve(ctx context.Context, id string, scope *memory.Sco
 	}
 	if err := c.runRule(ctx, p.rule, p.trigger, p.Time); err != nil {
 		if c.Queue != nil {
-			c.storePut(p)
+			c.storeReturn(p)
 			return err
 		}
 		c.mu.Lock()
+		delete(c.decided, p.ID)
 		c.pending = append(c.pending, p)
 		c.mu.Unlock()
 		return err

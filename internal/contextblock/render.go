@@ -74,6 +74,17 @@ func Render(b Blocks, lang string) string {
 	return sb.String()
 }
 
+// RenderItems writes items one a line as Render does, quoted as data with
+// their provenance, for a section the caller titles itself.
+func RenderItems(items []Item) string {
+	var sb strings.Builder
+	for _, it := range items {
+		sb.WriteString(line(it))
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
 // line is how an item is rendered; Fit counts its tokens. The scratchpad
 // is markdown a person may have written: it keeps its lines, each quoted
 // on its own under the item, so its structure survives and none of it can

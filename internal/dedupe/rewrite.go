@@ -161,7 +161,13 @@ func parseRewrite(reply, keep string, texts []string) (string, error) {
 	if err := json.Unmarshal([]byte(raw), &out); err != nil || out.Content == nil {
 		return "", fmt.Errorf("%w: no \"content\" string in the reply", ErrBadOutput)
 	}
-	content := strings.TrimSpace(*out.Content)
+	return checkMerged(*out.Content, keep, texts)
+}
+
+// checkMerged checks that content is a plausible merge of texts, kept
+// member keep first.
+func checkMerged(content, keep string, texts []string) (string, error) {
+	content = strings.TrimSpace(content)
 	if content == "" {
 		return "", fmt.Errorf("%w: empty content", ErrBadOutput)
 	}

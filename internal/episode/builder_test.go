@@ -80,10 +80,11 @@ func TestBuildMergesReply(t *testing.T) {
 	if !reflect.DeepEqual(ep.Tools, ext.Tools) {
 		t.Errorf("Tools %q, want %q", ep.Tools, ext.Tools)
 	}
+	// A decision is a step taken, never a failed one (issue 24).
 	wantDecisions := []memory.ActionNode{
-		{Decision: "Deploy through the staging workflow, not a manual push", Turn: 10},
-		{Decision: "Compare expiry in seconds", Turn: 13},
-		{Decision: "a turn the session does not have", Turn: 13},
+		{Decision: "Deploy through the staging workflow, not a manual push", Turn: 10, Success: true},
+		{Decision: "Compare expiry in seconds", Turn: 13, Success: true},
+		{Decision: "a turn the session does not have", Turn: 13, Success: true},
 	}
 	if !reflect.DeepEqual(decisions, wantDecisions) {
 		t.Errorf("decisions %+v, want %+v", decisions, wantDecisions)

@@ -161,7 +161,7 @@ func (s *session) findGoal(agentSummary string) span {
 			text = text[m[1]:]
 		}
 		ss := sentences(text)
-		for len(ss) > 0 && (isFiller(ss[0]) || isIntroduction(ss[0])) {
+		for len(ss) > 0 && (isFiller(ss[0]) || isIntroduction(ss[0]) || isAboutSelf(ss[0])) {
 			ss = ss[1:]
 		}
 		if len(ss) == 0 {
@@ -190,6 +190,23 @@ var (
 		"帮", "请", "想", "怎么", "如何", "吗", "能不能", "可以吗", "为什么", "问一下",
 	}
 )
+
+// What users say of their own habits and tastes on the way to a task is
+// a fact about them (the extractor's), not what the session is for: "I
+// switched to green tea", "我现在改喝绿茶了", "I usually work from home". A
+// sentence that also asks for something is not one.
+var (
+	selfEN = regexp.MustCompile(`(?i)^(?:(?:by the way|btw|oh|also|fyi)[,\s]+)?(?:i|i'm|i am|i've|i have|my)\s+(?:(?:now|usually|always|often|never|really|just|recently|mostly|no longer|also)\s+)*(?:like|love|prefer|hate|dislike|enjoy|switched|started|stopped|quit|drink|eat|live|moved|work from|am a|'m a|favou?rite|usually|go to|play|have a|got a|own)\b`)
+	selfZH = regexp.MustCompile(`^(?:(?:对了|顺便说一下|另外)[，,\s]*)?我(?:现在|平时|一般|最近|已经|也|都|还|不再|从来不)*(?:改喝|改吃|喜欢|爱|讨厌|不喜欢|习惯|喝|吃|住在|搬到|戒|养了|有一只|有两只)`)
+)
+
+func isAboutSelf(sentence string) bool {
+	s := strings.TrimSpace(sentence)
+	if !selfEN.MatchString(s) && !selfZH.MatchString(s) {
+		return false
+	}
+	return !askCues.in(s)
+}
 
 func isIntroduction(sentence string) bool {
 	s := strings.TrimSpace(sentence)
@@ -410,6 +427,9 @@ func (s *session) summary(agentSummary string) string {
 		candidates = append(candidates, fix)
 	}
 	candidates = append(candidates, s.decisionS[:min(2, len(s.decisionS))]...)
+	// Then what the user asked for after the goal, so a session of
+	// several requests is told by more than its first and last turns.
+	candidates = append(candidates, s.laterRequests(maxLaterRequests)...)
 
 	var kept []span
 	seen := map[string]bool{}
@@ -440,6 +460,35 @@ func (s *session) summary(agentSummary string) string {
 		return chars.ClipHead(strings.Join(tools, ", "), MaxSummaryRunes)
 	}
 	return fmt.Sprintf("%d turns", len(s.turns))
+}
+
+// maxLaterRequests bounds the later requests a summary tells.
+const maxLaterRequests = 3
+
+// requestStart are the first words of an instruction: "add …", "now
+// write …", "再给…加上", "最后写…".
+var (
+	requestEN = regexp.MustCompile(`(?i)^(?:(?:please|also|now|then|next|and|finally|ok|okay)[,\s]+)*(?:add|write|fix|make|create|update|remove|delete|change|run|deploy|check|show|refactor|implement|build|test|rename|move|set|use|explain|review|draft|translate|summari[sz]e|plan|find|look)\b`)
+	requestZH = regexp.MustCompile(`^(?:(?:好的|那|那就|然后|接着|最后|再|还有|另外|顺便)[，,\s]*)*(?:再|帮|请|给|把|写|加|改|删|查|看|跑|部署|重构|实现|测试|检查|整理|翻译|总结|规划)`)
+)
+
+// laterRequests are the first request sentence of each user turn after
+// the goal's, at most n, in order.
+func (s *session) laterRequests(n int) []span {
+	var out []span
+	for pos := s.goal.pos + 1; pos < len(s.turns) && len(out) < n && s.goal.pos >= 0; pos++ {
+		t := s.turns[pos]
+		if normRole(t.Role) != roleUser || isFiller(t.Content) {
+			continue
+		}
+		for i, x := range sentences(t.Content) {
+			if askCues.in(x) || requestEN.MatchString(x) || requestZH.MatchString(x) {
+				out = append(out, span{text: chars.ClipHead(x, maxPartRunes), pos: pos, seq: i})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // fixSentence is the assistant's first sentence after the first failed

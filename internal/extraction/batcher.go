@@ -228,7 +228,7 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 
 func snapshot(d *events.TurnRecorded, at time.Time) events.ExtractionTurn {
 	return events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role, Content: d.Content,
-		ToolCalls: d.ToolCalls, ToolResults: d.ToolResults, Time: at, Project: d.Project}
+		ToolCalls: d.ToolCalls, ToolResults: d.ToolResults, Time: at, Project: d.Project, Channel: d.Channel}
 }
 
 // add records a turn as waiting and reports whether its session passed the

@@ -108,7 +108,7 @@ func (x *Extractor) Handle(ctx context.Context, d memory.Delivery) error {
 	res, err := x.LLM.Extract(ctx, toLLMTurns(turns), x.known(ctx, d.Scope), llmextract.Options{
 		Project: project(turns), Summary: req.Summary})
 	if err == nil {
-		err = x.publish(ctx, d, req, res.Candidates, "llm", res.Model, res.Usage, res.Calls)
+		err = x.publish(ctx, d, req, turns, res.Candidates, "llm", res.Model, res.Usage, res.Calls, res.Summary)
 		if !errors.Is(err, errUnpublishable) {
 			return err
 		}
@@ -160,16 +160,18 @@ func retryable(err error) bool {
 	return llm.IsTemporary(err)
 }
 
-func (x *Extractor) publish(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
-	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int) error {
-	return x.publishAs(ctx, d, req, cands, extractor, model, usage, calls, "")
+func (x *Extractor) publish(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested, turns []events.ExtractionTurn,
+	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, summary string) error {
+	return x.publishAs(ctx, d, req, turns, cands, extractor, model, usage, calls, summary, "")
 }
 
-// publishAs publishes memory.extracted (id "extracted-<request><suffix>")
-// and a memory.write.important for every candidate that will be written
-// with importance ≥ 0.8.
-func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
-	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, suffix string) error {
+// publishAs publishes memory.extracted (id "extracted-<request><suffix>"),
+// a memory.write.important for every candidate that will be written with
+// importance ≥ 0.8, and, unless this is the fast rule pass ahead of the
+// model ("-rules"), the parts of the days' logs the turns make
+// (dailyParts), from the model's summary when it wrote one.
+func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested, turns []events.ExtractionTurn,
+	cands []memory.Candidate, extractor, model string, usage llm.Usage, calls int, summary, suffix string) error {
 	ev := &events.MemoryExtracted{RequestID: req.RequestID, SessionID: req.SessionID, Extractor: extractor,
 		Model: model, Usage: events.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens},
 		Calls: calls, Turns: indices(req.Turns)}
@@ -177,7 +179,21 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 	if err != nil {
 		return err
 	}
-	return x.Emit(ctx, out...)
+	return x.Emit(ctx, append(out, x.daily(d, req, turns, ev.Candidates, summary, suffix)...)...)
+}
+
+// daily is the parts of the days' logs a request's turns make (dailyParts),
+// from the model's summary when it wrote one, unless this is the fast rule
+// pass ahead of the model ("-rules"): the model's pass writes them then.
+func (x *Extractor) daily(d memory.Delivery, req *events.ExtractionRequested, turns []events.ExtractionTurn,
+	cands []events.Candidate, summary, suffix string) []memory.Outgoing {
+	if suffix == "-rules" {
+		return nil
+	}
+	if x.Mask != nil {
+		summary, _ = x.Mask.Mask(summary)
+	}
+	return dailyParts(d, req, turns, candidatesOf(cands), summary)
 }
 
 // ReadTurns is the rules' reading of each turn of the user's as it arrives
@@ -272,7 +288,7 @@ func (x *Extractor) readings(ctx context.Context, scope memory.Scope, agent stri
 func (x *Extractor) rulesPass(ctx context.Context, d memory.Delivery, req *events.ExtractionRequested,
 	turns []events.ExtractionTurn, suffix string) error {
 	if !x.AtOnce {
-		return x.publishAs(ctx, d, req, x.rules(turns), "rules", "", llm.Usage{}, 0, suffix)
+		return x.publishAs(ctx, d, req, turns, x.rules(turns), "rules", "", llm.Usage{}, 0, "", suffix)
 	}
 	known := map[memory.Scope][]memory.Memory{}
 	out, err := x.readings(ctx, d.Scope, d.Agent, d.Time, req.SessionID, req.Turns, true, known)
@@ -294,7 +310,15 @@ func (x *Extractor) rulesPass(ctx context.Context, d memory.Delivery, req *event
 	if err != nil {
 		return err
 	}
-	return x.Emit(ctx, append(out, own...)...)
+	// The day's log reads what the turns' readings found too.
+	cands := ev.Candidates
+	for _, o := range out {
+		if r, ok := o.Data.(*events.MemoryExtracted); ok {
+			cands = append(cands, r.Candidates...)
+		}
+	}
+	out = append(out, own...)
+	return x.Emit(ctx, append(out, x.daily(d, req, turns, cands, "", suffix)...)...)
 }
 
 // withoutResults is a turn less its tool results: a reading at arrival
@@ -365,6 +389,15 @@ func (x *Extractor) extracted(ctx context.Context, scope memory.Scope, agent str
 				SessionID: ev.SessionID, CauseEventID: id}})
 	}
 	return out, nil
+}
+
+// candidatesOf is what was extracted, as dailyParts reads it.
+func candidatesOf(cs []events.Candidate) []memory.Candidate {
+	out := make([]memory.Candidate, len(cs))
+	for i, c := range cs {
+		out[i] = memory.Candidate{Content: c.Content, Importance: c.Importance, Confidence: c.Confidence, SaidAt: c.SaidAt}
+	}
+	return out
 }
 
 // ImportantID is the event id of a fact's memory.write.important: derived

@@ -70,7 +70,7 @@ func Turn(t memory.Turn) events.ExtractionTurn {
 	_ = json.Unmarshal([]byte(orNull(t.ToolCalls)), &calls)
 	_ = json.Unmarshal([]byte(orNull(t.ToolResults)), &results)
 	return events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
-		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project}
+		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project, Channel: t.Channel}
 }
 
 func orNull(s string) string {

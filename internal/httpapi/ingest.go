@@ -30,7 +30,7 @@ const (
 // publish the manual ones.
 var agentTypes = map[string]bool{
 	events.TypeTurnRecorded: true, events.TypeContextCompressing: true, events.TypeSessionEnded: true,
-	events.TypeMemoryAdded: true,
+	events.TypeMemoryAdded: true, events.TypeIdentityConfirmed: true,
 }
 
 // maxBatchBody bounds a batch request whatever the per-event limits say.
@@ -103,7 +103,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		resp.Results[i] = eventResult{Index: i, ID: e.ID(), Status: "ok"}
 		if errs[i] == nil && !agentTypes[e.Type()] {
 			errs[i] = memory.Errorf(memory.EINVALID, "type: %q is published by engram's workers, not accepted at /v1/events "+
-				"(agents send turn.recorded, context.compressing, session.ended and memory.added)", e.Type())
+				"(agents send turn.recorded, context.compressing, session.ended, memory.added and identity.confirmed)", e.Type())
 		}
 		if errs[i] == nil {
 			errs[i] = checkNamespace(r.Context(), events.Namespace(e))

@@ -97,6 +97,33 @@ func parse(content string) ([]memory.Candidate, []int, []string, error) {
 	return out, turns, problems, nil
 }
 
+// maxReplySummaryRunes bounds the summary taken from a reply: the prompt
+// asks for 200 characters, and a model that writes more is cut.
+const maxReplySummaryRunes = 400
+
+// summaryIn is the "summary" string of a reply's JSON object, on one line
+// and cut to maxReplySummaryRunes; "" when there is none. It never fails:
+// a reply without a summary still has its facts.
+func summaryIn(content string) string {
+	text, err := llm.JSONContent(content)
+	if err != nil || !strings.HasPrefix(text, "{") {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(text), &obj) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(llm.LowerKeys(obj)["summary"], &s) != nil {
+		return ""
+	}
+	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " ")
+	if r := []rune(s); len(r) > maxReplySummaryRunes {
+		s = string(r[:maxReplySummaryRunes]) + "…"
+	}
+	return s
+}
+
 // itemsIn finds the list of facts in a reply. lone reports that the JSON
 // was a single fact object rather than a list.
 func itemsIn(content string) (items []json.RawMessage, lone bool, err error) {

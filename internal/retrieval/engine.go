@@ -200,6 +200,10 @@ type Blocks struct {
 	// what left the agent's window, then the session's latest turns,
 	// oldest first (seed 002 §4's short-term memory).
 	Window []Item `json:"window"`
+	// Pending are up to MaxPendingAsked memories waiting for the user's
+	// confirmation, for the agent to ask about at the end of its reply
+	// (seed 004 §7).
+	Pending []Item `json:"pending"`
 }
 
 // Response is the answer to a context request.
@@ -212,6 +216,9 @@ type Response struct {
 	Budget    any      `json:"budget"`
 	Degraded  []string `json:"degraded,omitempty"`
 	Dropped   []string `json:"dropped,omitempty"`
+	// Onboarding is set while the user has not confirmed who the agent is
+	// and who they are (seed 004 §3).
+	Onboarding *Onboarding `json:"onboarding,omitempty"`
 }
 
 // Validate names the first bad field.
@@ -310,6 +317,7 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 	if d.Retrieve {
 		e.recall(ctx, scope, req, now, projects, &b, resp)
 	}
+	e.ask(ctx, req, scope, now, &b, resp)
 	// Evidence that says nothing ("Understood.", "好的") ranks, and is
 	// trimmed, after evidence that does; a turn the session window holds
 	// is not listed twice.
@@ -547,6 +555,25 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	if e.Tokens != nil {
 		counter = e.Tokens(req.Model)
 	}
+	// What the agent is to ask goes after the memory, out of the profile
+	// share (the cards' and theirs, seed 004 §5), at most half of it:
+	// past that the last unconfirmed memories go, then the onboarding.
+	shown := budget
+	asks, askTokens := "", 0
+	for {
+		asks = renderAsks(req, *b, resp.Onboarding)
+		askTokens = counter.Count(asks)
+		if askTokens <= budget.Profile/2 {
+			break
+		}
+		if n := len(b.Pending); n > 0 {
+			b.Pending = b.Pending[:n-1]
+			continue
+		}
+		resp.Onboarding = nil
+	}
+	budget.Profile -= askTokens
+	budget.Total -= askTokens
 	// Fit takes turns oldest first (it trims the oldest and renders them in
 	// the order of the conversation); the response keeps them best first.
 	chrono := slices.Clone(b.Turns)
@@ -572,14 +599,17 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	b.Memories, b.Episodes = keep(b.Memories, fitted.Memories), keep(b.Episodes, fitted.Episodes)
 	b.Turns, b.Attachments = keep(b.Turns, fitted.Turns), keep(b.Attachments, fitted.Attachments)
 	b.Window = keep(b.Window, fitted.Window)
-	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments, &b.Window} {
+	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments, &b.Window, &b.Pending} {
 		if *l == nil {
 			*l = []Item{}
 		}
 	}
-	resp.Blocks, resp.Tokens, resp.Dropped = *b, rep.Total, rep.Dropped
-	resp.Budget = budget
-	resp.Rendered = contextblock.Render(fitted, req.Lang)
+	resp.Blocks, resp.Tokens, resp.Dropped = *b, rep.Total+askTokens, rep.Dropped
+	resp.Budget = shown
+	resp.Rendered = contextblock.Render(fitted, req.Lang) + asks
+	for i := range resp.Blocks.Pending {
+		resp.Blocks.Pending[i].Tokens = counter.Count(resp.Blocks.Pending[i].Content)
+	}
 	if e.Recorder != nil {
 		var ids []string
 		for _, it := range append(append([]Item{}, b.Profile...), b.Memories...) {

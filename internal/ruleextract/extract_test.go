@@ -257,6 +257,10 @@ func TestVersionSupersede(t *testing.T) {
 		{"We use Python 3.10.", "We upgraded to Python 3.12."},
 		{"We're on Go 1.25", "我们升级到了 Go 1.26"},
 		{"We run Node v18", "We switched to Node 20"},
+		// Habits: the Chinese update chain of issue 24.
+		{"我平时用 Python 3.10 写脚本", "我现在改用 Python 3.12 写脚本了"},
+		{"我一般用 Go 1.25", "我已经升级到 Go 1.26 了"},
+		{"I usually write scripts in Python 3.10", "I upgraded to Python 3.12"},
 	}
 	for _, p := range pairs {
 		t.Run(p.before+" → "+p.after, func(t *testing.T) {

@@ -27,12 +27,15 @@ var checksummed = map[string]string{
 	// Consolidation (migration 3).
 	"episodes":        "namespace, user_id, id",
 	"scratchpad":      "namespace, user_id",
-	"daily_summaries": "namespace, user_id, date, channel",
+	"daily_summaries": "namespace, user_id, date, channel, part",
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
 	"forgotten":       "namespace, user_id",
 	// Per-user statistics (migration 12).
 	"scope_counts": "namespace, user_id",
+	// Identities and reports (migration 16).
+	"identities": "namespace, user_id",
+	"reports":    "namespace, user_id, date",
 }
 
 // checksumSkip lists columns left out of a table's sum, where a live read

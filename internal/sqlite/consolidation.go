@@ -42,6 +42,10 @@ func applyConsolidation(w *wtx, a memory.Applied) (handled bool, err error) {
 		return true, expireTurns(w, a.Envelope, d)
 	case *events.RetrievalDegraded:
 		return true, nil // an announcement for operators; nothing to keep
+	case *events.IdentityConfirmed:
+		return true, applyIdentity(w, a.Envelope, d)
+	case *events.ConsolidationReport:
+		return true, applyReport(w, a.Envelope, d)
 	}
 	return false, nil
 }
@@ -69,6 +73,13 @@ func episodeText(d *events.Episode) string {
 // session's own episode: the complete story wins over a part of it.
 func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
+	for i, a := range d.Actions {
+		if a.Tool == "" && a.Decision != "" {
+			// A decision is a step taken, not a failed one; episodes
+			// written before said otherwise.
+			d.Actions[i].Success = true
+		}
+	}
 	linked := d.LinkedMemories
 	if d.Source != events.SourceCompression {
 		var err error
@@ -236,18 +247,26 @@ func applyProfile(w *wtx, env memory.Envelope, d *events.ProfileRefreshed) error
 	return nil
 }
 
-// applyDailySummary keeps one entry per day and channel. An entry written
-// by compression is compressed (its day is in tier 2); a later migration
-// of the same day does not undo that.
+// applyDailySummary keeps a day's log per channel: the day written whole
+// (part ”) and the parts extraction writes as it goes, each replaced by a
+// later version of itself. An entry written by compression covers the
+// whole day: it and every part of the day so far are compressed (in tier
+// 2); a later migration or part of the same day does not undo that.
 func applyDailySummary(w *wtx, env memory.Envelope, d *events.DailySummary) error {
 	compressed := d.Source == events.SourceCompression
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO daily_summaries (namespace, user_id, date, channel, summary,
-		raw_tokens, source, compressed, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (namespace, user_id, date, channel) DO UPDATE SET summary = excluded.summary,
+	ns, user := env.Scope.Namespace, env.Scope.User
+	if compressed {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE daily_summaries SET compressed = 1
+			WHERE namespace = ? AND user_id = ? AND date = ? AND channel = ?`, ns, user, d.Date, d.Channel); err != nil {
+			return err
+		}
+	}
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO daily_summaries (namespace, user_id, date, channel, part, summary,
+		raw_tokens, source, compressed, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, date, channel, part) DO UPDATE SET summary = excluded.summary,
 			raw_tokens = excluded.raw_tokens, source = excluded.source,
 			compressed = max(compressed, excluded.compressed), updated = excluded.updated`,
-		env.Scope.Namespace, env.Scope.User, d.Date, d.Channel, d.Summary, d.RawTokens, d.Source, compressed,
-		env.Time.UnixNano())
+		ns, user, d.Date, d.Channel, d.Part, d.Summary, d.RawTokens, d.Source, compressed, env.Time.UnixNano())
 	return err
 }
 
@@ -373,6 +392,8 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		`DELETE FROM daily_summaries WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM profile WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM embeddings WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM identities WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM reports WHERE namespace = ? AND user_id = ?`,
 	} {
 		if _, err := w.tx.ExecContext(w.ctx, q, ns, user); err != nil {
 			return err

@@ -68,6 +68,13 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 			return fmt.Errorf("session %s: %w", s, err)
 		}
 	}
+	// The events the retention replaced left the stream: forgotten here as
+	// a rebuild never applied them (their replacements are applied).
+	for _, r := range d.Replaced {
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM applied WHERE source = ? AND id = ?`, r.Source, r.ID); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

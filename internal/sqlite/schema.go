@@ -445,6 +445,49 @@ INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('secure-delete', 1);
 ALTER TABLE memory_history ADD COLUMN fields TEXT NOT NULL DEFAULT '';
 ALTER TABLE memory_history ADD COLUMN note TEXT NOT NULL DEFAULT '';
 `, fill: fillHistoryShape},
+	// 15: a day's log in parts (seed 001 §6.3 step 5): each extraction
+	// writes the part of the day its turns were in, named by the part
+	// column; a day written whole (migration, compression) is part ''.
+	{sql: `
+CREATE TABLE daily_parts (
+	namespace  TEXT NOT NULL,
+	user_id    TEXT NOT NULL,
+	date       TEXT NOT NULL,
+	channel    TEXT NOT NULL,
+	part       TEXT NOT NULL DEFAULT '',
+	summary    TEXT NOT NULL,
+	raw_tokens INTEGER NOT NULL,
+	source     TEXT NOT NULL,
+	compressed INTEGER NOT NULL DEFAULT 0,
+	updated    INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id, date, channel, part)
+) WITHOUT ROWID;
+INSERT INTO daily_parts (namespace, user_id, date, channel, part, summary, raw_tokens, source, compressed, updated)
+	SELECT namespace, user_id, date, channel, '', summary, raw_tokens, source, compressed, updated FROM daily_summaries;
+DROP TABLE daily_summaries;
+ALTER TABLE daily_parts RENAME TO daily_summaries;
+`},
+	// 16: the identity a user confirmed on first meeting the agent (seed
+	// 004 §3), whose row also says they were asked; and the nightly
+	// reports (seed 000 §7.4 step 8), one per user and night.
+	{sql: `
+CREATE TABLE identities (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	agent     TEXT NOT NULL, -- JSON of events.AgentIdentity
+	summary   TEXT NOT NULL,
+	confirmed INTEGER NOT NULL, -- unix ns, the event's time
+	PRIMARY KEY (namespace, user_id)
+) WITHOUT ROWID;
+CREATE TABLE reports (
+	namespace TEXT NOT NULL,
+	user_id   TEXT NOT NULL,
+	date      TEXT NOT NULL,
+	data      TEXT NOT NULL, -- JSON of events.ConsolidationReport
+	time      INTEGER NOT NULL,
+	PRIMARY KEY (namespace, user_id, date)
+) WITHOUT ROWID;
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -481,7 +524,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// fillHistoryShape rewrites the history rows written before migration 13
+// fillHistoryShape rewrites the history rows written before migration 14
 // into its one shape. A rebuild from the stream writes them exactly; this
 // gives an existing read model the same shape without one, with the
 // memory's current content where a row did not keep the content it had.

@@ -240,7 +240,7 @@ const consolidatorService = ServicePrefix + ".consolidator"
 var (
 	// agentTypes are what agents send to ingest (HTTP and the bus input).
 	agentTypes = []string{events.TypeTurnRecorded, events.TypeContextCompressing, events.TypeSessionEnded,
-		events.TypeMemoryAdded}
+		events.TypeMemoryAdded, events.TypeIdentityConfirmed}
 	// retrieverTypes are the write API's (a memory edited or deleted, a
 	// pending memory decided, the scratchpad), the accesses it records and
 	// the falls down its degradation chain; a retriever serves
@@ -249,9 +249,10 @@ var (
 		events.TypePendingConfirmed, events.TypePendingIgnored, events.TypePendingSnoozed,
 		events.TypeScratchpadUpdated, events.TypeMemoriesAccessed, events.TypeRetrievalDegraded)
 	// extractorTypes are the batcher's requests, the extractor's results
-	// and the embedder's vectors.
+	// (the memories and the parts of the days' logs) and the embedder's
+	// vectors.
 	extractorTypes = []string{events.TypeExtractionRequested, events.TypeMemoryExtracted,
-		events.TypeExtractionFailed, events.TypeMemoryImportant, events.TypeMemoryEmbedded}
+		events.TypeExtractionFailed, events.TypeMemoryImportant, events.TypeMemoryEmbedded, events.TypeDailySummarized}
 )
 
 // workerPermissions is what worker kind role may do: its own events onto
@@ -324,7 +325,7 @@ func workerPermissions(role string) *server.Permissions {
 	case RoleConsolidator:
 		pub = append(append(pub, SubjectPrefix+".>"), reader...)
 		// Retention is the consolidators' too, shared by partitions of its own.
-		pub = append(pub, bucket(PartitionBucket, RoleConsolidator+".>", RetentionGroup+".>")...)
+		pub = append(pub, bucket(PartitionBucket, RoleConsolidator+".>", RetentionGroup+".>", CardsGroup+".>")...)
 		pub = append(pub, bucket(ConfirmBucket, ">")...)
 		pub = append(pub, bucket(ScheduleBucket, ">")...)
 		sub = append(append(sub, consolidatorService+".*"), service("engram-consolidator")...)

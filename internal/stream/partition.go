@@ -49,6 +49,10 @@ const PartitionBucket = "engram-partitions"
 // consolidators share apart from their own.
 const RetentionGroup = "retention"
 
+// CardsGroup is the one-partition group of the consolidators' cards: its
+// holder alone writes every user's cards and reads their edits back.
+const CardsGroup = "cards"
+
 // DefaultLeaseTTL is how long a dead instance's partitions wait before
 // another instance takes them.
 const DefaultLeaseTTL = 10 * time.Second
