@@ -24,7 +24,6 @@ import (
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/engramhq/engram/internal/tokens"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
@@ -65,6 +64,11 @@ type App struct {
 	access   *retrieval.AccessLog // nil unless a retriever
 	services []micro.Service
 	catchUp  *catchUp // nil unless a retriever
+	// reads is a partitioned retriever's read model (readparts.go); nil
+	// elsewhere, where store is the whole read model.
+	reads *readParts
+	// degradedFn publishes the retrieval degradation chain's falls.
+	degradedFn func(scope memory.Scope, from, to, reason string)
 	feed     *feed    // nil unless ingest beside a read model
 	api      *httpapi.Server
 	httpSrv  *http.Server
@@ -94,6 +98,12 @@ type App struct {
 	// leaseTTL is how long a dead instance's partitions wait for another
 	// (partitions.go); tests shorten it.
 	leaseTTL time.Duration
+	// accessEvery is how often the retriever publishes the accesses its
+	// answers recorded; tests that compare answers lengthen it.
+	accessEvery time.Duration
+	// retrievalNow, when set, is the clock answers rank by
+	// (SetRetrievalClock).
+	retrievalNow func() time.Time
 
 	// rules is the rules in force, loaded once for the batcher and the
 	// consolidator (see openRules).
@@ -111,7 +121,7 @@ type App struct {
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
 	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
-		leaseTTL: stream.DefaultLeaseTTL}
+		leaseTTL: stream.DefaultLeaseTTL, accessEvery: 2 * time.Second}
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -143,34 +153,29 @@ func (a *App) Open(ctx context.Context) (err error) {
 		a.goWorker(runCtx, "jetstream healer", func(ctx context.Context) error { a.healJetStream(ctx); return nil })
 	}
 	declareMetrics()
-	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 {
+	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 && !a.partitionedReads() {
 		// Every worker that reads keeps a read model of its own (readmodel.go).
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
 		}
 	}
 	if a.Roles&RoleRetriever != 0 {
-		a.engine = retrieval.NewEngine(a.store)
-		a.engine.Tokens = func(model string) retrieval.Counter {
-			if model == "" {
-				model = a.Config.ContextModel
-			}
-			return tokens.For(model)
-		}
-		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: 2 * time.Second, Log: a.Log.Named("access")}
-		a.engine.Recorder = access
+		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: a.accessEvery, Log: a.Log.Named("access")}
 		a.access = access
-		a.engine.Degraded = a.degraded(a.emitter("engram/retriever"))
-		if embedder != nil {
-			a.engine.Vectors = &queryVectors{client: embedder, store: a.store, model: a.Config.Embed.Model,
-				timeout: a.Config.Embed.QueryTimeout}
-		}
+		a.degradedFn = a.degraded(a.emitter("engram/retriever"))
 		a.goWorker(runCtx, "access log", access.Run)
-		svc, err := natsapi.Serve(a.nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
-		if err != nil {
-			return fmt.Errorf("nats search service: %w", err)
+		if a.partitionedReads() {
+			if err := a.openReadParts(ctx, runCtx, embedder); err != nil {
+				return err
+			}
+		} else {
+			a.engine = a.newEngine(a.store, embedder)
+			svc, err := natsapi.Serve(a.nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
+			if err != nil {
+				return fmt.Errorf("nats search service: %w", err)
+			}
+			a.services = append(a.services, svc)
 		}
-		a.services = append(a.services, svc)
 	}
 	if a.Roles&RoleExtractor != 0 {
 		if err := a.openExtraction(ctx, runCtx); err != nil {
@@ -263,7 +268,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 		return err
 	}
 	a.store = store
-	if err := a.checkOrigin(ctx); err != nil {
+	if err := a.checkOrigin(ctx, store); err != nil {
 		return err
 	}
 	log := a.Log.Named("projector")
@@ -273,57 +278,118 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	if a.Roles&RoleIngest != 0 {
 		a.feed = newFeed(runCtx, store, a.Config.HTTP.MaxEventBytes, log.Named("feed"))
 	}
-	cons, err := a.projectorConsumer(ctx, log)
+	pr := &projection{store: store, durable: a.projectorDurable(), feed: a.feed,
+		description: "engram projector: applies every event to this instance's SQLite read model"}
+	cons, err := a.projectorConsumer(ctx, pr, log)
 	if err != nil {
 		return err
 	}
 	p := projector.New(store, log)
-	a.goWorker(runCtx, "projector", func(ctx context.Context) error { return a.runProjector(ctx, cons, p, log) })
+	a.goWorker(runCtx, "projector", func(ctx context.Context) error { return a.runProjector(ctx, pr, cons, p, log) })
 	if a.feed != nil {
 		a.goWorker(runCtx, "feed", func(ctx context.Context) error { a.feed.run(ctx); return nil })
 	}
 	return nil
 }
 
-// projectorConsumer starts the read model's consumer after the last
+// projection is a read model and what feeds it: the whole read model, or
+// a partitioned retriever's copy of one partition (readparts.go).
+type projection struct {
+	store       *sqlite.Store
+	durable     string
+	description string
+	// keep, when set, says by its subject whether an event is the
+	// projection's (one of its partition's users); the others are passed
+	// over undecoded.
+	keep func(subject string) bool
+	// inactive, when set, has JetStream delete the consumer once no
+	// instance pulls from it for that long (stream.ConsumerConfig).
+	inactive time.Duration
+	feed     *feed
+	// passed, when keep is set, is the last stream sequence applied or
+	// passed over: the store's position moves only with its own events.
+	passed *atomic.Uint64
+}
+
+// position is the last stream sequence the projection has applied or
+// passed over.
+func (pr *projection) position(ctx context.Context) (uint64, error) {
+	last, err := pr.store.LastSeq(ctx)
+	if err != nil || pr.passed == nil {
+		return last, err
+	}
+	return max(last, pr.passed.Load()), nil
+}
+
+// track moves passed past each batch h has handled: every message of it
+// is settled then, applied, passed over or dead-lettered.
+func (pr *projection) track(h stream.BatchHandler) stream.BatchHandler {
+	if pr.passed == nil {
+		return h
+	}
+	return func(ctx context.Context, msgs []*stream.Message) []error {
+		errs := h(ctx, msgs)
+		if ctx.Err() != nil {
+			return errs
+		}
+		for _, m := range msgs {
+			if m.Seq > pr.passed.Load() {
+				pr.passed.Store(m.Seq)
+			}
+		}
+		return errs
+	}
+}
+
+// projectorConsumer starts the projection's consumer after the last
 // event it applied.
-func (a *App) projectorConsumer(ctx context.Context, log *zap.Logger) (*stream.Consumer, error) {
-	last, err := a.store.LastSeq(ctx)
+func (a *App) projectorConsumer(ctx context.Context, pr *projection, log *zap.Logger) (*stream.Consumer, error) {
+	last, err := pr.store.LastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var done func(uint64) bool
-	if a.feed != nil {
-		done = a.feed.done
+	if pr.feed != nil {
+		done = pr.feed.done
 	}
 	return stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
 		Stream:        stream.MemoryStream,
-		Durable:       a.projectorDurable(),
-		Description:   "engram projector: applies every event to this instance's SQLite read model",
+		Durable:       pr.durable,
+		Description:   pr.description,
 		Restart:       true,
 		StartSeq:      last + 1,
 		Batch:         512,
 		MaxEventBytes: a.Config.HTTP.MaxEventBytes,
 		// Applying an event again changes nothing, and the read model's
 		// position must pass every message.
-		TakeEveryRedrive: true,
-		Done:             done,
-		Recent:           a.recent,
+		TakeEveryRedrive:  true,
+		Done:              done,
+		Recent:            a.recent,
+		Keep:              pr.keep,
+		InactiveThreshold: pr.inactive,
 	}, log)
 }
 
-// project applies a batch to the read model.
+// project applies a batch to the read model; messages Passed over are
+// another partition's and are left alone.
 func project(p *projector.Projector) stream.BatchHandler {
 	return func(ctx context.Context, msgs []*stream.Message) []error {
-		batch := make([]memory.Applied, len(msgs))
+		batch := make([]memory.Applied, 0, len(msgs))
+		at := make([]int, 0, len(msgs))
 		for i, m := range msgs {
-			batch[i] = m.Applied()
-		}
-		errs := p.Apply(ctx, batch)
-		for i, err := range errs {
-			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
-				errs[i] = stream.Permanent(err)
+			if !m.Passed {
+				batch, at = append(batch, m.Applied()), append(at, i)
 			}
+		}
+		errs := make([]error, len(msgs))
+		if len(batch) == 0 {
+			return errs
+		}
+		for j, err := range p.Apply(ctx, batch) {
+			if err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
+				err = stream.Permanent(err)
+			}
+			errs[at[j]] = err
 		}
 		countNATSAccepted(msgs, errs)
 		return errs
@@ -385,7 +451,11 @@ func (a *App) apiServer() *httpapi.Server {
 		p.Conflicts = true // a client that reused an id hears so
 		srv.Publisher = publisher{p: p, down: a.storeDownErr}
 	}
-	if a.Roles&RoleRetriever != 0 {
+	switch {
+	case a.routesByPartition():
+		srv.Owner = owner{n: a.Config.Partitions, reads: a.reads, router: a.router()}
+		srv.PartitionReadiness = a.partitionReadiness
+	case a.Roles&RoleRetriever != 0:
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
 		srv.Consolidation = a.ConsolidationAPI()
 		srv.Projected = a.WaitProjected
@@ -459,6 +529,9 @@ func (a *App) Ready(ctx context.Context) error {
 			return fmt.Errorf("read model: %w", err)
 		}
 	}
+	if a.reads != nil {
+		return a.reads.ping(ctx)
+	}
 	return nil
 }
 
@@ -506,8 +579,13 @@ func truncateReason(s string) string {
 
 // WaitProjected waits until the read model has applied seq.
 func (a *App) WaitProjected(ctx context.Context, seq uint64) error {
+	return waitApplied(ctx, a.store, seq)
+}
+
+// waitApplied waits until store has applied seq.
+func waitApplied(ctx context.Context, store *sqlite.Store, seq uint64) error {
 	for {
-		got, err := a.store.LastSeq(ctx)
+		got, err := store.LastSeq(ctx)
 		if err != nil || got >= seq {
 			return err
 		}
@@ -523,8 +601,16 @@ func (a *App) WaitProjected(ctx context.Context, seq uint64) error {
 // "last week"), for benchmarks that replay a data set written for another
 // day. Call it between requests, never during one.
 func (a *App) SetRetrievalClock(now func() time.Time) {
+	a.retrievalNow = now
 	if a.engine != nil {
 		a.engine.Now = now
+	}
+	if a.reads != nil {
+		a.reads.mu.Lock()
+		for _, part := range a.reads.parts {
+			part.engine.Now = now
+		}
+		a.reads.mu.Unlock()
 	}
 }
 
@@ -538,6 +624,9 @@ func (a *App) SettleAccess(ctx context.Context) error {
 	}
 	if err := a.access.Flush(ctx); err != nil {
 		return err
+	}
+	if a.store == nil {
+		return nil // a partitioned retriever: its copies catch up by themselves
 	}
 	return a.WaitCaughtUp(ctx)
 }

@@ -20,19 +20,19 @@ import (
 // skip them without a word; it is emptied instead, and the projector
 // applies the new stream from its start. A read model from before origins
 // were recorded is kept when its position fits in the stream.
-func (a *App) checkOrigin(ctx context.Context) error {
+func (a *App) checkOrigin(ctx context.Context, store *sqlite.Store) error {
 	origin, streamLast, err := stream.MemoryOrigin(ctx, a.js)
 	if err != nil {
 		return err
 	}
-	recorded, err := a.store.Origin(ctx)
+	recorded, err := store.Origin(ctx)
 	if err != nil {
 		return err
 	}
 	if recorded == origin {
 		return nil
 	}
-	applied, err := a.store.LastSeq(ctx)
+	applied, err := store.LastSeq(ctx)
 	if err != nil {
 		return err
 	}
@@ -40,24 +40,24 @@ func (a *App) checkOrigin(ctx context.Context) error {
 		a.Log.Warn("the MEMORY stream is not the one the read model was built from (it was deleted and recreated): rebuilding the read model from the stream",
 			zap.String("read_model_stream", recorded), zap.String("stream", origin),
 			zap.Uint64("read_model_seq", applied), zap.Uint64("stream_last_seq", streamLast))
-		if err := a.store.Reset(ctx); err != nil {
+		if err := store.Reset(ctx); err != nil {
 			return err
 		}
 	}
-	return a.store.SetOrigin(ctx, origin)
+	return store.SetOrigin(ctx, origin)
 }
 
 // runProjector applies the stream to the read model until ctx ends. When
 // the stream turns out to have been recreated, it stops, empties the read
 // model and starts again from the new stream's start.
-func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
-	h := a.inOrder(project(p), log)
+func (a *App) runProjector(ctx context.Context, pr *projection, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
+	h := pr.track(a.inOrderOf(pr, project(p), log))
 	for {
 		pctx, stop := context.WithCancel(ctx)
 		var watch conc.WaitGroup
 		recreated := false
 		watch.Go(func() {
-			if recreated = a.watchOrigin(pctx, log); recreated {
+			if recreated = a.watchOrigin(pctx, pr.store, log); recreated {
 				stop()
 			}
 		})
@@ -68,7 +68,7 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 			return err
 		}
 		for {
-			if cons, err = a.restartProjection(ctx, log); err == nil {
+			if cons, err = a.restartProjection(ctx, pr, log); err == nil {
 				break
 			}
 			log.Warn("restart projection", zap.Error(err))
@@ -81,21 +81,28 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 	}
 }
 
-func (a *App) restartProjection(ctx context.Context, log *zap.Logger) (*stream.Consumer, error) {
-	check := func() error { return a.checkOrigin(ctx) }
-	if a.feed != nil {
-		check = func() error { return a.feed.reset(func() error { return a.checkOrigin(ctx) }) }
+func (a *App) restartProjection(ctx context.Context, pr *projection, log *zap.Logger) (*stream.Consumer, error) {
+	check := func() error { return a.checkOrigin(ctx, pr.store) }
+	if pr.feed != nil {
+		check = func() error { return pr.feed.reset(func() error { return a.checkOrigin(ctx, pr.store) }) }
 	}
 	if err := check(); err != nil {
 		return nil, err
 	}
-	return a.projectorConsumer(ctx, log)
+	if pr.passed != nil {
+		last, err := pr.store.LastSeq(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pr.passed.Store(last)
+	}
+	return a.projectorConsumer(ctx, pr, log)
 }
 
 // watchOrigin polls MEMORY's origin until ctx ends (false) or the stream
 // is another than the read model's (true). A missing stream is waited
 // for: it is being recreated, or NATS is away.
-func (a *App) watchOrigin(ctx context.Context, log *zap.Logger) bool {
+func (a *App) watchOrigin(ctx context.Context, store *sqlite.Store, log *zap.Logger) bool {
 	t := time.NewTicker(a.originEvery)
 	defer t.Stop()
 	for {
@@ -104,7 +111,7 @@ func (a *App) watchOrigin(ctx context.Context, log *zap.Logger) bool {
 			return false
 		case <-t.C:
 		}
-		recorded, err := a.store.Origin(ctx)
+		recorded, err := store.Origin(ctx)
 		if err != nil {
 			continue
 		}
