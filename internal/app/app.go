@@ -69,10 +69,10 @@ type App struct {
 	reads *readParts
 	// degradedFn publishes the retrieval degradation chain's falls.
 	degradedFn func(scope memory.Scope, from, to, reason string)
-	feed     *feed    // nil unless ingest beside a read model
-	api      *httpapi.Server
-	httpSrv  *http.Server
-	httpLn   net.Listener
+	feed       *feed // nil unless ingest beside a read model
+	api        *httpapi.Server
+	httpSrv    *http.Server
+	httpLn     net.Listener
 
 	// recent holds the events this process's ingest validated and
 	// stored, for its own consumers (stream.Recent); nil unless ingest.
