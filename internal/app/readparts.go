@@ -77,8 +77,10 @@ type readParts struct {
 	// up or let go).
 	round chan struct{}
 
-	mu    sync.Mutex
-	parts map[int]*readPart
+	mu sync.Mutex
+	// released is signalled, under mu, when a request lets go of a copy.
+	released *sync.Cond
+	parts    map[int]*readPart
 	// opening are the partitions whose copy is being opened.
 	opening map[int]bool
 	// servedElsewhere is, per partition, whether another instance's copy
@@ -103,8 +105,10 @@ type readPart struct {
 	serving atomic.Bool
 	held    atomic.Bool
 	// svc is the partition's service while this copy answers, nil
-	// otherwise; guarded by readParts.mu.
-	svc micro.Service
+	// otherwise; refs counts the requests using the copy now. Both are
+	// guarded by readParts.mu.
+	svc  micro.Service
+	refs int
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -138,6 +142,7 @@ func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) e
 	}
 	rp := &readParts{a: a, n: n, leases: leases, embedder: embedder, log: log, round: make(chan struct{}, 1),
 		parts: map[int]*readPart{}, opening: map[int]bool{}, servedElsewhere: map[int]bool{}, started: time.Now()}
+	rp.released = sync.NewCond(&rp.mu)
 	a.reads = rp
 	rp.dropOtherLayouts()
 	svc, err := natsapi.ServeRouter(a.router(), Version, a.Log.Named("natsapi"))
@@ -160,26 +165,56 @@ func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) e
 // when it answers for it.
 func (a *App) router() *natsapi.Router {
 	r := &natsapi.Router{NC: a.nc, N: a.Config.Partitions, Wait: a.leaseTTL + 5*time.Second,
-		Local: func(int) *natsapi.Partition { return nil }}
+		Local: func(int) (*natsapi.Partition, func()) { return nil, nil }}
 	if rp := a.reads; rp != nil {
-		r.Local = func(p int) *natsapi.Partition {
-			if part := rp.answering(p); part != nil {
-				return part.answer
+		r.Local = func(p int) (*natsapi.Partition, func()) {
+			if part, release := rp.answering(p); part != nil {
+				return part.answer, release
 			}
-			return nil
+			return nil, nil
 		}
 	}
 	return r
 }
 
-// answering is this process's copy of partition p when it answers for it.
-func (rp *readParts) answering(p int) *readPart {
+// answering is this process's copy of partition p when it answers for it,
+// kept open until release.
+func (rp *readParts) answering(p int) (*readPart, func()) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	if part := rp.parts[p]; part != nil && part.svc != nil {
-		return part
+		part.refs++
+		return part, func() { rp.release(part) }
 	}
-	return nil
+	return nil, nil
+}
+
+// acquire keeps part open for one request, false once it is closing.
+func (rp *readParts) acquire(part *readPart) (func(), bool) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.parts[part.p] != part {
+		return nil, false
+	}
+	part.refs++
+	return func() { rp.release(part) }, true
+}
+
+func (rp *readParts) release(part *readPart) {
+	rp.mu.Lock()
+	part.refs--
+	rp.mu.Unlock()
+	rp.released.Broadcast()
+}
+
+// unused waits until no request uses part; it is out of parts already,
+// so no request takes it again.
+func (rp *readParts) unused(part *readPart) {
+	rp.mu.Lock()
+	for part.refs > 0 {
+		rp.released.Wait()
+	}
+	rp.mu.Unlock()
 }
 
 // hold is what the leases run while this instance holds partition p: it
@@ -277,6 +312,7 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 	part.engine = a.newEngine(store, rp.embedder)
 	part.api = a.partitionAPI(part).CopyAPI()
 	part.answer = &natsapi.Partition{Searcher: part.engine, Engine: part.engine, Building: part.building,
+		Acquire: func() (func(), bool) { return rp.acquire(part) },
 		HTTP: func(ctx context.Context, namespace string, req natsapi.HTTPRequest) natsapi.HTTPResponse {
 			ans := httpapi.AnswerForwarded(ctx, part.api, namespace,
 				httpapi.Forwarded{Method: req.Method, URL: req.URL, Header: req.Header, Body: req.Body})
@@ -471,6 +507,7 @@ func (rp *readParts) drop(ctx context.Context, part *readPart) {
 	rp.mu.Lock()
 	delete(rp.parts, part.p)
 	rp.mu.Unlock()
+	rp.unused(part)
 	rp.stop(part)
 	if err := rp.leases.DropState(ctx, part.p); err != nil {
 		rp.log.Warn("withdraw partition state", zap.Int("partition", part.p), zap.Error(err))
@@ -506,6 +543,7 @@ func (rp *readParts) closeAll() {
 		}
 	}
 	for _, part := range parts {
+		rp.unused(part)
 		rp.stop(part)
 	}
 }
@@ -636,14 +674,14 @@ func (o owner) Partition(scope memory.Scope) int {
 
 func (o owner) Partitions() int { return o.n }
 
-func (o owner) Local(p int) http.Handler {
+func (o owner) Local(p int) (http.Handler, func()) {
 	if o.reads == nil {
-		return nil
+		return nil, nil
 	}
-	if part := o.reads.answering(p); part != nil {
-		return part.api
+	if part, release := o.reads.answering(p); part != nil {
+		return part.api, release
 	}
-	return nil
+	return nil, nil
 }
 
 func (o owner) Forward(ctx context.Context, namespace string, p int, req httpapi.Forwarded) (httpapi.Answer, error) {

@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
+	"os"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 )
@@ -172,4 +178,214 @@ func TestReadPartitionsAnswerAsWhole(t *testing.T) {
 	if r := do(t, "GET", fmt.Sprintf("http://%s/readyz?partition=%d", ingest.HTTPAddr(), partitions), "", nil, nil); r.Status != 400 {
 		t.Errorf("readyz of partition %d of %d: %d %s, want 400", partitions, partitions, r.Status, r.Raw)
 	}
+}
+
+// queryLoad asks users' context through front until stop is closed, and
+// keeps what came back: each answer is the whole read model's (want), or
+// says it is degraded, or is refused as unavailable; never another one.
+type queryLoad struct {
+	mu       sync.Mutex
+	asked    int
+	wrong    []string
+	degraded int
+	refused  int
+	// lastBad is when the last answer that was not want came back.
+	lastBad time.Time
+	// since, once set, is when the fault began; right is, per user, when
+	// the first right answer to a request sent after it came back.
+	since time.Time
+	right map[string]time.Time
+}
+
+// fault marks now as when the fault began.
+func (l *queryLoad) fault() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.since, l.right = time.Now(), map[string]time.Time{}
+	return l.since
+}
+
+// answeredAgain is how long after the fault the last of users got its
+// first right answer; false while one has not.
+func (l *queryLoad) answeredAgain(users []string) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var worst time.Duration
+	for _, u := range users {
+		at, ok := l.right[u]
+		if !ok {
+			return 0, false
+		}
+		worst = max(worst, at.Sub(l.since))
+	}
+	return worst, true
+}
+
+func (l *queryLoad) run(t *testing.T, front *App, users []string, want map[string]string, stop <-chan struct{}) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		user := users[i%len(users)]
+		sent := time.Now()
+		body, _ := json.Marshal(map[string]any{"user": user, "query": "where do I live and what do I drink?", "budget_tokens": 2000})
+		resp, err := http.Post("http://"+front.HTTPAddr()+"/v1/context", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Errorf("context of %s: %v", user, err)
+			return
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := rowNumbers.ReplaceAllString(string(raw), "#")
+		l.mu.Lock()
+		l.asked++
+		switch {
+		case resp.StatusCode == 200 && got == want[user]:
+			if l.right != nil && !sent.Before(l.since) {
+				if _, ok := l.right[user]; !ok {
+					l.right[user] = time.Now()
+				}
+			}
+		case resp.StatusCode == 200 && strings.Contains(got, `"degraded":["partition `):
+			l.degraded++
+			l.lastBad = time.Now()
+		case resp.StatusCode == 503:
+			l.refused++
+			l.lastBad = time.Now()
+		default:
+			l.wrong = append(l.wrong, fmt.Sprintf("%s: %d %s", user, resp.StatusCode, raw))
+			l.lastBad = time.Now()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// A retriever dies under query load: its users are answered again, by
+// the other, within the lease TTL and a rebuild, and meanwhile every
+// answer is right, or says it is degraded, or is refused: none is
+// silently empty or wrong.
+func TestReadPartitionFailover(t *testing.T) {
+	const partitions, users = 4, 12
+	url := externalNATS(t)
+	ingest := readWorker(t, url, "ingest", RoleIngest, partitions)
+	whole := readWorker(t, url, "whole", RoleRetriever, 1)
+	r1 := readWorker(t, url, "r1", RoleRetriever, partitions)
+	r2 := readWorker(t, url, "r2", RoleRetriever, partitions)
+	allServing(t, partitions, r1, r2)
+	readUsers(t, ingest, users)
+	waitSettled(t, whole)
+
+	var names []string
+	want := map[string]string{}
+	for u := range users {
+		user := fmt.Sprintf("u%02d", u)
+		names = append(names, user)
+		want[user], _ = answers(t, whole, user)
+	}
+	l := &queryLoad{}
+	stop := make(chan struct{})
+	var wg conc.WaitGroup
+	for range 2 {
+		wg.Go(func() { l.run(t, ingest, names, want, stop) })
+	}
+	waitFor(t, "answers before the kill", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.asked > 50 })
+	var orphans []string // the users whose partitions r2 held
+	r2.reads.mu.Lock()
+	for _, user := range names {
+		if part := r2.reads.parts[stream.PartitionOf("default", user, partitions)]; part != nil && part.held.Load() {
+			orphans = append(orphans, user)
+		}
+	}
+	r2.reads.mu.Unlock()
+	if len(orphans) == 0 {
+		t.Fatal("r2 holds no user's partition")
+	}
+	l.fault()
+	crash(r2)
+	allServing(t, partitions, r1)
+	var back time.Duration
+	waitFor(t, "r2's users answered right again", func() bool {
+		var ok bool
+		back, ok = l.answeredAgain(orphans)
+		return ok
+	})
+	close(stop)
+	wg.Wait()
+	t.Logf("%d answers: %d degraded, %d refused; r2's %d users answered right again %v after the kill (lease TTL %v)",
+		l.asked, l.degraded, l.refused, len(orphans), back.Round(time.Millisecond), r1.leaseTTL)
+	for _, w := range l.wrong {
+		t.Errorf("wrong answer: %s", w)
+	}
+	if back > 15*time.Second {
+		t.Errorf("answered again %v after the kill, want within 15 s", back)
+	}
+}
+
+// A retriever joins: the others hand it partitions, and each keeps
+// answering until the newcomer's copy serves, so no answer in between is
+// degraded, refused or wrong.
+func TestReadPartitionHandover(t *testing.T) {
+	const partitions, users = 4, 12
+	url := externalNATS(t)
+	ingest := readWorker(t, url, "ingest", RoleIngest, partitions)
+	whole := readWorker(t, url, "whole", RoleRetriever, 1)
+	r1 := readWorker(t, url, "r1", RoleRetriever, partitions)
+	allServing(t, partitions, r1)
+	readUsers(t, ingest, users)
+	waitSettled(t, whole)
+	var names []string
+	want := map[string]string{}
+	for u := range users {
+		user := fmt.Sprintf("u%02d", u)
+		names = append(names, user)
+		want[user], _ = answers(t, whole, user)
+	}
+	l := &queryLoad{}
+	stop := make(chan struct{})
+	var wg conc.WaitGroup
+	wg.Go(func() { l.run(t, ingest, names, want, stop) })
+	r2 := readWorker(t, url, "r2", RoleRetriever, partitions)
+	r3 := readWorker(t, url, "r3", RoleRetriever, partitions)
+	waitFor(t, "the partitions shared and r1's copies of the others dropped", func() bool {
+		held := map[string]int{}
+		for _, r := range []*App{r1, r2, r3} {
+			if r.Readiness(t.Context()) != nil {
+				return false
+			}
+			r.reads.mu.Lock()
+			for _, part := range r.reads.parts {
+				if !part.held.Load() {
+					r.reads.mu.Unlock()
+					return false
+				}
+				held[r.Config.Instance]++
+			}
+			r.reads.mu.Unlock()
+		}
+		// A fair share is the partitions over the retrievers, rounded up.
+		return held["r1"]+held["r2"]+held["r3"] == partitions && held["r1"] <= 2 && held["r2"] <= 2 && held["r3"] <= 2
+	})
+	close(stop)
+	wg.Wait()
+	t.Logf("%d answers during the handover: %d degraded, %d refused, %d wrong", l.asked, l.degraded, l.refused, len(l.wrong))
+	for _, w := range l.wrong {
+		t.Errorf("wrong answer: %s", w)
+	}
+	if l.degraded+l.refused > 0 {
+		t.Errorf("%d answers degraded and %d refused while the partitions changed hands, want none", l.degraded, l.refused)
+	}
+	// What r1 gave up leaves its disk.
+	waitFor(t, "r1's copies of the partitions it gave up deleted", func() bool {
+		r1.reads.mu.Lock()
+		defer r1.reads.mu.Unlock()
+		for p := range partitions {
+			_, err := os.Stat(r1.Config.ReadPartitionPath(p, partitions))
+			if kept := r1.reads.parts[p] != nil; kept != (err == nil) {
+				return false
+			}
+		}
+		return true
+	})
 }

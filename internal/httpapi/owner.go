@@ -27,9 +27,9 @@ type Owner interface {
 	// Partitions is how many partitions there are.
 	Partitions() int
 	// Local is the API of partition p's copy in this process (its
-	// Server's CopyAPI) when this process answers for it, nil when it
-	// does not.
-	Local(p int) http.Handler
+	// Server's CopyAPI), kept open until release, when this process
+	// answers for it; nil when it does not.
+	Local(p int) (api http.Handler, release func())
 	// Forward has the copy of partition p that answers, in another
 	// process, answer req as a caller whose rights cover namespace.
 	Forward(ctx context.Context, namespace string, p int, req Forwarded) (Answer, error)
@@ -92,7 +92,8 @@ func (s *Server) routed(pattern string) http.HandlerFunc {
 			return
 		}
 		p := s.Owner.Partition(scope)
-		if local := s.Owner.Local(p); local != nil {
+		if local, release := s.Owner.Local(p); local != nil {
+			defer release()
 			local.ServeHTTP(w, r)
 			return
 		}
@@ -212,9 +213,10 @@ func (s *Server) statsAll(w http.ResponseWriter, r *http.Request) {
 	sum.Namespace, sum.Memories = ns, map[string]int{}
 	for p := range s.Owner.Partitions() {
 		var ans Answer
-		if local := s.Owner.Local(p); local != nil {
+		if local, release := s.Owner.Local(p); local != nil {
 			rec := newRecorder()
 			local.ServeHTTP(rec, r)
+			release()
 			ans = rec.answer()
 		} else {
 			var err error

@@ -42,6 +42,31 @@ type Partition struct {
 	// Building says, while the copy is still being built, how far it has
 	// come; "" once it serves.
 	Building func() string
+	// Acquire keeps the copy open for one request, until release; ok is
+	// false once the copy is closing (its partition moved), and the
+	// request is then answered Moved for the front to ask again.
+	Acquire func() (release func(), ok bool)
+}
+
+// MovedHeader marks the answer of a copy that closed while a request was
+// on its way: the front asks the partition's other copies.
+const MovedHeader = "Engram-Moved"
+
+// held runs fn with the copy kept open, or answers the request Moved.
+func (p *Partition) held(req micro.Request, log *zap.Logger, fn func()) {
+	if p.Acquire != nil {
+		release, ok := p.Acquire()
+		if !ok {
+			body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": memory.EUNAVAILABLE, "message": "this copy of the partition has closed"}})
+			if err := req.Error(memory.EUNAVAILABLE, "this copy of the partition has closed", body,
+				micro.WithHeaders(micro.Headers{MovedHeader: {"1"}})); err != nil {
+				log.Debug("answer moved", zap.Error(err))
+			}
+			return
+		}
+		defer release()
+	}
+	fn()
 }
 
 // search and context answer as a partition: a copy still being built
@@ -90,20 +115,23 @@ func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *
 		return nil, err
 	}
 	at := func(op string) string { return SubjectPrefix + ".*." + partitionToken(k) + "." + op }
+	search := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+		return part.search(ctx, subject, data, 5)
+	})
+	contextH := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+		return part.context(ctx, subject, data, 5)
+	})
 	endpoints := []struct {
 		op string
-		h  micro.Handler
+		h  micro.HandlerFunc
 	}{
-		{"search", handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-			return part.search(ctx, subject, data, 5)
-		})},
-		{"context", handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-			return part.context(ctx, subject, data, 5)
-		})},
-		{"http", micro.HandlerFunc(func(req micro.Request) { serveHTTP(nc, req, part, log) })},
+		{"search", search.Handle},
+		{"context", contextH.Handle},
+		{"http", func(req micro.Request) { serveHTTP(nc, req, part, log) }},
 	}
 	for _, e := range endpoints {
-		if err := svc.AddEndpoint("p"+strconv.Itoa(k)+"_"+e.op, Timed("partition_"+e.op, e.h), micro.WithEndpointSubject(at(e.op))); err != nil {
+		h := micro.HandlerFunc(func(req micro.Request) { part.held(req, log, func() { e.h(req) }) })
+		if err := svc.AddEndpoint("p"+strconv.Itoa(k)+"_"+e.op, Timed("partition_"+e.op, h), micro.WithEndpointSubject(at(e.op))); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}
@@ -117,9 +145,9 @@ func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *
 type Router struct {
 	NC *nats.Conn
 	N  int
-	// Local is partition p's copy in this process when it answers for
-	// it, nil when it does not.
-	Local func(p int) *Partition
+	// Local is partition p's copy in this process, kept open until
+	// release, when it answers for it; nil when it does not.
+	Local func(p int) (part *Partition, release func())
 	// Wait bounds how long a request waits for some copy of its
 	// partition to answer: while the partition changes hands, or until
 	// a dead holder's lease expires and another instance takes it.
@@ -145,7 +173,8 @@ func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
 	p := stream.PartitionOf(ns, who.User, r.N)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if local := r.Local(p); local != nil {
+	if local, release := r.Local(p); local != nil {
+		defer release()
 		var res any
 		if op == "search" {
 			res, err = local.search(ctx, req.Subject(), req.Data(), 4)
@@ -159,7 +188,7 @@ func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
 		_ = req.RespondJSON(res)
 		return
 	}
-	reply, err := r.request(ctx, &nats.Msg{Subject: PartitionSubject(ns, p, op), Data: req.Data()}, p)
+	reply, err := r.request(ctx, &nats.Msg{Subject: PartitionSubject(ns, p, op), Data: req.Data()}, p, true)
 	if err != nil {
 		respondError(req, err, log)
 		return
@@ -171,20 +200,43 @@ func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
 	_ = req.Respond(reply.Data)
 }
 
+// attemptTimeout bounds one try of a request that may be asked again: a
+// copy that took it and died (its holder killed) never answers, and the
+// request goes to the copy that serves next.
+const attemptTimeout = 3 * time.Second
+
 // request asks partition p's copies, asking again while none answers, up
-// to r.Wait.
-func (r *Router) request(ctx context.Context, msg *nats.Msg, p int) (*nats.Msg, error) {
+// to r.Wait. A request that may be asked twice (a read) is asked again
+// too when a copy took it and did not answer within attemptTimeout; a
+// write is not: it may have been done.
+func (r *Router) request(ctx context.Context, msg *nats.Msg, p int, idempotent bool) (*nats.Msg, error) {
 	wait := r.Wait
 	if wait <= 0 {
 		wait = 15 * time.Second
 	}
 	deadline := time.Now().Add(wait)
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		reply, err := r.NC.RequestMsgWithContext(ctx, msg)
-		if err == nil {
-			return reply, nil
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if idempotent {
+			actx, cancel = context.WithTimeout(ctx, attemptTimeout)
+		} else if _, ok := ctx.Deadline(); !ok {
+			actx, cancel = context.WithTimeout(ctx, 30*time.Second)
 		}
-		if !errors.Is(err, nats.ErrNoResponders) {
+		reply, err := r.NC.RequestMsgWithContext(actx, msg)
+		cancel()
+		switch {
+		case err == nil && reply.Header.Get(MovedHeader) == "":
+			return reply, nil
+		case err == nil, errors.Is(err, nats.ErrNoResponders):
+			// Nobody took it: asking again is safe.
+		case ctx.Err() != nil:
+			return nil, memory.Errorf(memory.EUNAVAILABLE, "partition %d: %v", p, ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded) && idempotent:
+			// A copy took it and did not answer: it may have died.
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, memory.Errorf(memory.EUNAVAILABLE, "partition %d did not answer in time: the write may or may not "+
+				"have been done; send it again with the same Idempotency-Key", p)
+		default:
 			return nil, memory.Errorf(memory.EUNAVAILABLE, "partition %d: %v", p, err)
 		}
 		if time.Now().Add(pause).After(deadline) {
@@ -239,7 +291,8 @@ func (r *Router) ForwardHTTP(ctx context.Context, namespace string, p int, req H
 		}
 	}
 	msg.Data = req.Body
-	reply, err := r.request(ctx, msg, p)
+	idempotent := req.Method == http.MethodGet || req.Method == http.MethodPost && strings.HasPrefix(req.URL, "/v1/context")
+	reply, err := r.request(ctx, msg, p, idempotent)
 	if err != nil {
 		return HTTPResponse{}, err
 	}
