@@ -92,16 +92,25 @@ EOF
 	for n in 1 2 3; do
 		wait_for "node $n" curl -fsS "http://127.0.0.1:832$n/healthz"
 	done
+	# Workers may not create or change streams: the operator sets them up.
+	echo "setting up the streams (as the operator)"
+	ENGRAM_NATS_URL=$URLS ENGRAM_NATS_REPLICAS=3 "$DIR/bin/engram" streams apply --data-dir "$DIR" \
+		>"$DIR/logs/streams.log" 2>&1 || {
+		cat "$DIR/logs/streams.log" >&2
+		exit 1
+	}
 	echo "starting the workers"
+	# Each worker connects as its own kind (ingest.nk, retriever.nk, …),
+	# with only what that kind does (docs/nats.md).
 	worker() { # worker BINARY INDEX [HTTP ADDR]
 		name=$1-$2
 		mkdir -p "$DIR/$name"
 		if [ $# -ge 3 ]; then
-			launch "$name" env ENGRAM_NATS_URL=$URLS ENGRAM_NATS_NKEY="$DIR/nats-auth/worker.nk" \
+			launch "$name" env ENGRAM_NATS_URL=$URLS ENGRAM_NATS_NKEY_DIR="$DIR/nats-auth" \
 				ENGRAM_NATS_REPLICAS=3 ENGRAM_DATA_DIR="$DIR/$name" ENGRAM_INSTANCE="$name" \
 				ENGRAM_PARTITIONS="$PARTITIONS" ENGRAM_HTTP_ADDR="$3" "$DIR/bin/$1"
 		else
-			launch "$name" env ENGRAM_NATS_URL=$URLS ENGRAM_NATS_NKEY="$DIR/nats-auth/worker.nk" \
+			launch "$name" env ENGRAM_NATS_URL=$URLS ENGRAM_NATS_NKEY_DIR="$DIR/nats-auth" \
 				ENGRAM_NATS_REPLICAS=3 ENGRAM_DATA_DIR="$DIR/$name" ENGRAM_INSTANCE="$name" \
 				ENGRAM_PARTITIONS="$PARTITIONS" "$DIR/bin/$1"
 		fi

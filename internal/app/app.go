@@ -57,8 +57,24 @@ type App struct {
 	Log    *zap.Logger
 
 	embedded *stream.Embedded
-	nc       *nats.Conn
-	js       jetstream.JetStream
+	// nc and js are the main connection's (main): the read model's reader
+	// (the retriever's, else the extractor's, else the consolidator's),
+	// else the ingest's, else the operator's. Every bus user reads the
+	// streams' state through it; what a kind does of its own goes through
+	// its own connection (bus).
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	main *busConn
+	// conns are the worker kinds' connections, each as that kind's bus
+	// user; op is the operator's, when the process holds that credential.
+	conns map[string]*busConn
+	op    *busConn
+	order []*busConn // every connection, in the order they close
+	// denied counts what the server refused the process's bus users.
+	denied atomic.Int64
+	// drift is what is wrong with the streams under the process
+	// (streamdrift.go).
+	drift    streamDrift
 	store    *sqlite.Store
 	engine   *retrieval.Engine
 	access   *retrieval.AccessLog // nil unless a retriever
@@ -78,13 +94,21 @@ type App struct {
 	// stored, for its own consumers (stream.Recent); nil unless ingest.
 	recent *stream.Recent
 
-	// busRole is the NATS user the process connects as (stream.RoleWorker
-	// unless set; operator commands use stream.RoleOperator).
+	// busRole, when stream.RoleOperator, makes every connection of the
+	// process the operator's (operator commands); otherwise each worker
+	// kind connects as its own bus user.
 	busRole string
+	// createStreams lets an operator command create the streams and
+	// buckets that are missing (import into a new store).
+	createStreams bool
 
 	// originEvery is how often the projector checks that MEMORY is still
-	// the stream its read model was built from; tests shorten it.
+	// the stream its read model was built from, and the streams are
+	// looked at for drift; tests shorten it.
 	originEvery time.Duration
+	// truncationGrace is how long MEMORY's first sequence, moved, waits
+	// to be judged (defaultTruncationGrace); tests shorten it.
+	truncationGrace time.Duration
 
 	// extractBackoff is the delay before an extraction request's next try;
 	// tests shorten it.
@@ -121,7 +145,16 @@ type App struct {
 // New returns an App; Open starts it.
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
 	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
-		leaseTTL: stream.DefaultLeaseTTL, accessEvery: 2 * time.Second}
+		truncationGrace: defaultTruncationGrace, leaseTTL: stream.DefaultLeaseTTL, conns: map[string]*busConn{},
+		accessEvery: 2 * time.Second}
+}
+
+// NewOperator returns an App whose every connection is the operator's,
+// for an operator command that runs workers (engram forget's read model).
+func NewOperator(cfg config.Config, roles Roles, log *zap.Logger) *App {
+	a := New(cfg, roles, log)
+	a.busRole = stream.RoleOperator
+	return a
 }
 
 // Open starts every part in order. On error, what was started is closed.
@@ -154,15 +187,22 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	declareMetrics()
 	if a.Roles&(RoleRetriever|RoleExtractor|RoleConsolidator) != 0 && !a.partitionedReads() {
-		// Every worker that reads keeps a read model of its own (readmodel.go).
+		// Every worker that reads keeps a read model of its own
+		// (readmodel.go); a partitioned retriever, of its partitions.
 		if err := a.openReadModel(ctx, runCtx); err != nil {
 			return err
 		}
 	}
+	// Whether the streams are as engram set them up, and the read model's
+	// stream still holds what it applied: now, and every originEvery.
+	w := &firstWatch{}
+	a.checkStreams(ctx, w, a.Log.Named("streams"))
+	a.goWorker(runCtx, "stream check", func(ctx context.Context) error { a.watchStreams(ctx, w); return nil })
 	if a.Roles&RoleRetriever != 0 {
-		access := &retrieval.AccessLog{Emit: a.emitter("engram/retriever"), Interval: a.accessEvery, Log: a.Log.Named("access")}
+		access := &retrieval.AccessLog{Emit: a.emitter(stream.RoleRetriever, "engram/retriever"), Interval: a.accessEvery,
+			Log: a.Log.Named("access")}
 		a.access = access
-		a.degradedFn = a.degraded(a.emitter("engram/retriever"))
+		a.degradedFn = a.degraded(a.emitter(stream.RoleRetriever, "engram/retriever"))
 		a.goWorker(runCtx, "access log", access.Run)
 		if a.partitionedReads() {
 			if err := a.openReadParts(ctx, runCtx, embedder); err != nil {
@@ -170,7 +210,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 			}
 		} else {
 			a.engine = a.newEngine(a.store, embedder)
-			svc, err := natsapi.Serve(a.nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
+			svc, err := natsapi.Serve(a.bus(stream.RoleRetriever).nc, a.engine, a.engine, Version, a.Log.Named("natsapi"))
 			if err != nil {
 				return fmt.Errorf("nats search service: %w", err)
 			}
@@ -213,10 +253,6 @@ func (a *App) Open(ctx context.Context) (err error) {
 }
 
 func (a *App) openNATS(ctx context.Context) error {
-	role := a.busRole
-	if role == "" {
-		role = stream.RoleWorker
-	}
 	var extra []nats.Option
 	if a.Config.NATS.URL == "" {
 		auth, err := stream.EnsureAuth(AuthDir(a.Config), agentNamespaces(a.Config))
@@ -239,36 +275,24 @@ func (a *App) openNATS(ctx context.Context) error {
 				zap.String("how", "engram creds prints the nats CLI and agent settings"))
 		}
 	}
-	cc := connConfig(a.Config, "engram", role)
-	nc, err := stream.Connect(cc, extra...)
-	if err != nil {
-		return err
-	}
-	a.nc = nc
-	js, err := stream.NewJetStream(nc, stream.PublishAckTimeout)
-	if err != nil {
-		return err
-	}
-	a.js = js
-	return ensureStreams(ctx, js, stream.StreamsConfig{
-		Replicas:        a.Config.NATS.Replicas,
-		DuplicateWindow: a.Config.NATS.DuplicateWindow,
-	})
+	return a.openBus(ctx, extra)
 }
 
 // openReadModel opens SQLite and starts the projector where the read
 // model left off. The consumer is recreated at that position every start:
 // the position stored with the data is the truth, so a deleted database is
 // rebuilt from the start of the stream without an operator's help, and so
-// is one built from a MEMORY stream that has since been recreated
-// (origin.go).
+// is one built from a MEMORY stream that has since been recreated, once
+// an operator accepted the new one (origin.go); until then it is kept
+// as it is and the projector waits.
 func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	store, err := sqlite.Open(ctx, a.Config.ReadModelPath())
 	if err != nil {
 		return err
 	}
 	a.store = store
-	if err := a.checkOrigin(ctx, store); err != nil {
+	follow, err := a.checkOrigin(ctx, store)
+	if err != nil {
 		return err
 	}
 	log := a.Log.Named("projector")
@@ -277,12 +301,16 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	}
 	if a.Roles&RoleIngest != 0 {
 		a.feed = newFeed(runCtx, store, a.Config.HTTP.MaxEventBytes, log.Named("feed"))
+		// Not a run of a stream the read model does not follow.
+		a.feed.held.Store(!follow)
 	}
 	pr := &projection{store: store, durable: a.projectorDurable(), feed: a.feed,
 		description: "engram projector: applies every event to this instance's SQLite read model"}
-	cons, err := a.projectorConsumer(ctx, pr, log)
-	if err != nil {
-		return err
+	var cons *stream.Consumer
+	if follow {
+		if cons, err = a.projectorConsumer(ctx, pr, log); err != nil {
+			return err
+		}
 	}
 	p := projector.New(store, log)
 	a.goWorker(runCtx, "projector", func(ctx context.Context) error { return a.runProjector(ctx, pr, cons, p, log) })
@@ -397,7 +425,14 @@ func project(p *projector.Projector) stream.BatchHandler {
 }
 
 func (a *App) openHTTP() error {
-	srv := a.apiServer()
+	// The HTTP API's writes (the memory edits, the scratchpad) are the
+	// retriever's when the process runs one; its events are an ingest's
+	// too, which the retriever's user may publish.
+	role := stream.RoleIngest
+	if a.Roles&RoleRetriever != 0 {
+		role = stream.RoleRetriever
+	}
+	srv := a.apiServer(role)
 	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
@@ -424,8 +459,9 @@ func (a *App) openHTTP() error {
 }
 
 // apiServer is the API of this process's roles, for HTTP and, through
-// BusInput, for events arriving on the bus.
-func (a *App) apiServer() *httpapi.Server {
+// BusInput, for events arriving on the bus; it publishes as bus user
+// role.
+func (a *App) apiServer(role string) *httpapi.Server {
 	srv := &httpapi.Server{
 		Ready:          a.Ready,
 		Readiness:      a.Readiness,
@@ -445,15 +481,20 @@ func (a *App) apiServer() *httpapi.Server {
 	if a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		// A retriever publishes too: the write API (memories, pending
 		// decisions, the scratchpad) reads the read model, then publishes.
-		p := stream.NewPublisher(a.js)
+		p := stream.NewPublisher(a.bus(role).js)
 		p.Via = metrics.PathHTTP
 		p.Stored = a.stored
-		p.Conflicts = true // a client that reused an id hears so
-		srv.Publisher = publisher{p: p, down: a.storeDownErr}
+		// A client that reused an id hears so: the event stored under it
+		// is read and compared, by a bus user that may read MEMORY. An
+		// ingest apart may not (it reads nothing of MEMORY), and reports
+		// a reused id as a duplicate, as before comparing.
+		p.Conflicts = a.main.role != stream.RoleIngest
+		p.Reads = a.main.js
+		srv.Publisher = publisher{p: p, down: a.writesDownErr}
 	}
 	switch {
 	case a.routesByPartition():
-		srv.Owner = owner{n: a.Config.Partitions, reads: a.reads, router: a.router()}
+		srv.Owner = owner{n: a.Config.Partitions, reads: a.reads, router: a.router(role)}
 		srv.PartitionReadiness = a.partitionReadiness
 	case a.Roles&RoleRetriever != 0:
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
@@ -485,8 +526,10 @@ func (a *App) stored(s []stream.Stored) {
 // publisher adapts the stream publisher to what the HTTP edge needs.
 type publisher struct {
 	p *stream.Publisher
-	// down is why events cannot be stored now, nil when they can: then a
-	// publish fails at once instead of waiting out its timeout.
+	// down is why events cannot or must not be stored now, nil when they
+	// can: then a publish fails at once instead of waiting out its
+	// timeout, or being acknowledged and then dropped by a MEMORY that
+	// keeps too little (writesDownErr).
 	down func() error
 }
 
@@ -516,8 +559,11 @@ func (p publisher) Publish(ctx context.Context, evs []event.Event, datas []any) 
 // Ready reports whether the process can do its job: NATS connected and,
 // for a retriever, the read model answering.
 func (a *App) Ready(ctx context.Context) error {
-	if a.nc == nil || !a.nc.IsConnected() {
-		return errors.New("nats not connected")
+	if err := a.busConnected(); err != nil {
+		return err
+	}
+	if err := a.drift.err(); err != nil {
+		return err
 	}
 	if a.embedded != nil {
 		if err := a.embedded.StoreHealth(); err != nil {
@@ -660,10 +706,17 @@ func (a *App) NATSURL() string {
 // Store is the read model (nil unless the process is a retriever).
 func (a *App) Store() *sqlite.Store { return a.store }
 
-// JetStream is the process's JetStream context.
-func (a *App) JetStream() jetstream.JetStream { return a.js }
+// JetStream is the process's JetStream context: the operator's when the
+// process holds that credential (its embedded server, an operator
+// command), else its main bus user's.
+func (a *App) JetStream() jetstream.JetStream {
+	if a.op != nil {
+		return a.op.js
+	}
+	return a.js
+}
 
-// Conn is the process's NATS connection.
+// Conn is the process's main NATS connection (see App.nc).
 func (a *App) Conn() *nats.Conn { return a.nc }
 
 // Close stops everything in reverse order of start. It is safe to call
@@ -692,15 +745,7 @@ func (a *App) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("workers did not stop in time: %w", ctx.Err()))
 		}
-		if a.nc != nil {
-			if err := a.nc.Drain(); err != nil {
-				errs = append(errs, fmt.Errorf("drain nats: %w", err))
-			}
-			for a.nc.IsDraining() && ctx.Err() == nil {
-				time.Sleep(10 * time.Millisecond)
-			}
-			a.nc.Close()
-		}
+		errs = append(errs, a.closeBus(ctx)...)
 		if a.embedded != nil {
 			a.embedded.Shutdown()
 		}

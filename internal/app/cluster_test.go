@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
 )
 
 // freePorts finds n ports free on loopback now (the cluster's routes must
@@ -68,7 +72,7 @@ func TestDeployCluster(t *testing.T) {
 			t.Fatalf("deploy/cluster/n%d.conf: %v", n+1, err)
 		}
 		if !opts.JetStream || !opts.SyncAlways || opts.Cluster.Name != "engram" || len(opts.Routes) != 3 ||
-			opts.Cluster.Username != "route" || len(opts.Nkeys) != 3 {
+			opts.Cluster.Username != "route" || len(opts.Nkeys) != 6 {
 			t.Fatalf("n%d.conf: jetstream %v, sync always %v, cluster %q with %d routes, route user %q, %d users",
 				n+1, opts.JetStream, opts.SyncAlways, opts.Cluster.Name, len(opts.Routes), opts.Cluster.Username, len(opts.Nkeys))
 		}
@@ -87,11 +91,16 @@ func TestDeployCluster(t *testing.T) {
 		urls = append(urls, srv.ClientURL())
 	}
 
+	base := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
+	base.NATS.URL, base.NATS.NKeyDir, base.NATS.Replicas = strings.Join(urls, ","), auth.Dir, 3
+	// Workers may not create streams: the operator sets them up first, as
+	// deploy/cluster.sh does.
+	if _, err := ApplyStreams(t.Context(), base, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
 	worker := func(roles Roles) *App {
-		cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
-		cfg.NATS.URL = strings.Join(urls, ",")
-		cfg.NATS.NKey = auth.SeedFile(stream.RoleWorker, "")
-		cfg.NATS.Replicas = 3
+		cfg := base
+		cfg.DataDir = t.TempDir()
 		return startApp(t, cfg, roles)
 	}
 	ingest := worker(RoleIngest)
@@ -110,6 +119,13 @@ func TestDeployCluster(t *testing.T) {
 	}
 	if info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
 		t.Fatalf("MEMORY cluster info %+v, want a leader and two replicas", info.Cluster)
+	}
+	// No worker kind's user may change MEMORY on the cluster either.
+	for _, role := range stream.WorkerRoles {
+		tryRefused(t, urls[1], auth.SeedFile(role, ""), role)
+	}
+	if after, err := s.Info(t.Context()); err != nil || after.State.Msgs != info.State.Msgs || after.Config.MaxMsgs != -1 {
+		t.Fatalf("MEMORY after the workers' tries: %+v (%v), want %d messages and no limit", after, err, info.State.Msgs)
 	}
 
 	agent, err := stream.Connect(stream.ConnConfig{URL: urls[2], Name: "agent", NKey: auth.SeedFile(stream.RoleAgent, "default")},
@@ -130,4 +146,49 @@ func TestDeployCluster(t *testing.T) {
 		m, err := agent.Request(natsapi.SearchSubject("default"), []byte(`{"user":"ivy","q":"第二条"}`), 5*time.Second)
 		return err == nil && strings.Contains(string(m.Data), "agent 的第二条")
 	})
+}
+
+// tryRefused has the bus user of role, connected to url with seed, try
+// what only the operator may: update MEMORY to keep one message, delete a
+// message, purge MEMORY, delete it. The server must refuse each.
+func tryRefused(t *testing.T, url, seed, role string) {
+	t.Helper()
+	denied := make(chan error, 8)
+	nc, err := stream.Connect(stream.ConnConfig{URL: url, Name: role, NKey: seed}, nats.CustomInboxPrefix(stream.InboxPrefix(role)),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(t.Context(), stream.MemoryStream)
+	if err != nil {
+		t.Fatalf("%s reads MEMORY's state: %v", role, err)
+	}
+	truncate := s.CachedInfo().Config
+	truncate.MaxMsgs = 1
+	for api, call := range map[string]func(context.Context) error{
+		"STREAM.UPDATE":     func(ctx context.Context) error { _, err := js.UpdateStream(ctx, truncate); return err },
+		"STREAM.MSG.DELETE": func(ctx context.Context) error { return s.DeleteMsg(ctx, 1) },
+		"STREAM.PURGE":      func(ctx context.Context) error { return s.Purge(ctx) },
+		"STREAM.DELETE":     func(ctx context.Context) error { return js.DeleteStream(ctx, stream.MemoryStream) },
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		err := call(ctx)
+		cancel()
+		if err == nil {
+			t.Fatalf("%s could %s MEMORY", role, api)
+		}
+		select {
+		case err := <-denied:
+			if want := `"$JS.API.` + api + `.MEMORY"`; !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%s's %s: %v, want a permissions violation on %s", role, api, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s's %s: no permissions violation", role, api)
+		}
+	}
 }

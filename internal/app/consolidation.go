@@ -74,7 +74,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	} else {
 		log.Warn("no read model in this process: session episodes, the scratchpad, the scheduled jobs and the cards are skipped; compression episodes still run")
 	}
-	c := consolidation.New(a.emitter(consolidation.Source), store, current, log)
+	c := consolidation.New(a.emitter(stream.RoleConsolidator, consolidation.Source), store, current, log)
 	c.CardsDir = a.Config.CardsPath()
 	c.Head = a.streamHead
 	if a.Config.Extract.MaskSecrets {
@@ -116,13 +116,13 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	// One user's events are handled in order by the one instance that
 	// holds the user's partition (partitions.go): a scratchpad is
 	// rewritten from the one before it.
-	err = a.runPartitions(ctx, runCtx, "consolidator", log, func(pctx context.Context, p, n int) error {
+	err = a.runPartitions(ctx, runCtx, stream.RoleConsolidator, "consolidator", log, func(pctx context.Context, p, n int) error {
 		plog := log.With(zap.Int("partition", p))
-		cons, _ := a.partitionConsumer(pctx, ccfg, p, n, plog)
+		cons, _ := a.partitionConsumer(pctx, stream.RoleConsolidator, ccfg, p, n, plog)
 		if cons == nil {
 			return nil
 		}
-		defer a.settle(plog)
+		defer a.settle(stream.RoleConsolidator, plog)
 		if a.store != nil {
 			// What the instance before wrote (a scratchpad) is read back.
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)
@@ -138,7 +138,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	}
 	c.Queue = queue
 	c.Trigger = func(ctx context.Context, seq uint64) (*memory.Applied, error) {
-		return stream.Load(ctx, a.js, seq, a.Config.HTTP.MaxEventBytes)
+		return stream.Load(ctx, a.bus(stream.RoleConsolidator).js, seq, a.Config.HTTP.MaxEventBytes)
 	}
 	fs, err := a.openFirings(ctx, log)
 	if err != nil {
@@ -150,7 +150,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		// none ran is run now.
 		return c.Run(ctx, fs.since(ctx))
 	})
-	svc, err := serveConsolidator(a.nc, c, runCtx, log)
+	svc, err := serveConsolidator(a.bus(stream.RoleConsolidator).nc, c, runCtx, log)
 	if err != nil {
 		return fmt.Errorf("consolidator service: %w", err)
 	}
@@ -279,7 +279,7 @@ func (a *App) ConsolidationAPI() httpapi.ConsolidationStore {
 		return consolidationAPI{Store: a.store, c: c}
 	}
 	// The consolidator runs in another process: its queue is asked over NATS.
-	return remoteQueue{Store: a.store, nc: a.nc}
+	return remoteQueue{Store: a.store, nc: a.bus(stream.RoleRetriever).nc}
 }
 
 // consolidationAPI joins the read model and the consolidator's queue.

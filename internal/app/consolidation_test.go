@@ -328,7 +328,7 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 
 	// A year on, over NATS: the concert has faded and is archived.
 	body, _ := json.Marshal(JobRequest{Job: "daily_decay_archive", At: time.Now().AddDate(1, 0, 0)})
-	msg, err := a.Conn().Request(JobSubject, body, 20*time.Second)
+	msg, err := a.op.nc.Request(JobSubject, body, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

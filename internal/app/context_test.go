@@ -124,7 +124,7 @@ func TestContext(t *testing.T) {
 			}
 		}
 		body, _ := json.Marshal(retrieval.Request{User: "other", Query: "韩梅梅 咖啡 3.12", Force: true})
-		msg, err := a.Conn().Request(natsapi.ContextSubject("default"), body, 5*time.Second)
+		msg, err := a.op.nc.Request(natsapi.ContextSubject("default"), body, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestContext(t *testing.T) {
 		}
 		// And mei over NATS does get her own.
 		body, _ = json.Marshal(retrieval.Request{User: "mei", Query: "我喜欢喝什么咖啡？"})
-		msg, err = a.Conn().Request(natsapi.ContextSubject("default"), body, 5*time.Second)
+		msg, err = a.op.nc.Request(natsapi.ContextSubject("default"), body, 5*time.Second)
 		if err != nil || !strings.Contains(string(msg.Data), "美式咖啡") {
 			t.Fatalf("mei over NATS: %v %s", err, msg.Data)
 		}

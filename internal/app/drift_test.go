@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/engramhq/engram/internal/config"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/stream"
@@ -68,10 +67,7 @@ func TestConsumerDescriptions(t *testing.T) {
 // server's (engram serve's <data_dir>/nats), so a nats-server started with
 // it never opens engram serve's stream.
 func TestDeployNATSStoreApart(t *testing.T) {
-	opts, err := server.ProcessConfigFile("../../deploy/nats.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts, _ := deployNATS(t)
 	cfg := config.Default()
 	got, _ := filepath.Abs(filepath.Join("../..", opts.StoreDir))
 	engram, _ := filepath.Abs(filepath.Join("../..", cfg.JetStreamDir()))

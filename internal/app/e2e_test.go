@@ -85,7 +85,7 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 			want     int
 		}{{"default", "alice", 1}, {"default", "bob", 1}, {"default", "mallory", 0}, {"acme", "alice", 1}} {
 			body, _ := json.Marshal(natsapi.SearchRequest{User: tc.user, Q: "北京"})
-			msg, err := a.Conn().Request(natsapi.SearchSubject(tc.ns), body, 5e9)
+			msg, err := a.op.nc.Request(natsapi.SearchSubject(tc.ns), body, 5e9)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 	})
 	t.Run("nats refuses a body namespace that is not the subject's", func(t *testing.T) {
 		body, _ := json.Marshal(natsapi.SearchRequest{Namespace: "acme", User: "alice", Q: "北京"})
-		msg, err := a.Conn().Request(natsapi.SearchSubject("default"), body, 5e9)
+		msg, err := a.op.nc.Request(natsapi.SearchSubject("default"), body, 5e9)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,8 +63,8 @@ func (a *App) openEmbedder(ctx, runCtx context.Context, client *llm.Client) erro
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
-	e := embedding.New(cfg, client, a.emitter(embedding.Source), log)
-	cons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	e := embedding.New(cfg, client, a.emitter(stream.RoleExtractor, embedding.Source), log)
+	cons, err := stream.NewConsumer(ctx, a.bus(stream.RoleExtractor).js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        "embedder",
 		Description:    "engram embedder: embeds memories and episodes for semantic recall",

@@ -16,9 +16,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// emitter publishes workers' derived events as CloudEvents from source.
-func (a *App) emitter(source string) memory.Emitter {
-	pub := stream.NewPublisher(a.js)
+// emitter publishes a worker's derived events as CloudEvents from
+// source, as bus user role.
+func (a *App) emitter(role, source string) memory.Emitter {
+	pub := stream.NewPublisher(a.bus(role).js)
 	return func(ctx context.Context, outs ...memory.Outgoing) error {
 		evs := make([]event.Event, len(outs))
 		for i, o := range outs {
@@ -111,13 +112,13 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 	}
 	// A session's waiting turns live in the batcher of the one instance
 	// that holds its user's partition (partitions.go).
-	err = a.runPartitions(ctx, runCtx, "extractor", log, func(pctx context.Context, p, n int) error {
+	err = a.runPartitions(ctx, runCtx, stream.RoleExtractor, "extractor", log, func(pctx context.Context, p, n int) error {
 		plog := log.With(zap.Int("partition", p))
-		cons, floor := a.partitionConsumer(pctx, bccfg, p, n, plog)
+		cons, floor := a.partitionConsumer(pctx, stream.RoleExtractor, bccfg, p, n, plog)
 		if cons == nil {
 			return nil
 		}
-		defer a.settle(plog)
+		defer a.settle(stream.RoleExtractor, plog)
 		// Turns left waiting by the instance that held the partition
 		// before (or by this one before a restart) are read from the
 		// read model, so it must first have them.
@@ -126,7 +127,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 			a.waitCaughtUp(pctx, 2*time.Minute, plog)
 			source = partitionTurns{a.store, p, n, floor}
 		}
-		batcher := extraction.NewBatcher(bcfg, a.emitter("engram/batcher"), plog.Named("batcher"))
+		batcher := extraction.NewBatcher(bcfg, a.emitter(stream.RoleExtractor, "engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current
 		if a.store != nil {
 			batcher.Handled = a.store.HandledTurns
@@ -156,7 +157,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return err
 	}
 
-	x := &extraction.Extractor{Emit: a.emitter(extraction.Source), Log: log.Named("extractor"),
+	x := &extraction.Extractor{Emit: a.emitter(stream.RoleExtractor, extraction.Source), Log: log.Named("extractor"),
 		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
 	if a.store != nil {
 		x.Known = a.store
@@ -171,7 +172,7 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 		x.LLM = &llmextract.Extractor{Client: client}
 	}
-	xcons, err := stream.NewConsumer(ctx, a.js, stream.ConsumerConfig{
+	xcons, err := stream.NewConsumer(ctx, a.bus(stream.RoleExtractor).js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        extractorDurable,
 		Description:    "engram extractor: turns extraction requests into memories (LLM, or the rules without one)",

@@ -42,6 +42,9 @@ type feed struct {
 	// every event up to it is in the read model.
 	applied atomic.Uint64
 	wake    chan struct{}
+	// held stops runs from being applied while the read model does not
+	// follow MEMORY (a stream it was not built from: origin.go).
+	held atomic.Bool
 }
 
 // feedMax bounds the events held back waiting for a gap to close; past it
@@ -104,6 +107,9 @@ func (f *feed) run(ctx context.Context) {
 func (f *feed) step(ctx context.Context) bool {
 	f.gate.Lock()
 	defer f.gate.Unlock()
+	if f.held.Load() {
+		return false
+	}
 	last, err := f.store.Position(ctx)
 	if err != nil {
 		return false

@@ -43,7 +43,7 @@ const forgetSettle = 30 * time.Second
 func (a *App) settleWorkers(ctx context.Context, max time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, max)
 	defer cancel()
-	s, err := a.js.Stream(ctx, stream.MemoryStream)
+	s, err := a.op.js.Stream(ctx, stream.MemoryStream)
 	if err != nil {
 		return false
 	}
@@ -97,11 +97,18 @@ func (a *App) settleWorkers(ctx context.Context, max time.Duration) bool {
 // content) stays, so a rebuild agrees: it drops what the first one's
 // conclusions had put back. Then this process's read model applies it and
 // its write-ahead log is truncated, and the user's cards are removed.
-// Running it again is safe.
+// Running it again is safe. It runs as the operator, who alone may
+// delete messages: a process without that credential (an ingest apart)
+// refuses.
 func (a *App) Forget(ctx context.Context, scope memory.Scope, reason string) (ForgetReport, error) {
 	rep := ForgetReport{Namespace: scope.Namespace, User: scope.User}
 	if err := scope.Validate(); err != nil {
 		return rep, err
+	}
+	if a.op == nil {
+		return rep, memory.Errorf(memory.EUNAVAILABLE, "forget deletes messages from %s, which only the bus operator may, "+
+			"and this process holds no operator credential: run `engram forget` as the operator, or give this "+
+			"process nats.operator_nkey (never an ingest facing the internet)", stream.MemoryStream)
 	}
 	receipt := func() (uint64, error) {
 		var nonce [8]byte
@@ -113,7 +120,7 @@ func (a *App) Forget(ctx context.Context, scope memory.Scope, reason string) (Fo
 		if err != nil {
 			return 0, fmt.Errorf("forget: %w", err)
 		}
-		ack, err := stream.NewPublisher(a.js).Publish(ctx, e)
+		ack, err := stream.NewPublisher(a.op.js).Publish(ctx, e)
 		if err != nil {
 			return 0, memory.Errorf(memory.EUNAVAILABLE, "forget: publish the receipt: %v", err)
 		}
@@ -128,7 +135,7 @@ func (a *App) Forget(ctx context.Context, scope memory.Scope, reason string) (Fo
 		return rep, err
 	}
 	rep.ReceiptSeq = seq
-	er, err := stream.Erase(ctx, a.js, scope.Namespace, scope.User, seq)
+	er, err := stream.Erase(ctx, a.op.js, scope.Namespace, scope.User, seq)
 	rep.Events, rep.DeadLetters, rep.Unlinked = er.Events, er.DeadLetters, er.Unlinked
 	if err != nil {
 		return rep, fmt.Errorf("forget: %w", err)

@@ -18,6 +18,10 @@ import (
 // turns out of its read model for good.
 func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
 	a := startApp(t, testConfig(t, t.TempDir()), RoleIngest)
+	// The projector's reads are a reader's (a retriever's); this process
+	// is an ingest, which may read nothing of MEMORY: it borrows the
+	// operator's connection its embedded server gives it.
+	a.js = a.op.js
 	for i, text := range []string{"第一条", "the second, passed over", "第三条"} {
 		mustAccept(t, postEvent(t, a, turnEvent("gap-"+text, "gus", "s1", i, "user", text)))
 	}

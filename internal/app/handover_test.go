@@ -18,17 +18,17 @@ import (
 // extracted exactly once, no turn in two requests, none left behind.
 func TestExtractorHandoverExactlyOnce(t *testing.T) {
 	const partitions, users, rounds, perRound, turnsPer = 4, 12, 8, 6, 3
-	url := externalNATS(t)
+	bus := busWithFastLeases(t)
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		return `{"facts":[{"subject":"user","predicate":"note","content":"a note","kind":"fact","category":"event","importance":0.5,"confidence":0.9}]}`
 	})
 	llmURL, model := srv.Config().BaseURL, srv.Config().Model
 
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	x1 := partitionWorker(t, url, "x1", RoleExtractor, partitions, llmURL, model)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, llmURL, model)
 	waitFor(t, "x1 to hold every partition", func() bool {
-		return partitionsHeld(t, ingest, "extractor")["x1"] == partitions
+		return partitionsHeld(t, bus, "extractor")["x1"] == partitions
 	})
 	// Round r opens sessions r*perRound… with their turns, and ends the
 	// sessions the round before opened: each session's turns wait in a
@@ -53,11 +53,11 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 	for r := 0; r <= rounds; r++ {
 		round(r)
 		if r == 2 {
-			x2 = partitionWorker(t, url, "x2", RoleExtractor, partitions, llmURL, model)
+			x2 = partitionWorker(t, bus, "x2", RoleExtractor, partitions, llmURL, model)
 		}
 	}
 	waitFor(t, "two partitions each", func() bool {
-		held := partitionsHeld(t, ingest, "extractor")
+		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 2 && held["x2"] == 2
 	})
 	const sessions = rounds * perRound
@@ -65,7 +65,7 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 		return countTurnsAll(t, x1, users) == sessions*turnsPer && countUnextracted(t, x1) == 0 &&
 			countTurnsAll(t, x2, users) == sessions*turnsPer && countUnextracted(t, x2) == 0
 	})
-	checkExtractedOnce(t, ingest.JetStream(), sessions, turnsPer)
+	checkExtractedOnce(t, bus.op, sessions, turnsPer)
 }
 
 // checkExtractedOnce reads the stream's record: each turn in exactly
@@ -117,13 +117,13 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 // session-end episode when it ends, not from a later sweep.
 func TestConsolidatorHandover(t *testing.T) {
 	const partitions, users, rounds = 4, 8, 6
-	url := externalNATS(t)
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	retriever := partitionWorker(t, url, "retriever", RoleRetriever, partitions, "", "")
-	partitionWorker(t, url, "c1", RoleConsolidator, partitions, "", "")
+	bus := busWithFastLeases(t)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	retriever := partitionWorker(t, bus, "retriever", RoleRetriever, partitions, "", "")
+	partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
 	base := "http://" + retriever.HTTPAddr()
 	waitFor(t, "c1 to hold every partition", func() bool {
-		return partitionsHeld(t, ingest, "consolidator")["c1"] == partitions
+		return partitionsHeld(t, bus, "consolidator")["c1"] == partitions
 	})
 	for r := range rounds {
 		s := fmt.Sprintf("s%d", r)
@@ -134,11 +134,11 @@ func TestConsolidatorHandover(t *testing.T) {
 		}
 		mustAccept(t, postBatch(t, ingest, evs...))
 		if r == 1 {
-			partitionWorker(t, url, "c2", RoleConsolidator, partitions, "", "")
+			partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 		}
 	}
 	waitFor(t, "two partitions each", func() bool {
-		held := partitionsHeld(t, ingest, "consolidator")
+		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
 	waitFor(t, "every session's episode for every user", func() bool {
@@ -150,7 +150,7 @@ func TestConsolidatorHandover(t *testing.T) {
 		return true
 	})
 	built := map[string]int{}
-	for _, m := range readStream(t, ingest.JetStream(), "mem.*.*."+events.TypeEpisodeBuilt) {
+	for _, m := range readStream(t, bus.op, "mem.*.*."+events.TypeEpisodeBuilt) {
 		built[m.Event.ID()]++
 	}
 	if len(built) != users*rounds {
@@ -178,8 +178,8 @@ func TestConsolidatorHandover(t *testing.T) {
 // live; turns 2 and 3 came after it.
 func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 	const partitions = 4
-	url := externalNATS(t)
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
+	bus := busWithFastLeases(t)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
 	mustAccept(t, postBatch(t, ingest,
 		turnEvent("r-0", "ana", "s1", 0, "user", "My name is Ana and I prefer dark mode"),
 		turnEvent("r-1", "ana", "s1", 1, "assistant", "Noted."),
@@ -187,16 +187,16 @@ func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 		turnEvent("r-2", "ana", "s1", 2, "user", "I moved to Lisbon last spring"),
 		turnEvent("r-3", "ana", "s1", 3, "assistant", "Noted as well."),
 	))
-	x1 := partitionWorker(t, url, "x1", RoleExtractor, partitions, "", "")
+	partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
 	waitFor(t, "the compression's request", func() bool {
-		for _, m := range readStream(t, ingest.JetStream(), "mem.*.*."+events.TypeExtractionRequested) {
+		for _, m := range readStream(t, bus.op, "mem.*.*."+events.TypeExtractionRequested) {
 			if m.Data.(*events.ExtractionRequested).Reason == "compressing" {
 				return true
 			}
 		}
 		return false
 	})
-	for _, m := range readStream(t, x1.JetStream(), "mem.*.*."+events.TypeExtractionRequested) {
+	for _, m := range readStream(t, bus.op, "mem.*.*."+events.TypeExtractionRequested) {
 		d := m.Data.(*events.ExtractionRequested)
 		if d.Reason != "compressing" {
 			continue
@@ -219,9 +219,9 @@ func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 // instance holds keeps the partition from x1 while the others move on.
 func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 	const partitions, users, turnsPer = 4, 8, 2
-	url := externalNATS(t)
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	js := ingest.JetStream()
+	bus := busWithFastLeases(t)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	js := bus.op
 	kv, err := js.CreateOrUpdateKeyValue(t.Context(), jetstream.KeyValueConfig{Bucket: stream.PartitionBucket,
 		History: 1, TTL: time.Second, Storage: jetstream.FileStorage, Replicas: 1})
 	if err != nil {
@@ -244,9 +244,9 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 			}
 		}
 	}()
-	x1 := partitionWorker(t, url, "x1", RoleExtractor, partitions, "", "")
+	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
 	waitFor(t, "x1 to hold every partition but the ghost's", func() bool {
-		return partitionsHeld(t, ingest, "extractor")["x1"] == partitions-1
+		return partitionsHeld(t, bus, "extractor")["x1"] == partitions-1
 	})
 	var evs []any
 	for u := range users {
@@ -272,7 +272,7 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 	close(hold)
 	<-release
 	waitFor(t, "x1 to hold every partition", func() bool {
-		return partitionsHeld(t, ingest, "extractor")["x1"] == partitions
+		return partitionsHeld(t, bus, "extractor")["x1"] == partitions
 	})
 	waitFor(t, "every session extracted", func() bool { return countUnextracted(t, x1) == 0 })
 }

@@ -42,12 +42,18 @@ func startApp(t *testing.T, cfg config.Config, roles Roles) *App {
 	return a
 }
 
+// stopApp closes a; what NATS refused engram's own bus users meanwhile
+// fails the test: each worker kind's permissions must cover what it does
+// (the refusals are logged with their subjects).
 func stopApp(t *testing.T, a *App) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Close(ctx); err != nil {
 		t.Errorf("close: %v", err)
+	}
+	if n := a.denied.Load(); n > 0 {
+		t.Errorf("NATS refused %d operations of this process's bus users (logged as \"nats refused\")", n)
 	}
 }
 

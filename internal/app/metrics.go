@@ -16,7 +16,7 @@ import (
 // the projector's lag behind MEMORY, each durable consumer's backlog, the
 // dead letters held, and the extraction requests not yet done.
 func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
-	var s metrics.Snapshot
+	s := metrics.Snapshot{StreamDrift: a.drift.kinds()}
 	mem, err := a.js.Stream(ctx, stream.MemoryStream)
 	if err != nil {
 		return s, err

@@ -123,7 +123,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitProjected(t, a, max(ack.Sequence, lastSeqOf(r)))
-	if _, err := a.Conn().Request(natsapi.SearchSubject("default"), []byte(`{"user":"ana","q":"NATS"}`), 5*time.Second); err != nil {
+	if _, err := a.op.nc.Request(natsapi.SearchSubject("default"), []byte(`{"user":"ana","q":"NATS"}`), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 

@@ -60,7 +60,7 @@ func Migrate(ctx context.Context, cfg config.Config, opts MigrateOptions, log *z
 	if _, err := run(opts.Dir, opts.Options, func(event.Event) error { total++; return nil }); err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", opts.System, err)
 	}
-	js, closeNATS, err := openOperator(ctx, cfg, log, false)
+	js, closeNATS, err := openOperator(ctx, cfg, log, false, true)
 	if err != nil {
 		return nil, err
 	}

@@ -21,18 +21,19 @@ import (
 // connects to that NATS, where engram may keep running. closeFn releases
 // everything, in reverse order.
 func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
-	return openOperator(ctx, cfg, log, true)
+	return openOperator(ctx, cfg, log, true, false)
 }
 
 // OpenOperatorCreate is OpenOperator for a command that may fill a new
 // data dir (import): an embedded store is created when there is none.
 func OpenOperatorCreate(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
-	return openOperator(ctx, cfg, log, false)
+	return openOperator(ctx, cfg, log, false, true)
 }
 
 // openOperator is OpenOperator; without mustExist an embedded store is
-// created when there is none yet (a migration's target).
-func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustExist bool) (js jetstream.JetStream, closeFn func(), err error) {
+// created when there is none yet (a migration's target); with create, the
+// streams and buckets that are missing are made (stream.CreateMissing).
+func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustExist, create bool) (js jetstream.JetStream, closeFn func(), err error) {
 	unlock := func() {}
 	if cfg.NATS.URL == "" {
 		if unlock, err = LockDataDir(cfg.DataDir); err != nil {
@@ -43,7 +44,7 @@ func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustE
 			// listener instead of opening the store beside it.
 			lockErr := err
 			cfg.NATS.URL = "nats://" + cfg.NATS.Listen
-			if js, closeFn, err = openOperator(ctx, cfg, log, mustExist); err != nil {
+			if js, closeFn, err = openOperator(ctx, cfg, log, mustExist, create); err != nil {
 				return nil, nil, fmt.Errorf("%w; and nothing answers on its NATS listener %s: %w", lockErr, cfg.NATS.URL, err)
 			}
 			return js, closeFn, nil
@@ -58,6 +59,7 @@ func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustE
 	cfg.NATS.Listen = ""
 	a := New(cfg, 0, log)
 	a.busRole = stream.RoleOperator
+	a.createStreams = create
 	timeout := cfg.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -74,5 +76,5 @@ func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustE
 		closeFn()
 		return nil, nil, err
 	}
-	return a.js, closeFn, nil
+	return a.op.js, closeFn, nil
 }

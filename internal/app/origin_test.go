@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,10 +30,11 @@ func searchable(t *testing.T, a *App, q string) bool {
 	return len(searchHTTP(t, a, "default", "ana", q)) > 0
 }
 
-// The read model follows the stream it has now: after MEMORY is deleted
-// and recreated while engram is stopped, the new events are applied (not
-// skipped because their sequences are below the old position) and the
-// old stream's are gone from the read model as from the stream.
+// A MEMORY deleted and made again while engram was stopped is reported at
+// the next start. The read model keeps the old stream's rows and applies
+// nothing of the new one (whose sequences start over: applied from the
+// old position, they would be skipped) until an operator accepts it;
+// then it starts over from the new stream.
 func TestRecreatedStreamWhileStopped(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleIngest|RoleRetriever)
@@ -50,28 +53,46 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 	closeNATS()
 
 	a = startApp(t, cfg, RoleIngest|RoleRetriever)
+	if code, reason := probe(t, a, "/healthz"); code != http.StatusServiceUnavailable ||
+		!strings.Contains(reason, "not the stream the read model was built from") {
+		t.Fatalf("/healthz on a recreated stream: %d %q", code, reason)
+	}
+	if got := driftMetric(t, a, driftRecreated); got != "1" {
+		t.Fatalf("engram_stream_drift{kind=recreated} %s, want 1", got)
+	}
+	if !searchable(t, a, "alpha") {
+		t.Fatal("the read model dropped the old stream's turns by itself")
+	}
 	r := postEvent(t, a, turnEvent("new-beta", "ana", "s2", 0, "user", "beta 新的"))
 	mustAccept(t, r)
 	if got := lastSeqOf(r); got != 1 {
 		t.Fatalf("new event at seq %d, want 1 (a new stream)", got)
 	}
+	if got, err := a.Store().LastSeq(t.Context()); err != nil || got != 3 {
+		t.Fatalf("read model at seq %d (%v), want the old stream's 3", got, err)
+	}
+
+	stopApp(t, a)
+	if _, err := AcceptStreams(t.Context(), cfg, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	a = startApp(t, cfg, RoleIngest|RoleRetriever)
 	waitFor(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
 	if searchable(t, a, "alpha") {
-		t.Fatal("the old stream's turns are still in the read model")
+		t.Fatal("the old stream's turns are still in the read model after the operator accepted the new one")
+	}
+	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz once accepted: %d %q", code, reason)
 	}
 	assertRebuildEqualsLive(t, a)
 }
 
-// While engram runs, a recreated MEMORY is noticed and the read model is
-// rebuilt from it.
+// While engram runs, a recreated MEMORY is noticed and reported, the read
+// model kept; once an operator accepts the new stream, the read model is
+// rebuilt from it without a restart.
 func TestRecreatedStreamWhileRunning(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	a := New(cfg, RoleIngest|RoleRetriever, zaptest.NewLogger(t))
-	a.originEvery = 10 * time.Millisecond
-	if err := a.Open(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopApp(t, a) })
+	a, _ := startWatched(t, cfg, RoleIngest|RoleRetriever, reportGrace)
 	r := postEvent(t, a, turnEvent("old-alpha", "ana", "s1", 0, "user", "alpha 旧的"))
 	mustAccept(t, r)
 	waitProjected(t, a, lastSeqOf(r))
@@ -90,9 +111,19 @@ func TestRecreatedStreamWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	recreateMemory(t, js)
-
+	waitFor(t, "the recreated stream reported", func() bool {
+		code, reason := probe(t, a, "/healthz")
+		return code == http.StatusServiceUnavailable && strings.Contains(reason, "not the stream the read model was built from")
+	})
 	r = postEvent(t, a, turnEvent("new-beta", "ana", "s2", 0, "user", "beta 新的"))
 	mustAccept(t, r)
+	if !searchable(t, a, "alpha") {
+		t.Fatal("the read model dropped the old stream's turns by itself")
+	}
+
+	if _, err := stream.AcceptMemory(t.Context(), js); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
 	if searchable(t, a, "alpha") {
 		t.Fatal("the old stream's turns are still in the read model")
@@ -100,6 +131,7 @@ func TestRecreatedStreamWhileRunning(t *testing.T) {
 	if got, err := a.Store().LastSeq(t.Context()); err != nil || got != 1 {
 		t.Fatalf("read model at seq %d (%v), want 1", got, err)
 	}
+	waitFor(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
 }
 
 // assertRebuildEqualsLive stops a and checks that `engram rebuild` finds

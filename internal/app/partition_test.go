@@ -16,18 +16,19 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
-// partitionWorker starts a worker apart on url as instance name, sharing
-// partitions partitions with its peers, whose leases expire fast.
-func partitionWorker(t *testing.T, url, name string, roles Roles, partitions int, llmURL, model string) *App {
+// partitionWorker starts a worker apart on bus as instance name, sharing
+// partitions partitions with its peers, whose leases expire fast (the
+// bus's partition bucket lives 1 s).
+func partitionWorker(t *testing.T, bus *testBus, name string, roles Roles, partitions int, llmURL, model string) *App {
 	t.Helper()
 	cfg := WorkerDefaults(testConfig(t, t.TempDir()), "")
 	if roles&(RoleIngest|RoleRetriever) != 0 {
 		cfg.HTTP.Addr = "127.0.0.1:0"
 	}
-	cfg.NATS.URL, cfg.Instance, cfg.Partitions = url, name, partitions
+	bus.use(&cfg)
+	cfg.Instance, cfg.Partitions = name, partitions
 	cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.Timeout = llmURL, model, 2*time.Second
 	a := New(cfg, roles, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Named(name))
-	a.leaseTTL = time.Second
 	if err := a.Open(t.Context()); err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}
@@ -38,16 +39,18 @@ func partitionWorker(t *testing.T, url, name string, roles Roles, partitions int
 // crash stops a worker as a crash would: its connection goes first, so
 // it neither acknowledges what it holds nor gives its partitions back.
 func crash(a *App) {
-	a.nc.Close()
+	for _, c := range a.order {
+		c.nc.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = a.Close(ctx)
 }
 
 // partitionsHeld counts, per instance, the partitions of group it holds.
-func partitionsHeld(t *testing.T, a *App, group string) map[string]int {
+func partitionsHeld(t *testing.T, bus *testBus, group string) map[string]int {
 	t.Helper()
-	held, err := PartitionsHeld(t.Context(), a, group)
+	held, err := PartitionsHeld(t.Context(), bus.op, group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	// dies; the open ones wait in the batchers, and end after.
 	const partitions, users, ended, open, turnsPer = 4, 12, 36, 12, 3
 	const sessions = ended + open
-	url := externalNATS(t)
+	bus := busWithFastLeases(t)
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		return `{"facts":[{"subject":"user","predicate":"note","content":"a note","kind":"fact","category":"event","importance":0.5,"confidence":0.9}]}`
@@ -71,11 +74,11 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	srv.Always(llmtest.Latency(100 * time.Millisecond))
 	llmURL, model := srv.Config().BaseURL, srv.Config().Model
 
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	x1 := partitionWorker(t, url, "x1", RoleExtractor, partitions, llmURL, model)
-	x2 := partitionWorker(t, url, "x2", RoleExtractor, partitions, llmURL, model)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, llmURL, model)
+	x2 := partitionWorker(t, bus, "x2", RoleExtractor, partitions, llmURL, model)
 	waitFor(t, "two partitions each", func() bool {
-		held := partitionsHeld(t, ingest, "extractor")
+		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 2 && held["x2"] == 2
 	})
 
@@ -99,7 +102,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	mustAccept(t, postBatch(t, ingest, evs...))
 	waitFor(t, "the batchers to take every turn", func() bool {
 		for p := range partitions {
-			c, err := ingest.JetStream().Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
+			c, err := bus.op.Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
 			if err != nil {
 				return false
 			}
@@ -125,7 +128,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 		end(s)
 	}
 	waitFor(t, "x2 to hold every partition", func() bool {
-		return partitionsHeld(t, ingest, "extractor")["x2"] == partitions
+		return partitionsHeld(t, bus, "extractor")["x2"] == partitions
 	})
 	waitFor(t, "every turn extracted", func() bool {
 		return countTurnsAll(t, x2, users) == sessions*turnsPer && countUnextracted(t, x2) == 0
@@ -133,7 +136,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 
 	// The stream's record: each turn in exactly one request, each
 	// request answered exactly once.
-	requests := checkExtractedOnce(t, ingest.JetStream(), sessions, turnsPer)
+	requests := checkExtractedOnce(t, bus.op, sessions, turnsPer)
 	t.Logf("%d sessions, %d requests, %d model calls (a request the dead instance held is asked again)",
 		sessions, requests, srv.Calls())
 }
@@ -143,14 +146,14 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 // gets its one episode.
 func TestConsolidatorsFailOver(t *testing.T) {
 	const partitions, users = 4, 8
-	url := externalNATS(t)
-	ingest := partitionWorker(t, url, "ingest", RoleIngest, partitions, "", "")
-	retriever := partitionWorker(t, url, "retriever", RoleRetriever, partitions, "", "")
-	c1 := partitionWorker(t, url, "c1", RoleConsolidator, partitions, "", "")
-	partitionWorker(t, url, "c2", RoleConsolidator, partitions, "", "")
+	bus := busWithFastLeases(t)
+	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
+	retriever := partitionWorker(t, bus, "retriever", RoleRetriever, partitions, "", "")
+	c1 := partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
+	partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 	base := "http://" + retriever.HTTPAddr()
 	waitFor(t, "two partitions each", func() bool {
-		held := partitionsHeld(t, ingest, "consolidator")
+		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
 	session := func(s string) {
@@ -176,7 +179,7 @@ func TestConsolidatorsFailOver(t *testing.T) {
 	crash(c1)
 	session("s2")
 	waitFor(t, "c2 to hold every partition", func() bool {
-		return partitionsHeld(t, ingest, "consolidator")["c2"] == partitions
+		return partitionsHeld(t, bus, "consolidator")["c2"] == partitions
 	})
 	waitFor(t, "both sessions' episodes for every user", episodes(2))
 	for u := range users {

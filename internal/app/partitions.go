@@ -30,12 +30,12 @@ import (
 // instance and gives it again when that one dies before its ack.
 
 // runPartitions holds this instance's share of group's partitions until
-// ctx ends, running work for each one held.
-func (a *App) runPartitions(ctx, runCtx context.Context, group string, log *zap.Logger,
+// ctx ends, running work for each one held; role is the bus user whose
+// group it is.
+func (a *App) runPartitions(ctx, runCtx context.Context, role, group string, log *zap.Logger,
 	work func(ctx context.Context, p, n int) error) error {
 	n := a.Config.Partitions
-	leases, err := stream.OpenLeases(ctx, a.js, stream.LeaseConfig{Group: group, Instance: a.Config.Instance, N: n,
-		TTL: a.leaseTTL, Replicas: a.Config.NATS.Replicas}, log)
+	leases, err := stream.OpenLeases(ctx, a.bus(role).js, stream.LeaseConfig{Group: group, Instance: a.Config.Instance, N: n}, log)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (a *App) runPartitions(ctx, runCtx context.Context, group string, log *zap.
 // where the group's other durables have all handled to, so changing the
 // number of partitions neither loses nor replays the stream: its first
 // partition starts after what the old consumers acknowledged.
-func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, p, n int, log *zap.Logger) (*stream.Consumer, uint64) {
+func (a *App) partitionConsumer(ctx context.Context, role string, cfg stream.ConsumerConfig, p, n int, log *zap.Logger) (*stream.Consumer, uint64) {
 	base := cfg.Durable
 	cfg.Durable = stream.PartitionDurable(base, p, n)
 	// known is the ack floor an attempt read before it deleted the
@@ -64,7 +64,7 @@ func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, 
 	// between starts there, not where a new durable would.
 	var known *uint64
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		c, floor, err := a.createPartitionConsumer(ctx, cfg, base, &known)
+		c, floor, err := a.createPartitionConsumer(ctx, a.bus(role).js, cfg, base, &known)
 		if err == nil {
 			return c, floor
 		}
@@ -80,15 +80,15 @@ func (a *App) partitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, 
 	}
 }
 
-func (a *App) createPartitionConsumer(ctx context.Context, cfg stream.ConsumerConfig, base string, known **uint64) (*stream.Consumer, uint64, error) {
+func (a *App) createPartitionConsumer(ctx context.Context, js jetstream.JetStream, cfg stream.ConsumerConfig, base string, known **uint64) (*stream.Consumer, uint64, error) {
 	var floor uint64
-	c, err := a.js.Consumer(ctx, stream.MemoryStream, cfg.Durable)
+	c, err := js.Consumer(ctx, stream.MemoryStream, cfg.Durable)
 	switch {
 	case errors.Is(err, jetstream.ErrConsumerNotFound) && *known != nil:
 		floor = **known
 		cfg.StartSeq = floor + 1
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
-		start, err := groupStart(ctx, a.js, base, cfg.Durable)
+		start, err := groupStart(ctx, js, base, cfg.Durable)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -109,18 +109,19 @@ func (a *App) createPartitionConsumer(ctx context.Context, cfg stream.ConsumerCo
 		// wait. Made again, the consumer has neither.
 		floor = info.AckFloor.Stream
 		*known = &floor
-		if err := stream.ReplayFrom(ctx, a.js, cfg.Durable, floor+1, time.Time{}); err != nil {
+		if err := stream.ReplayFrom(ctx, js, cfg.Durable, floor+1, time.Time{}); err != nil {
 			return nil, 0, err
 		}
 	}
-	cons, err := stream.NewConsumer(ctx, a.js, cfg, a.Log.Named("partition"))
+	cons, err := stream.NewConsumer(ctx, js, cfg, a.Log.Named("partition"))
 	return cons, floor, err
 }
 
-// settle sends what a partition's consumer acknowledged before the
-// partition is let go: the next holder starts after the ack floor it reads.
-func (a *App) settle(log *zap.Logger) {
-	if err := a.nc.FlushTimeout(5 * time.Second); err != nil {
+// settle sends what a partition's consumer, bus user role's, acknowledged
+// before the partition is let go: the next holder starts after the ack
+// floor it reads.
+func (a *App) settle(role string, log *zap.Logger) {
+	if err := a.bus(role).nc.FlushTimeout(5 * time.Second); err != nil {
 		log.Warn("partition: acknowledgements not confirmed before letting go", zap.Error(err))
 	}
 }
@@ -214,9 +215,10 @@ func (s partitionTurns) Unextracted(ctx context.Context, before time.Time, limit
 }
 
 // PartitionsHeld counts, per instance, the partitions of group
-// ("extractor", "consolidator") that it holds now.
-func PartitionsHeld(ctx context.Context, a *App, group string) (map[string]int, error) {
-	held, err := stream.Held(ctx, a.js, group)
+// ("extractor", "consolidator") that it holds now; js is the operator's
+// or the group's worker's.
+func PartitionsHeld(ctx context.Context, js jetstream.JetStream, group string) (map[string]int, error) {
+	held, err := stream.Held(ctx, js, group)
 	if err != nil {
 		return nil, err
 	}

@@ -9,27 +9,19 @@ import (
 
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// ConfirmBucket is the JetStream key-value bucket that holds the
-// consolidator's confirm queue: one key per pending firing, so the queue
-// survives a restart and every consolidator instance sees it.
-const ConfirmBucket = "engram-confirm"
 
 // kvQueue is consolidation.PendingStore on a key-value bucket.
 type kvQueue struct{ kv jetstream.KeyValue }
 
 var _ consolidation.PendingStore = kvQueue{}
 
+// openConfirmQueue binds the confirm queue's bucket (stream.ConfirmBucket,
+// the operator's: SetupStreams).
 func (a *App) openConfirmQueue(ctx context.Context) (kvQueue, error) {
-	kv, err := a.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ConfirmBucket,
-		Description: "engram: rule firings waiting for confirmation",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(a.Config.NATS.Replicas, 1),
-	})
+	kv, err := a.bus(stream.RoleConsolidator).js.KeyValue(ctx, stream.ConfirmBucket)
 	return kvQueue{kv}, err
 }
 

@@ -13,26 +13,26 @@ import (
 )
 
 // workersApart starts workers as separate processes would, against one
-// external NATS.
-func workersApart(t *testing.T) func(roles Roles, dir string) *App {
+// external NATS, bus.
+func workersApart(t *testing.T) (start func(roles Roles, dir string) *App, bus *testBus) {
 	t.Helper()
-	url := externalNATS(t)
+	bus = externalNATS(t)
 	return func(roles Roles, dir string) *App {
 		t.Helper()
 		cfg := WorkerDefaults(testConfig(t, dir), "127.0.0.1:0")
 		if roles&(RoleIngest|RoleRetriever) == 0 {
 			cfg.HTTP.Addr = ""
 		}
-		cfg.NATS.URL = url
+		bus.use(&cfg)
 		return startApp(t, cfg, roles)
-	}
+	}, bus
 }
 
 // The consolidator run apart does what it does in the single binary:
 // session episodes, the scratchpad, the scheduled jobs and the core
 // profile, from a read model of its own.
 func TestConsolidatorApartDoesEverything(t *testing.T) {
-	start := workersApart(t)
+	start, bus := workersApart(t)
 	ingest := start(RoleIngest, t.TempDir())
 	retriever := start(RoleRetriever, t.TempDir())
 	start(RoleExtractor, t.TempDir())
@@ -52,7 +52,8 @@ func TestConsolidatorApartDoesEverything(t *testing.T) {
 
 	postMemory(t, retriever, `{"user":"kim","kind":"identity","category":"identity","subject":"user","predicate":"name","content":"The user's name is Kim","importance":0.95}`)
 	body, _ := json.Marshal(JobRequest{Job: "weekly"})
-	msg, err := retriever.Conn().Request(JobSubject, body, 30*time.Second)
+	// Running a job is the operator's (engram rules run).
+	msg, err := bus.op.Conn().Request(JobSubject, body, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestConsolidatorApartDoesEverything(t *testing.T) {
 // An extractor run apart and restarted while a session's turns wait
 // extracts them: the new process finds them in its read model.
 func TestExtractorApartRecoversAfterRestart(t *testing.T) {
-	start := workersApart(t)
+	start, _ := workersApart(t)
 	ingest := start(RoleIngest, t.TempDir())
 	retriever := start(RoleRetriever, t.TempDir())
 	dir := t.TempDir()

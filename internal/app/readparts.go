@@ -135,8 +135,8 @@ func (rp *readPart) building() string {
 func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) error {
 	n := a.Config.Partitions
 	log := a.Log.Named("partitions")
-	leases, err := stream.OpenLeases(ctx, a.js, stream.LeaseConfig{Group: readGroup, Instance: a.Config.Instance, N: n,
-		TTL: a.leaseTTL, Replicas: a.Config.NATS.Replicas}, log)
+	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleRetriever).js, stream.LeaseConfig{Group: readGroup,
+		Instance: a.Config.Instance, N: n}, log)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) e
 	rp.released = sync.NewCond(&rp.mu)
 	a.reads = rp
 	rp.dropOtherLayouts()
-	svc, err := natsapi.ServeRouter(a.router(), Version, a.Log.Named("natsapi"))
+	svc, err := natsapi.ServeRouter(a.router(stream.RoleRetriever), Version, a.Log.Named("natsapi"))
 	if err != nil {
 		return fmt.Errorf("nats search service: %w", err)
 	}
@@ -161,10 +161,10 @@ func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) e
 	return nil
 }
 
-// router sends requests to each user's partition: to this process's copy
-// when it answers for it.
-func (a *App) router() *natsapi.Router {
-	r := &natsapi.Router{NC: a.nc, N: a.Config.Partitions, Wait: a.leaseTTL + 5*time.Second,
+// router sends requests to each user's partition, as bus user role: to
+// this process's copy when it answers for it.
+func (a *App) router(role string) *natsapi.Router {
+	r := &natsapi.Router{NC: a.bus(role).nc, N: a.Config.Partitions, Wait: a.leaseTTL + 5*time.Second,
 		Local: func(int) (*natsapi.Partition, func()) { return nil, nil }}
 	if rp := a.reads; rp != nil {
 		r.Local = func(p int) (*natsapi.Partition, func()) {
@@ -278,7 +278,8 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 		store.Close()
 		return nil, err
 	}
-	if err := a.checkOrigin(ctx, store); err != nil {
+	follow, err := a.checkOrigin(ctx, store)
+	if err != nil {
 		return fail(err)
 	}
 	mem, err := a.js.Stream(ctx, stream.MemoryStream)
@@ -305,9 +306,11 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 		},
 		inactive: max(3*a.leaseTTL, 15*time.Second), passed: &part.passed}
 	log := rp.log.With(zap.Int("partition", p))
-	cons, err := a.projectorConsumer(ctx, part.proj, log)
-	if err != nil {
-		return fail(err)
+	var cons *stream.Consumer // nil: a stream the copy may not follow; the projector waits
+	if follow {
+		if cons, err = a.projectorConsumer(ctx, part.proj, log); err != nil {
+			return fail(err)
+		}
 	}
 	part.engine = a.newEngine(store, rp.embedder)
 	part.api = a.partitionAPI(part).CopyAPI()

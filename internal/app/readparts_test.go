@@ -20,15 +20,16 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
-// readWorker starts a retriever or an ingest apart on url, sharing
-// partitions partitions with its peers, with fast leases, the clock of
-// answers fixed and no access published while the test compares answers.
-func readWorker(t *testing.T, url, name string, roles Roles, partitions int) *App {
+// readWorker starts a retriever or an ingest apart on bus, sharing
+// partitions partitions with its peers (the bus's leases should be fast:
+// busWithFastLeases), with the clock of answers fixed and no access
+// published while the test compares answers.
+func readWorker(t *testing.T, bus *testBus, name string, roles Roles, partitions int) *App {
 	t.Helper()
 	cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
-	cfg.NATS.URL, cfg.Instance, cfg.Partitions = url, name, partitions
+	bus.use(&cfg)
+	cfg.Instance, cfg.Partitions = name, partitions
 	a := New(cfg, roles, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Named(name))
-	a.leaseTTL = time.Second
 	a.accessEvery = time.Hour
 	now := time.Date(2026, 1, 9, 12, 0, 0, 0, time.UTC)
 	a.retrievalNow = func() time.Time { return now }
@@ -119,7 +120,7 @@ func allServing(t *testing.T, partitions int, rs ...*App) {
 // answers.
 func TestReadPartitionsAnswerAsWhole(t *testing.T) {
 	const partitions, users = 4, 12
-	url := externalNATS(t)
+	url := busWithFastLeases(t)
 	ingest := readWorker(t, url, "ingest", RoleIngest, partitions)
 	whole := readWorker(t, url, "whole", RoleRetriever, 1)
 	r1 := readWorker(t, url, "r1", RoleRetriever, partitions)
@@ -268,7 +269,7 @@ func (l *queryLoad) run(t *testing.T, front *App, users []string, want map[strin
 // silently empty or wrong.
 func TestReadPartitionFailover(t *testing.T) {
 	const partitions, users = 4, 12
-	url := externalNATS(t)
+	url := busWithFastLeases(t)
 	ingest := readWorker(t, url, "ingest", RoleIngest, partitions)
 	whole := readWorker(t, url, "whole", RoleRetriever, 1)
 	r1 := readWorker(t, url, "r1", RoleRetriever, partitions)
@@ -328,7 +329,7 @@ func TestReadPartitionFailover(t *testing.T) {
 // degraded, refused or wrong.
 func TestReadPartitionHandover(t *testing.T) {
 	const partitions, users = 4, 12
-	url := externalNATS(t)
+	url := busWithFastLeases(t)
 	ingest := readWorker(t, url, "ingest", RoleIngest, partitions)
 	whole := readWorker(t, url, "whole", RoleRetriever, 1)
 	r1 := readWorker(t, url, "r1", RoleRetriever, partitions)

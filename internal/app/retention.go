@@ -79,7 +79,15 @@ func (a *App) openRetention(ctx, runCtx context.Context) error {
 	age := a.Config.Retention.RawTurns
 	log := a.Log.Named("retention")
 	log.Info("raw turns age out", zap.Duration("after", age), zap.Duration("checked_every", retentionEvery(age)))
-	return a.runPartitions(ctx, runCtx, "retention", log, func(pctx context.Context, p, n int) error {
+	if a.op == nil {
+		// Aged-out turns are erased from MEMORY: deleting messages is the
+		// operator's alone, and a retention that cannot erase must not
+		// look as if it ran.
+		return fmt.Errorf("retention.raw_turns is %s, but expiring raw turns deletes messages from %s, which only the "+
+			"operator may: give this consolidator the operator's seed (nats.operator_nkey, ENGRAM_NATS_OPERATOR_NKEY), "+
+			"or run retention in engram serve", age, stream.MemoryStream)
+	}
+	return a.runPartitions(ctx, runCtx, stream.RoleConsolidator, stream.RetentionGroup, log, func(pctx context.Context, p, n int) error {
 		r := &retainer{a: a, log: log.With(zap.Int("partition", p)), requested: map[string]time.Time{}, part: p, parts: n}
 		a.waitCaughtUp(pctx, 2*time.Minute, r.log)
 		r.loop(pctx, retentionEvery(age))
@@ -113,7 +121,7 @@ func (r *retainer) loop(ctx context.Context, every time.Duration) {
 func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error) {
 	a := r.a
 	run := RetentionRun{Cutoff: now.Add(-a.Config.Retention.RawTurns).UTC()}
-	cutoff, err := stream.SeqStoredAt(ctx, a.js, run.Cutoff)
+	cutoff, err := stream.SeqStoredAt(ctx, a.bus(stream.RoleConsolidator).js, run.Cutoff)
 	if err != nil {
 		return run, err
 	}
@@ -138,12 +146,12 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 	if err := r.requestHeld(ctx, held, now, &run); err != nil {
 		return run, err
 	}
-	emit := a.emitter(retentionSource)
+	emit := a.emitter(stream.RoleConsolidator, retentionSource)
 	for _, x := range plan.Expire {
 		if !r.mine(x.Scope) {
 			continue
 		}
-		gone, err := stream.ExpireTurns(ctx, a.js, x.Scope.Namespace, x.Scope.User, x.Before)
+		gone, err := stream.ExpireTurns(ctx, a.op.js, x.Scope.Namespace, x.Scope.User, x.Before)
 		run.Events += gone.Events
 		run.DeadLetters += gone.DeadLetters
 		if err != nil {
@@ -182,7 +190,7 @@ func (r *retainer) requestHeld(ctx context.Context, held []memory.Turn, now time
 		return nil
 	}
 	run.Asked = len(out)
-	if err := r.a.emitter(retentionSource)(ctx, out...); err != nil {
+	if err := r.a.emitter(stream.RoleConsolidator, retentionSource)(ctx, out...); err != nil {
 		return fmt.Errorf("retention: request extraction of held turns: %w", err)
 	}
 	return nil

@@ -340,12 +340,12 @@ func TestNewestSaidFactIsCurrentAfterReextract(t *testing.T) {
 // first ones when they end.
 func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 	const partitions = 2
-	url := externalNATS(t)
-	front := partitionWorker(t, url, "front", RoleIngest|RoleRetriever, partitions, "", "")
-	x1 := partitionWorker(t, url, "x1", RoleExtractor, partitions, "", "")
-	partitionWorker(t, url, "x2", RoleExtractor, partitions, "", "")
+	bus := busWithFastLeases(t)
+	front := partitionWorker(t, bus, "front", RoleIngest|RoleRetriever, partitions, "", "")
+	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
+	partitionWorker(t, bus, "x2", RoleExtractor, partitions, "", "")
 	waitFor(t, "a partition each", func() bool {
-		held := partitionsHeld(t, front, "extractor")
+		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 1 && held["x2"] == 1
 	})
 
@@ -368,7 +368,7 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 		return true
 	})
 	crash(x1)
-	waitFor(t, "x2 to take x1's partition", func() bool { return partitionsHeld(t, front, "extractor")["x2"] == partitions })
+	waitFor(t, "x2 to take x1's partition", func() bool { return partitionsHeld(t, bus, "extractor")["x2"] == partitions })
 
 	evs = nil
 	for _, s := range stories[:2] {

@@ -9,16 +9,14 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/rules"
+	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
-// ScheduleBucket is the JetStream key-value bucket where scheduled
-// firings are claimed: one key per rule and firing time, created by the
-// one consolidator instance that runs it, and "last", the latest firing
-// run, from which a consolidator that starts catches up on what fell due
-// while none ran.
-const ScheduleBucket = "engram-schedule"
+// Scheduled firings are claimed in stream.ScheduleBucket; its key "last",
+// the latest firing run, is where a consolidator that starts catches up
+// from on what fell due while none ran.
 
 const lastFiringKey = "last"
 
@@ -29,13 +27,7 @@ type firings struct {
 }
 
 func (a *App) openFirings(ctx context.Context, log *zap.Logger) (*firings, error) {
-	kv, err := a.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ScheduleBucket,
-		Description: "engram: scheduled firings claimed, and the last one run",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(a.Config.NATS.Replicas, 1),
-	})
+	kv, err := a.bus(stream.RoleConsolidator).js.KeyValue(ctx, stream.ScheduleBucket)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
+	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -28,7 +29,7 @@ func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(t.Context(), ScheduleBucket)
+	kv, err := js.KeyValue(t.Context(), stream.ScheduleBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

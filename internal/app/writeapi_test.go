@@ -13,10 +13,10 @@ import (
 // pending decisions, the scratchpad, and the consolidator's confirm queue
 // (asked over NATS from the consolidator run apart).
 func TestWriteAPIOnSeparateRetriever(t *testing.T) {
-	url := externalNATS(t)
+	bus := externalNATS(t)
 	worker := func(roles Roles) *App {
 		cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
-		cfg.NATS.URL = url
+		bus.use(&cfg)
 		return startApp(t, cfg, roles)
 	}
 	retriever := worker(RoleRetriever)
@@ -27,7 +27,7 @@ func TestWriteAPIOnSeparateRetriever(t *testing.T) {
 		t.Fatalf("pending without a consolidator: %d %s, want 503", r.Status, r.Raw)
 	}
 	cons := WorkerDefaults(testConfig(t, t.TempDir()), "")
-	cons.NATS.URL = url
+	bus.use(&cons)
 	cons.Consolidate.RulesDir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(cons.Consolidate.RulesDir, "confirm.yaml"), []byte(`rules:
   - name: ask_on_manual_memory

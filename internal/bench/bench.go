@@ -74,6 +74,12 @@ func StartRoles(ctx context.Context, roles app.Roles, set func(*Config)) (*Engra
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	cfg.NATS.Listen = ""
 	set(&cfg)
+	if cfg.NATS.URL != "" {
+		// Workers may not create the streams: the operator sets them up.
+		if _, err := app.ApplyStreams(ctx, cfg, zap.NewNop()); err != nil {
+			return nil, err
+		}
+	}
 	a := app.New(cfg, roles, zap.NewNop())
 	if err := a.Open(ctx); err != nil {
 		return nil, err

@@ -80,7 +80,8 @@ func clearBacklog(ctx context.Context, instances, sessions int, latency time.Dur
 		cfg := config.Default()
 		cfg.DataDir = filepath.Join(root, fmt.Sprintf("x%d", i+1))
 		cfg.HTTP.Addr, cfg.NATS.Listen = "", ""
-		cfg.NATS.URL, cfg.NATS.NKey = hub.NATSURL(), filepath.Join(app.AuthDir(hubCfg), "worker.nk")
+		// Each worker kind's own seed, from the hub's data dir.
+		cfg.NATS.URL, cfg.NATS.NKeyDir = hub.NATSURL(), app.AuthDir(hubCfg)
 		cfg.Instance, cfg.Partitions = fmt.Sprintf("x%d", i+1), partitions
 		cfg.LLM.BaseURL, cfg.LLM.Model = cs.URL+"/v1", "bench-model"
 		w := app.New(cfg, app.RoleExtractor, zap.NewNop())
@@ -142,7 +143,7 @@ func clearBacklog(ctx context.Context, instances, sessions int, latency time.Dur
 func waitPartitions(ctx context.Context, hub *app.App, instances, partitions int) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		held, err := app.PartitionsHeld(ctx, hub, "extractor")
+		held, err := app.PartitionsHeld(ctx, hub.JetStream(), "extractor")
 		if err != nil {
 			return err
 		}

@@ -178,7 +178,7 @@ func IngestIn(ctx context.Context, setup IngestSetup, n, rounds int) (*IngestRes
 		defer cluster.Shutdown()
 		e, err = StartWith(ctx, func(c *Config) {
 			c.NATS.URL = cluster.URL()
-			c.NATS.NKey = cluster.Auth.SeedFile(stream.RoleWorker, "")
+			c.NATS.NKeyDir = cluster.Auth.Dir
 			c.NATS.Replicas = setup.Nodes
 		})
 	} else {

@@ -38,7 +38,8 @@ Usage:
   engram rules   validate|test|run        check rule files, try them on an event, run a scheduled job now
   engram mcp     [flags]                  MCP on stdin/stdout, for Claude Desktop, Cursor and other MCP hosts
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
-  engram creds   [agent NS]               the embedded NATS's users (operator, worker, agents) and how to use them
+  engram creds   [agent NS]               the bus's users (operator, each worker kind, agents) and how to use them
+  engram streams status|apply|accept      the streams themselves: set them up, put engram's configuration back, accept a change
   engram version
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
@@ -79,6 +80,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return mcpCommand(args[1:], stdout, stderr)
 	case "creds":
 		return creds(args[1:], stdout, stderr)
+	case "streams":
+		return streamsCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "engram", app.Version)
 		return 0

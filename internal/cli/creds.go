@@ -65,10 +65,22 @@ func creds(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "NATS users of the embedded server: nkey seeds in %s (0600; keep them secret)\n\n", abs(auth.Dir))
 	fmt.Fprintf(stdout, "  %-22s %s\n", "operator (everything)", abs(auth.SeedFile(stream.RoleOperator, "")))
-	fmt.Fprintf(stdout, "  %-22s %s\n", "worker (engram itself)", abs(auth.SeedFile(stream.RoleWorker, "")))
+	for _, role := range stream.WorkerRoles {
+		fmt.Fprintf(stdout, "  %-22s %s\n", role+" (worker)", abs(auth.SeedFile(role, "")))
+	}
 	for _, ns := range auth.Namespaces() {
 		fmt.Fprintf(stdout, "  %-22s %s\n", "agent of "+ns, abs(auth.SeedFile(stream.RoleAgent, ns)))
 	}
+	if _, err := os.Stat(filepath.Join(auth.Dir, stream.RetiredWorkerSeed)); err == nil {
+		fmt.Fprintf(stdout, "\n%s is retired: each worker kind has its own seed above, with only what that kind does "+
+			"(docs/nats.md). Give each worker apart ENGRAM_NATS_NKEY_DIR=%s (or ENGRAM_NATS_NKEY=<its kind's seed>), "+
+			"write an external server's users again with --nats-conf and reload it, then delete %s.\n",
+			stream.RetiredWorkerSeed, abs(auth.Dir), abs(filepath.Join(auth.Dir, stream.RetiredWorkerSeed)))
+	}
+	fmt.Fprintf(stdout, "\nWorkers apart (cmd/ingest, …) against an external server:\n"+
+		"  engram streams apply --nats-url %s    (once, as the operator: workers may not create streams)\n"+
+		"  ENGRAM_NATS_URL=%s ENGRAM_NATS_NKEY_DIR=%s ingest    (each kind takes its own seed)\n",
+		server, server, abs(auth.Dir))
 	fmt.Fprintf(stdout, "\nThe nats CLI as the operator:\n  nats context save engram --server %s --nkey %s --select\n  nats stream ls\n",
 		server, abs(auth.SeedFile(stream.RoleOperator, "")))
 	ns := "default"

@@ -148,7 +148,7 @@ func forgetLocal(ctx context.Context, cfg config.Config, scope memory.Scope, rea
 	if err != nil {
 		return nil, err
 	}
-	a := app.New(cfg, app.RoleRetriever, log)
+	a := app.NewOperator(cfg, app.RoleRetriever, log)
 	if err := a.Open(ctx); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
 )
 
 // Instances of each worker the cluster runs. Ingests and retrievers
@@ -395,9 +396,10 @@ func freePorts(t *testing.T, n int) []int {
 	return out
 }
 
-// startCluster starts three nats-server nodes (R3 streams) and the
-// workers apart, each with the worker credentials only and env added to
-// its environment.
+// startCluster starts three nats-server nodes (R3 streams), sets the
+// streams up as the operator, and starts the workers apart, each kind as
+// its own bus user (its seed from ENGRAM_NATS_NKEY_DIR), with env added
+// to its environment.
 func startCluster(t *testing.T, env ...string) *deployment {
 	t.Helper()
 	dir := t.TempDir()
@@ -451,7 +453,7 @@ func startCluster(t *testing.T, env ...string) *deployment {
 			p := &proc{name: name, dir: dir, env: []string{
 				childEnv + "=" + role,
 				"ENGRAM_NATS_URL=" + d.natsURL,
-				"ENGRAM_NATS_NKEY=" + auth.SeedFile(stream.RoleWorker, ""),
+				"ENGRAM_NATS_NKEY_DIR=" + auth.Dir,
 				"ENGRAM_NATS_REPLICAS=3",
 				"ENGRAM_DATA_DIR=" + filepath.Join(dir, name),
 				"ENGRAM_INSTANCE=" + name,
@@ -471,7 +473,15 @@ func startCluster(t *testing.T, env ...string) *deployment {
 	add("retriever", retrievers)
 	add("extractor", extractors)
 	add("consolidator", consolidators)
-	// One at a time: the first creates the streams, with three replicas.
+	// Workers may not create streams: the operator sets them up, with
+	// three replicas, as deploy/cluster.sh does.
+	ocfg := d.operatorConfig(t.TempDir())
+	ocfg.NATS.Replicas = 3
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := app.ApplyStreams(ctx, ocfg, zaptest.NewLogger(t)); err != nil {
+		t.Fatalf("engram streams apply: %v", err)
+	}
 	for _, p := range d.all() {
 		p.start(t)
 	}

@@ -101,12 +101,23 @@ type NATS struct {
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
 	Creds           string        `yaml:"creds"`
 	NKey            string        `yaml:"nkey"`
-	Token           string        `yaml:"token"`
-	User            string        `yaml:"user"`
-	Password        string        `yaml:"password"`
-	TLSCA           string        `yaml:"tls_ca"`
-	TLSCert         string        `yaml:"tls_cert"`
-	TLSKey          string        `yaml:"tls_key"`
+	// NKeyDir holds a seed per bus user (ingest.nk, retriever.nk,
+	// extractor.nk, consolidator.nk, operator.nk, as `engram creds`
+	// makes them): with no credentials set, each connection of a process
+	// takes its kind's seed from here. Default <data dir>/nats-auth.
+	NKeyDir string `yaml:"nkey_dir"`
+	// OperatorNKey gives a worker apart the operator's seed for the one
+	// thing only the operator may do that it runs: erasing messages
+	// (forget over HTTP on an ingest, raw-turn retention on a
+	// consolidator). The operator's credential reads and deletes
+	// everything: never give it to an ingest facing the internet.
+	OperatorNKey string `yaml:"operator_nkey"`
+	Token        string `yaml:"token"`
+	User         string `yaml:"user"`
+	Password     string `yaml:"password"`
+	TLSCA        string `yaml:"tls_ca"`
+	TLSCert      string `yaml:"tls_cert"`
+	TLSKey       string `yaml:"tls_key"`
 }
 
 // LLM is an OpenAI-compatible chat-completions endpoint.
@@ -223,32 +234,34 @@ func Load(base Config, path string, getenv func(string) (string, bool)) (Config,
 // in-process).
 func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 	str := map[string]*string{
-		"ENGRAM_DATA_DIR":         &c.DataDir,
-		"ENGRAM_HTTP_ADDR":        &c.HTTP.Addr,
-		"ENGRAM_NATS_URL":         &c.NATS.URL,
-		"ENGRAM_NATS_LISTEN":      &c.NATS.Listen,
-		"ENGRAM_NATS_SYNC":        &c.NATS.Sync,
-		"ENGRAM_NATS_CREDS":       &c.NATS.Creds,
-		"ENGRAM_NATS_NKEY":        &c.NATS.NKey,
-		"ENGRAM_NATS_TOKEN":       &c.NATS.Token,
-		"ENGRAM_NATS_USER":        &c.NATS.User,
-		"ENGRAM_NATS_PASSWORD":    &c.NATS.Password,
-		"ENGRAM_NATS_TLS_CA":      &c.NATS.TLSCA,
-		"ENGRAM_NATS_TLS_CERT":    &c.NATS.TLSCert,
-		"ENGRAM_NATS_TLS_KEY":     &c.NATS.TLSKey,
-		"ENGRAM_LOG_LEVEL":        &c.Log.Level,
-		"ENGRAM_LOG_FORMAT":       &c.Log.Format,
-		"ENGRAM_INSTANCE":         &c.Instance,
-		"ENGRAM_LLM_BASE_URL":     &c.LLM.BaseURL,
-		"ENGRAM_LLM_MODEL":        &c.LLM.Model,
-		"ENGRAM_LLM_API_KEY":      &c.LLM.APIKey,
-		"ENGRAM_EMBED_BASE_URL":   &c.Embed.BaseURL,
-		"ENGRAM_EMBED_MODEL":      &c.Embed.Model,
-		"ENGRAM_EMBED_API_KEY":    &c.Embed.APIKey,
-		"ENGRAM_EXTRACT_SWEEP_AT": &c.Extract.SweepAt,
-		"ENGRAM_RULES_DIR":        &c.Consolidate.RulesDir,
-		"ENGRAM_CARDS_DIR":        &c.Consolidate.CardsDir,
-		"ENGRAM_CONTEXT_MODEL":    &c.ContextModel,
+		"ENGRAM_DATA_DIR":           &c.DataDir,
+		"ENGRAM_HTTP_ADDR":          &c.HTTP.Addr,
+		"ENGRAM_NATS_URL":           &c.NATS.URL,
+		"ENGRAM_NATS_LISTEN":        &c.NATS.Listen,
+		"ENGRAM_NATS_SYNC":          &c.NATS.Sync,
+		"ENGRAM_NATS_CREDS":         &c.NATS.Creds,
+		"ENGRAM_NATS_NKEY":          &c.NATS.NKey,
+		"ENGRAM_NATS_NKEY_DIR":      &c.NATS.NKeyDir,
+		"ENGRAM_NATS_OPERATOR_NKEY": &c.NATS.OperatorNKey,
+		"ENGRAM_NATS_TOKEN":         &c.NATS.Token,
+		"ENGRAM_NATS_USER":          &c.NATS.User,
+		"ENGRAM_NATS_PASSWORD":      &c.NATS.Password,
+		"ENGRAM_NATS_TLS_CA":        &c.NATS.TLSCA,
+		"ENGRAM_NATS_TLS_CERT":      &c.NATS.TLSCert,
+		"ENGRAM_NATS_TLS_KEY":       &c.NATS.TLSKey,
+		"ENGRAM_LOG_LEVEL":          &c.Log.Level,
+		"ENGRAM_LOG_FORMAT":         &c.Log.Format,
+		"ENGRAM_INSTANCE":           &c.Instance,
+		"ENGRAM_LLM_BASE_URL":       &c.LLM.BaseURL,
+		"ENGRAM_LLM_MODEL":          &c.LLM.Model,
+		"ENGRAM_LLM_API_KEY":        &c.LLM.APIKey,
+		"ENGRAM_EMBED_BASE_URL":     &c.Embed.BaseURL,
+		"ENGRAM_EMBED_MODEL":        &c.Embed.Model,
+		"ENGRAM_EMBED_API_KEY":      &c.Embed.APIKey,
+		"ENGRAM_EXTRACT_SWEEP_AT":   &c.Extract.SweepAt,
+		"ENGRAM_RULES_DIR":          &c.Consolidate.RulesDir,
+		"ENGRAM_CARDS_DIR":          &c.Consolidate.CardsDir,
+		"ENGRAM_CONTEXT_MODEL":      &c.ContextModel,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {

@@ -317,6 +317,10 @@ type Snapshot struct {
 	// Quality is seed 004 §9's memory-quality figures over every
 	// namespace, read from the read model.
 	Quality *Quality
+	// StreamDrift says, per kind of drift (config, missing, recreated,
+	// truncated), whether the process reports the stream changed under
+	// it that way now.
+	StreamDrift map[string]bool
 	// Partitions are a partitioned retriever's copies of partitions of
 	// the users (docs/scale.md).
 	Partitions []PartitionCopy
@@ -389,6 +393,10 @@ var (
 		"Rows of a table in this retriever's copy of the partition (counted every 30 s).", []string{"partition", "table"}, nil)
 	descPartBytes = prometheus.NewDesc("engram_read_partition_size_bytes",
 		"Size on disk of this retriever's copy of the partition, its write-ahead log included.", partLabels, nil)
+	descDrift = prometheus.NewDesc("engram_stream_drift",
+		"1 while this process reports that the MEMORY stream changed under engram this way (kind: config, a "+
+			"configuration that drops or refuses events; missing; recreated, not the stream the read model was built "+
+			"from; truncated, events the read model applied gone from the stream), 0 otherwise.", []string{"kind"}, nil)
 	descUp = prometheus.NewDesc("engram_state_up",
 		"1 when the last scrape could read the stream's state, 0 when it could not.", nil, nil)
 )
@@ -396,7 +404,7 @@ var (
 type stateCollector struct{ read State }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descUp,
+	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descDrift, descUp,
 		descPartServing, descPartHeld, descPartLag, descPartProgress, descPartUsers, descPartRows, descPartBytes} {
 		ch <- d
 	}
@@ -422,6 +430,13 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if q := s.Quality; q != nil {
 		ch <- prometheus.MustNewConstMetric(descConfirm, prometheus.GaugeValue, q.ConfirmationRate)
 		ch <- prometheus.MustNewConstMetric(descWrong, prometheus.GaugeValue, q.WrongWriteRate)
+	}
+	for kind, on := range s.StreamDrift {
+		v := 0.0
+		if on {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, v, kind)
 	}
 	for _, cs := range s.Consumers {
 		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(cs.Pending), cs.Name)

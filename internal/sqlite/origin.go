@@ -33,6 +33,21 @@ func (s *Store) SetOrigin(ctx context.Context, origin string) error {
 	return nil
 }
 
+// AppliedBetween counts the events the read model applied from stream
+// sequences in [from, to), and the lowest of them: read to tell whether
+// MEMORY still holds every event the read model was built from. It reads
+// every applied event (there is no index by sequence, which each apply
+// would pay for), so it is asked only when the stream's first sequence
+// moved.
+func (s *Store) AppliedBetween(ctx context.Context, from, to uint64) (n, lowest uint64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT count(*), coalesce(min(seq), 0) FROM applied WHERE seq >= ? AND seq < ?`,
+		max(from, 1), to).Scan(&n, &lowest)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count applied events below seq %d: %w", to, err)
+	}
+	return n, lowest, nil
+}
+
 // Reset empties the read model, in one transaction, keeping its schema:
 // the projector then applies its stream from the start. Readers see the
 // old contents or none, never half. It must not run beside Apply.

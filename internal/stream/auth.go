@@ -6,27 +6,50 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/engramhq/engram/events"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 )
 
 // Roles on the bus. NATS enforces them: each is a user (an nkey) with
 // publish and subscribe permissions, so no process has to check them.
+// Every permission is an allow-list: what a role is not granted, the
+// server refuses.
 const (
-	// RoleOperator may do everything, streams included (engram rebuild,
-	// dlq, rules run, the nats CLI).
+	// RoleOperator may do everything, streams included (engram streams,
+	// rebuild, dlq, forget, the nats CLI). It alone may change a stream's
+	// configuration, delete its messages, purge it or delete it.
 	RoleOperator = "operator"
-	// RoleWorker is what engram's workers need: events and dead letters,
-	// the JetStream API except deleting or purging a stream, the services.
-	RoleWorker = "worker"
+	// RoleIngest, RoleRetriever, RoleExtractor and RoleConsolidator are
+	// engram's worker kinds, each a user of its own with the subjects and
+	// JetStream API calls that kind makes (workerPermissions).
+	RoleIngest       = "ingest"
+	RoleRetriever    = "retriever"
+	RoleExtractor    = "extractor"
+	RoleConsolidator = "consolidator"
 	// RoleAgent is per namespace: send input events to that namespace's
 	// ingest service and ask that namespace's services, nothing else.
 	RoleAgent = "agent"
 )
+
+// WorkerRoles are the worker kinds, each with its own seed file.
+var WorkerRoles = []string{RoleIngest, RoleRetriever, RoleExtractor, RoleConsolidator}
+
+// RetiredWorkerSeed is the seed every worker kind shared before each had
+// its own. It is no longer a user of the bus: a process still given it is
+// refused, and `engram creds` says what replaced it.
+const RetiredWorkerSeed = "worker.nk"
+
+// InboxPrefix is the inbox prefix a worker of role connects with
+// (nats.CustomInboxPrefix): each kind may subscribe to its own inboxes
+// only, so none reads the replies another is sent (a retriever's
+// message reads, an agent's answers).
+func InboxPrefix(role string) string { return "_INBOX." + role }
 
 // AgentInboxPrefix is the inbox prefix an agent of namespace must connect
 // with (nats.CustomInboxPrefix, or `nats --inbox-prefix`): an agent may
@@ -46,7 +69,8 @@ func InputSubject(namespace string) string {
 const ServicePrefix = "engram.v1"
 
 // Auth is the set of bus users kept as nkey seed files in one directory
-// (0700, each file 0600): operator.nk, worker.nk and agent-<ns>.nk.
+// (0700, each file 0600): operator.nk, ingest.nk, retriever.nk,
+// extractor.nk, consolidator.nk and agent-<ns>.nk.
 // Only public keys go to the server.
 type Auth struct {
 	Dir    string
@@ -57,9 +81,10 @@ type Auth struct {
 const seedExt = ".nk"
 
 // EnsureAuth loads the users in dir, creating the directory and the seed
-// files of the operator, the worker and an agent of each namespace that
-// are missing. Agent seeds already in dir (made by `engram creds agent`)
-// are kept and loaded too.
+// files of the operator, each worker kind and an agent of each namespace
+// that are missing. Agent seeds already in dir (made by `engram creds
+// agent`) are kept and loaded too; a worker.nk left from before each kind
+// had its own is not loaded.
 func EnsureAuth(dir string, namespaces []string) (*Auth, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("nats credentials dir: %w", err)
@@ -68,7 +93,7 @@ func EnsureAuth(dir string, namespaces []string) (*Auth, error) {
 		return nil, fmt.Errorf("nats credentials dir: %w", err)
 	}
 	a := &Auth{Dir: dir, users: map[string]string{}, agents: map[string]string{}}
-	names := []string{RoleOperator, RoleWorker}
+	names := append([]string{RoleOperator}, WorkerRoles...)
 	for _, ns := range namespaces {
 		names = append(names, agentFile(ns))
 	}
@@ -86,18 +111,20 @@ func EnsureAuth(dir string, namespaces []string) (*Auth, error) {
 		if !ok || e.IsDir() {
 			continue
 		}
+		enc, agent := strings.CutPrefix(name, RoleAgent+"-")
+		if !agent && name != RoleOperator && !slices.Contains(WorkerRoles, name) {
+			continue // not a user: the retired worker.nk, say
+		}
 		pub, err := publicKey(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		if enc, ok := strings.CutPrefix(name, RoleAgent+"-"); ok {
+		if agent {
 			ns, err := DecodeToken(enc)
 			if err != nil {
 				return nil, fmt.Errorf("nats credentials %s: namespace: %w", e.Name(), err)
 			}
 			a.agents[ns] = name
-		} else if name != RoleOperator && name != RoleWorker {
-			continue
 		}
 		a.users[name] = pub
 	}
@@ -189,28 +216,146 @@ func permissions(name string) *server.Permissions {
 			Publish:   &server.SubjectPermission{Allow: []string{">"}},
 			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
 		}
-	case name == RoleWorker:
-		return &server.Permissions{
-			Publish: &server.SubjectPermission{
-				Allow: []string{SubjectPrefix + ".>", DLQSubjectPrefix + ".>", "$JS.API.>", "$JS.ACK.>", "$JS.FC.>",
-					"_INBOX.>", "$SRV.>", ServicePrefix + ".>", "$KV.engram-schedule.>", "$KV.engram-confirm.>", "$KV." + PartitionBucket + ".>"},
-				Deny: []string{"$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>"},
-			},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "$SRV.>", ServicePrefix + ".>"}},
-			// Replies go to whatever inbox the asker uses (an agent's
-			// _INBOX.agent.<ns>.…).
-			Response: &server.ResponsePermission{MaxMsgs: 1},
-		}
+	case slices.Contains(WorkerRoles, name):
+		return workerPermissions(name)
 	default: // agent-<encoded namespace>
 		enc := strings.TrimPrefix(name, RoleAgent+"-")
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: []string{ServicePrefix + "." + enc + ".>"},
-				// The consolidator's service shares the prefix; it is the operator's.
-				Deny: []string{ServicePrefix + ".consolidator.>"},
+				// The consolidator's service shares the prefix; it is the
+				// operator's. A partition's forwarded HTTP API is the
+				// fronts': behind it, the write API, which an agent asks
+				// over HTTP with a token.
+				Deny: []string{ServicePrefix + ".consolidator.>", ServicePrefix + "." + enc + ".*.http"},
 			},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.agent." + enc + ".>"}},
 		}
+	}
+}
+
+// Subjects of the consolidator's service (engram.v1.consolidator.*): the
+// retriever asks it for the confirm queue, the operator for the rest.
+const consolidatorService = ServicePrefix + ".consolidator"
+
+// Event types each worker kind publishes onto MEMORY. The consolidator's
+// rules may publish any type (a rule's publish action), so it has mem.>.
+var (
+	// agentTypes are what agents send to ingest (HTTP and the bus input).
+	agentTypes = []string{events.TypeTurnRecorded, events.TypeContextCompressing, events.TypeSessionEnded,
+		events.TypeMemoryAdded}
+	// retrieverTypes are the write API's (a memory edited or deleted, a
+	// pending memory decided, the scratchpad), the accesses it records and
+	// the falls down its degradation chain; a retriever serves
+	// POST /v1/events too.
+	retrieverTypes = append(slices.Clone(agentTypes), events.TypeMemoryUpdated, events.TypeMemoryDeleted,
+		events.TypePendingConfirmed, events.TypePendingIgnored, events.TypePendingSnoozed,
+		events.TypeScratchpadUpdated, events.TypeMemoriesAccessed, events.TypeRetrievalDegraded)
+	// extractorTypes are the batcher's requests, the extractor's results
+	// and the embedder's vectors.
+	extractorTypes = []string{events.TypeExtractionRequested, events.TypeMemoryExtracted,
+		events.TypeExtractionFailed, events.TypeMemoryImportant, events.TypeMemoryEmbedded}
+)
+
+// workerPermissions is what worker kind role may do: its own events onto
+// MEMORY, its own services, its own inboxes, and of the JetStream API
+// only the calls it makes, on the streams and buckets it uses. No worker
+// may create, update, purge or delete a stream or delete a message: an
+// erasure (forget, retention) runs with the operator's credential. The
+// ingest, which faces the internet, reads nothing of MEMORY: no consumer,
+// no message get.
+func workerPermissions(role string) *server.Permissions {
+	api := func(calls ...string) []string {
+		out := make([]string, len(calls))
+		for i, c := range calls {
+			out[i] = "$JS.API." + c
+		}
+		return out
+	}
+	onMemory := func(types []string) []string {
+		out := make([]string, len(types))
+		for i, t := range types {
+			out[i] = SubjectPrefix + ".*.*." + t
+		}
+		return out
+	}
+	// Every kind reads the streams' state: readiness, the metrics, the
+	// check that MEMORY is as engram set it up (CheckStreams).
+	pub := api("STREAM.INFO."+MemoryStream, "STREAM.INFO."+DeadLetterStream, "CONSUMER.LIST."+MemoryStream)
+	sub := []string{InboxPrefix(role) + ".>"}
+	// reader is what a kind that keeps a read model or consumes MEMORY
+	// needs: durable consumers of its own (their names carry the
+	// instance, and a permission matches whole tokens, so any name), a
+	// message read by sequence (the projector's gaps, a trigger event),
+	// acknowledgements, and dead letters.
+	reader := append(api("STREAM.MSG.GET."+MemoryStream, "DIRECT.GET."+MemoryStream, "DIRECT.GET."+MemoryStream+".>",
+		"CONSUMER.CREATE."+MemoryStream+".>", "CONSUMER.DELETE."+MemoryStream+".*",
+		"CONSUMER.INFO."+MemoryStream+".*", "CONSUMER.MSG.NEXT."+MemoryStream+".*", "CONSUMER.NAMES."+MemoryStream),
+		"$JS.ACK."+MemoryStream+".>", DLQSubjectPrefix+".>")
+	// bucket is a key-value bucket's keys under each of keys (">" for
+	// all): puts and deletes, gets, and the watcher a key listing runs
+	// (an ephemeral consumer filtered on the keys).
+	bucket := func(name string, keys ...string) []string {
+		stream := "KV_" + name
+		out := append(api("STREAM.INFO."+stream, "CONSUMER.DELETE."+stream+".*", "CONSUMER.INFO."+stream+".*"),
+			"$JS.FC."+stream+".>")
+		for _, k := range keys {
+			kv := "$KV." + name + "." + k
+			out = append(out, kv, "$JS.API.DIRECT.GET."+stream+"."+kv, "$JS.API.CONSUMER.CREATE."+stream+".*."+kv)
+		}
+		return out
+	}
+	// service is a nats micro service's discovery subjects.
+	service := func(name string) []string {
+		return []string{"$SRV.*", "$SRV.*." + name, "$SRV.*." + name + ".*"}
+	}
+	// partitions are the endpoints of each partition of the users' read
+	// model (engram.v1.<ns>.p<k>.<op>): a partitioned retriever answers
+	// on them, and a front (any retriever, an ingest) asks them.
+	partitions := func(ops ...string) []string {
+		out := make([]string, len(ops))
+		for i, op := range ops {
+			out[i] = ServicePrefix + ".*.*." + op
+		}
+		return out
+	}
+	// readStates is reading, not writing, the retrievers' partition
+	// states (GET /readyz?partition=k on a front).
+	readStates := func() []string {
+		stream, kv := "KV_"+PartitionBucket, "$KV."+PartitionBucket+"."+RoleRetriever+".s.>"
+		return append(api("STREAM.INFO."+stream, "CONSUMER.DELETE."+stream+".*", "CONSUMER.INFO."+stream+".*"),
+			"$JS.FC."+stream+".>", "$JS.API.DIRECT.GET."+stream+"."+kv, "$JS.API.CONSUMER.CREATE."+stream+".*."+kv)
+	}
+	switch role {
+	case RoleIngest:
+		pub = append(pub, onMemory(agentTypes)...)
+		pub = append(append(pub, partitions("http")...), readStates()...)
+		sub = append(append(sub, ServicePrefix+".*.events"), service("engram-ingest")...)
+	case RoleRetriever:
+		pub = append(append(pub, onMemory(retrieverTypes)...), reader...)
+		pub = append(pub, consolidatorService+".pending", consolidatorService+".approve", consolidatorService+".dismiss")
+		sub = append(append(sub, ServicePrefix+".*.search", ServicePrefix+".*.context"), service("engram-retriever")...)
+		// Partitioned: leases and states in the partition bucket, each
+		// partition's endpoints, answered and asked.
+		pub = append(append(pub, bucket(PartitionBucket, RoleRetriever+".>")...), partitions("search", "context", "http")...)
+		sub = append(append(sub, partitions("search", "context", "http")...), service("engram-partition")...)
+	case RoleExtractor:
+		pub = append(append(pub, onMemory(extractorTypes)...), reader...)
+		pub = append(pub, bucket(PartitionBucket, RoleExtractor+".>")...)
+	case RoleConsolidator:
+		pub = append(append(pub, SubjectPrefix+".>"), reader...)
+		// Retention is the consolidators' too, shared by partitions of its own.
+		pub = append(pub, bucket(PartitionBucket, RoleConsolidator+".>", RetentionGroup+".>")...)
+		pub = append(pub, bucket(ConfirmBucket, ">")...)
+		pub = append(pub, bucket(ScheduleBucket, ">")...)
+		sub = append(append(sub, consolidatorService+".*"), service("engram-consolidator")...)
+	}
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: pub},
+		Subscribe: &server.SubjectPermission{Allow: sub},
+		// A service answers whatever inbox the asker uses (an agent's
+		// _INBOX.agent.<ns>.…, the operator's).
+		Response: &server.ResponsePermission{MaxMsgs: 1},
 	}
 }
 

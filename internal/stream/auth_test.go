@@ -109,7 +109,11 @@ func TestAuthFiles(t *testing.T) {
 		t.Fatalf("dir mode %v, want 0700", got)
 	}
 	before := map[string]string{}
-	for _, p := range []string{a.SeedFile(RoleOperator, ""), a.SeedFile(RoleWorker, ""), a.SeedFile(RoleAgent, "default"), a.SeedFile(RoleAgent, "张三.ns")} {
+	seeds := []string{a.SeedFile(RoleOperator, ""), a.SeedFile(RoleAgent, "default"), a.SeedFile(RoleAgent, "张三.ns")}
+	for _, role := range WorkerRoles {
+		seeds = append(seeds, a.SeedFile(role, ""))
+	}
+	for _, p := range seeds {
 		st, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
@@ -146,9 +150,9 @@ func TestAuthRequired(t *testing.T) {
 	}
 	// In-process clients go through the same check (an anonymous one is
 	// refused too, but nats.go notices only at the pipe's 10 s deadline).
-	nc, err := Connect(ConnConfig{Name: "in-process", NKey: auth.SeedFile(RoleWorker, "")}, emb.ConnectOption())
+	nc, err := Connect(ConnConfig{Name: "in-process", NKey: auth.SeedFile(RoleIngest, "")}, emb.ConnectOption())
 	if err != nil {
-		t.Fatalf("worker in-process: %v", err)
+		t.Fatalf("ingest in-process: %v", err)
 	}
 	nc.Close()
 }
@@ -175,7 +179,8 @@ func TestAuthServerConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ServerConfig does not parse: %v\n%s", err, auth.ServerConfig())
 	}
-	if got, want := len(opts.Nkeys), 4; got != want {
+	// The operator, the four worker kinds, the agents of acme and beta.
+	if got, want := len(opts.Nkeys), 7; got != want {
 		t.Fatalf("%d nkey users, want %d", got, want)
 	}
 	opts.NoSigs, opts.NoLog = true, true
@@ -193,48 +198,46 @@ func TestAuthServerConfig(t *testing.T) {
 }
 
 func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
-	worker := connectAs(t, emb, auth.SeedFile(RoleWorker, ""))
-	wjs, err := jetstream.New(worker.nc)
+	op := connectAs(t, emb, auth.SeedFile(RoleOperator, ""))
+	ojs, err := jetstream.New(op.nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureStreams(t.Context(), wjs, StreamsConfig{}); err != nil {
-		t.Fatalf("worker ensures the streams: %v", err)
+	if err := EnsureStreams(t.Context(), ojs, StreamsConfig{}); err != nil {
+		t.Fatalf("the operator sets the streams up: %v", err)
 	}
-	// A service of namespace acme and of beta, answered by the worker.
-	sub, err := worker.nc.Subscribe(ServicePrefix+".*.search", func(m *nats.Msg) { _ = m.Respond([]byte("ok " + m.Subject)) })
+	publishTurns(t, ojs, "ana", 2)
+	// A service of namespace acme and of beta, answered by a retriever.
+	retriever := connectAs(t, emb, auth.SeedFile(RoleRetriever, ""), nats.CustomInboxPrefix(InboxPrefix(RoleRetriever)))
+	sub, err := retriever.nc.Subscribe(ServicePrefix+".*.search", func(m *nats.Msg) { _ = m.Respond([]byte("ok " + m.Subject)) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	worker.noErrors(t)
+	retriever.noErrors(t)
 
-	t.Run("worker", func(t *testing.T) {
-		publishTurns(t, wjs, "ana", 2)
-		if _, err := wjs.CreateOrUpdateConsumer(t.Context(), MemoryStream, jetstream.ConsumerConfig{Durable: "w"}); err != nil {
-			t.Fatalf("worker creates a consumer: %v", err)
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		if err := wjs.DeleteStream(ctx, MemoryStream); err == nil {
-			t.Fatal("worker deleted MEMORY")
-		}
-		worker.denied(t, "$JS.API.STREAM.DELETE.MEMORY")
-		s, _ := wjs.Stream(t.Context(), MemoryStream)
-		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		if err := s.Purge(ctx); err == nil {
-			t.Fatal("worker purged MEMORY")
-		}
-		worker.denied(t, "$JS.API.STREAM.PURGE.MEMORY")
-		if got := memoryMsgs(t, wjs); got != 2 {
-			t.Fatalf("MEMORY holds %d, want 2", got)
+	t.Run("workers", func(t *testing.T) {
+		for _, role := range WorkerRoles {
+			t.Run(role, func(t *testing.T) {
+				t.Parallel()
+				testWorkerRole(t, emb, auth, role)
+			})
 		}
 	})
+	if got := memoryMsgs(t, ojs); got != 2 {
+		t.Fatalf("MEMORY holds %d after the workers, want 2", got)
+	}
+	s, err := ojs.Stream(t.Context(), MemoryStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config.MaxMsgs; got != -1 {
+		t.Fatalf("MEMORY max_msgs %d after the workers, want -1", got)
+	}
 
 	t.Run("agent", func(t *testing.T) {
 		agent := connectAs(t, emb, auth.SeedFile(RoleAgent, "acme"), nats.CustomInboxPrefix(AgentInboxPrefix("acme")))
-		before := memoryMsgs(t, wjs)
+		before := memoryMsgs(t, ojs)
 		// Its own namespace's services answer.
 		reply, err := agent.nc.Request(ServicePrefix+".acme.search", []byte(`{}`), 5*time.Second)
 		if err != nil {
@@ -244,10 +247,11 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 			t.Fatalf("reply %q, want %q", got, want)
 		}
 		// Not another namespace's, not derived or input events straight
-		// onto the stream, not the consolidator.
+		// onto the stream, not the consolidator, not a partition's
+		// forwarded HTTP API (the write API behind it takes a token).
 		for _, subject := range []string{ServicePrefix + ".beta.search", "mem.acme.ana.memory.extracted",
 			"mem.acme.ana.turn.recorded", "mem.beta.ana.user.forgotten", "dlq.x.mem.acme.ana.turn.recorded",
-			ServicePrefix + ".consolidator.run"} {
+			ServicePrefix + ".consolidator.run", ServicePrefix + ".acme.p3.http", ServicePrefix + ".beta.p3.context"} {
 			if err := agent.nc.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +280,7 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 			}
 			agent.denied(t, subject)
 		}
-		if got := memoryMsgs(t, wjs); got != before {
+		if got := memoryMsgs(t, ojs); got != before {
 			t.Fatalf("MEMORY holds %d after the agent, want %d", got, before)
 		}
 	})
@@ -303,4 +307,89 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 		}
 		op.noErrors(t)
 	})
+}
+
+// refusals are, per worker kind, what another kind does and this one may
+// not: publish (p) or subscribe (s) on the subject.
+var refusals = map[string][]struct{ op, subject string }{
+	RoleIngest: {
+		// Read nothing of MEMORY: no consumer, no message, no event.
+		{"p", "$JS.API.CONSUMER.CREATE.MEMORY.x"}, {"p", "$JS.API.STREAM.MSG.GET.MEMORY"},
+		{"p", "$JS.API.DIRECT.GET.MEMORY"}, {"s", "mem.>"},
+		// Not the others' events, services, buckets or replies.
+		{"p", "mem.acme.ana.memory.extracted"}, {"p", "mem.acme.ana.episode.built"},
+		{"p", "mem.acme.ana.user.forgotten"}, {"s", ServicePrefix + ".*.search"},
+		{"p", "$KV.engram-partitions.extractor.p.0"}, {"s", "_INBOX.retriever.>"},
+	},
+	RoleRetriever: {
+		{"p", "mem.acme.ana.memory.extracted"}, {"p", "mem.acme.ana.user.forgotten"},
+		{"s", ServicePrefix + ".*.events"}, {"s", ServicePrefix + ".consolidator.*"},
+		{"p", ServicePrefix + ".consolidator.run"}, {"p", "$KV.engram-partitions.extractor.p.0"},
+		{"p", "$KV.engram-confirm.x"}, {"s", "_INBOX.ingest.>"},
+	},
+	RoleExtractor: {
+		{"p", "mem.acme.ana.turn.recorded"}, {"p", "mem.acme.ana.episode.built"},
+		{"s", ServicePrefix + ".*.search"}, {"s", ServicePrefix + ".*.events"},
+		{"p", "$KV.engram-partitions.consolidator.p.0"}, {"p", "$KV.engram-schedule.last"},
+		{"p", "$JS.API.DIRECT.GET.KV_engram-partitions.$KV.engram-partitions.consolidator.n"},
+		{"s", "_INBOX.consolidator.>"},
+	},
+	RoleConsolidator: {
+		{"s", ServicePrefix + ".*.events"}, {"s", ServicePrefix + ".*.context"},
+		{"p", "$KV.engram-partitions.extractor.p.0"}, {"s", "_INBOX.extractor.>"},
+		{"p", "$JS.API.DIRECT.GET.KV_engram-partitions.$KV.engram-partitions.extractor.n"},
+	},
+}
+
+// testWorkerRole has worker kind role try what only the operator may
+// (update MEMORY's configuration, delete a message, purge, delete the
+// stream, make a stream) and what other kinds do: the server refuses each.
+func testWorkerRole(t *testing.T, emb *Embedded, auth *Auth, role string) {
+	w := connectAs(t, emb, auth.SeedFile(role, ""), nats.CustomInboxPrefix(InboxPrefix(role)))
+	js, err := jetstream.New(w.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What every kind may: MEMORY's state.
+	s, err := js.Stream(t.Context(), MemoryStream)
+	if err != nil {
+		t.Fatalf("%s reads MEMORY's state: %v", role, err)
+	}
+	w.noErrors(t)
+	refused := func(what, subject string, call func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		if err := call(ctx); err == nil {
+			t.Fatalf("%s could %s", role, what)
+		}
+		w.denied(t, subject)
+	}
+	truncate := s.CachedInfo().Config
+	truncate.MaxMsgs = 1
+	refused("update MEMORY's configuration", "$JS.API.STREAM.UPDATE.MEMORY", func(ctx context.Context) error {
+		_, err := js.UpdateStream(ctx, truncate)
+		return err
+	})
+	refused("delete a message", "$JS.API.STREAM.MSG.DELETE.MEMORY", func(ctx context.Context) error {
+		return s.DeleteMsg(ctx, 1)
+	})
+	refused("purge MEMORY", "$JS.API.STREAM.PURGE.MEMORY", func(ctx context.Context) error { return s.Purge(ctx) })
+	refused("delete MEMORY", "$JS.API.STREAM.DELETE.MEMORY", func(ctx context.Context) error {
+		return js.DeleteStream(ctx, MemoryStream)
+	})
+	refused("create a stream", "$JS.API.STREAM.CREATE.SHADOW", func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SHADOW", Subjects: []string{"shadow.>"}})
+		return err
+	})
+	for _, r := range refusals[role] {
+		if r.op == "p" {
+			if err := w.nc.Publish(r.subject, []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := w.nc.SubscribeSync(r.subject); err != nil {
+			t.Fatal(err)
+		}
+		w.denied(t, r.subject)
+	}
 }

@@ -57,7 +57,11 @@ func (p *Publisher) memoryStream(ctx context.Context) (jetstream.Stream, error) 
 	p.memoryMu.Lock()
 	defer p.memoryMu.Unlock()
 	if p.memory == nil {
-		s, err := p.js.Stream(ctx, MemoryStream)
+		js := p.js
+		if p.Reads != nil {
+			js = p.Reads
+		}
+		s, err := js.Stream(ctx, MemoryStream)
 		if err != nil {
 			return nil, err
 		}

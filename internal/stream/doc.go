@@ -1,7 +1,11 @@
 // Package stream is engram's JetStream wiring: the embedded nats-server, the
 // connection to an external one, the MEMORY and DEADLETTER streams, the
 // subject scheme, publishing with deduplication, and the consumer loop that
-// decides every message's fate in one table.
+// decides every message's fate in one table; the bus's users and their
+// permissions (auth.go: one per worker kind, each an allow-list of what
+// that kind does; only the operator changes streams or deletes messages);
+// setting the streams up, which is the operator's (SetupStreams), and
+// telling how a stream differs from engram's (Differences).
 //
 // It is the only package that imports nats.go and nats-server. It knows the
 // CloudEvents envelope (events/) but nothing of what events mean: workers

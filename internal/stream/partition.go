@@ -76,6 +76,10 @@ func PartitionDurable(base string, p, n int) string {
 // partitions and membership expire by themselves.
 const PartitionBucket = "engram-partitions"
 
+// RetentionGroup is the partition group of raw-turn retention, which the
+// consolidators share apart from their own.
+const RetentionGroup = "retention"
+
 // DefaultLeaseTTL is how long a dead instance's partitions wait before
 // another instance takes them.
 const DefaultLeaseTTL = 10 * time.Second
@@ -85,8 +89,6 @@ type LeaseConfig struct {
 	Group    string
 	Instance string // unique per instance (the config's instance name)
 	N        int    // partitions; the same on every instance of the group
-	TTL      time.Duration
-	Replicas int
 }
 
 // Leases holds this instance's fair share of a group's partitions: the
@@ -96,11 +98,13 @@ type LeaseConfig struct {
 type Leases struct {
 	kv  jetstream.KeyValue
 	cfg LeaseConfig
+	ttl time.Duration // the bucket's
 	log *zap.Logger
 }
 
-// OpenLeases opens (or creates) the lease bucket and checks that the
-// group's live instances agree on the number of partitions.
+// OpenLeases opens the lease bucket (the operator makes it: SetupStreams)
+// and checks that the group's live instances agree on the number of
+// partitions. A lease lives as long as the bucket's TTL says.
 func OpenLeases(ctx context.Context, js jetstream.JetStream, cfg LeaseConfig, log *zap.Logger) (*Leases, error) {
 	if cfg.N < 1 {
 		return nil, fmt.Errorf("partitions of %s: %d, want at least 1", cfg.Group, cfg.N)
@@ -108,21 +112,19 @@ func OpenLeases(ctx context.Context, js jetstream.JetStream, cfg LeaseConfig, lo
 	if cfg.Instance == "" {
 		return nil, fmt.Errorf("partitions of %s: the instance has no name", cfg.Group)
 	}
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultLeaseTTL
-	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      PartitionBucket,
-		Description: "engram: which worker instance holds which partition of the users (expiring leases)",
-		History:     1,
-		TTL:         cfg.TTL,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(cfg.Replicas, 1),
-	})
+	kv, err := js.KeyValue(ctx, PartitionBucket)
 	if err != nil {
 		return nil, fmt.Errorf("partition bucket: %w", err)
 	}
-	l := &Leases{kv: kv, cfg: cfg, log: log.With(zap.String("group", cfg.Group), zap.String("instance", cfg.Instance))}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	ttl := st.TTL()
+	if ttl <= 0 {
+		return nil, fmt.Errorf("partition bucket %s has no TTL: a dead instance's partitions would never be taken over; run %s", PartitionBucket, SetupCommand)
+	}
+	l := &Leases{kv: kv, cfg: cfg, ttl: ttl, log: log.With(zap.String("group", cfg.Group), zap.String("instance", cfg.Instance))}
 	n := []byte(strconv.Itoa(cfg.N))
 	if _, err := kv.Create(ctx, l.key("n"), n); errors.Is(err, jetstream.ErrKeyExists) {
 		e, gerr := kv.Get(ctx, l.key("n"))
@@ -190,7 +192,7 @@ func (l *Leases) Run(ctx context.Context, own func(ctx context.Context, p int)) 
 		}()
 		l.log.Info("partition taken", zap.Int("partition", p))
 	}
-	tick := time.NewTicker(l.cfg.TTL / 4)
+	tick := time.NewTicker(l.ttl / 4)
 	defer tick.Stop()
 	for {
 		l.round(ctx, owned, start, stop)
@@ -230,7 +232,7 @@ func (l *Leases) round(ctx context.Context, owned map[int]*held, start func(int,
 			// Taken by another, or expired: someone else may work on it now.
 			l.log.Warn("partition lost", zap.Int("partition", p), zap.Error(err))
 			stop(p, false)
-		case time.Since(h.renewed) > l.cfg.TTL/2:
+		case time.Since(h.renewed) > l.ttl/2:
 			// Not renewed for half the TTL: it may expire before the next
 			// try, and then another instance takes it.
 			l.log.Warn("partition not renewed; giving it up", zap.Int("partition", p), zap.Error(err))

@@ -65,6 +65,10 @@ func TestLeasesShareAndMove(t *testing.T) {
 	}
 	t.Cleanup(emb.Shutdown)
 	const n, ttl = 4, time.Second
+	// The operator makes the lease bucket, with the TTL the leases live by.
+	if err := EnsureStreams(t.Context(), jsOf(t, emb), StreamsConfig{LeaseTTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
 	h := &holders{by: map[int]map[string]bool{}}
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
@@ -79,7 +83,7 @@ func TestLeasesShareAndMove(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: name, N: n, TTL: ttl}, zaptest.NewLogger(t))
+		l, err := OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: name, N: n}, zaptest.NewLogger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +114,7 @@ func TestLeasesShareAndMove(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	_, err = OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: "d", N: 8, TTL: ttl}, zaptest.NewLogger(t))
+	_, err = OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: "d", N: 8}, zaptest.NewLogger(t))
 	if err == nil || !strings.Contains(err.Error(), "same number") {
 		t.Fatalf("8 partitions beside running instances with 4: %v, want a refusal", err)
 	}
@@ -134,4 +138,19 @@ func TestPartitionOf(t *testing.T) {
 	if PartitionDurable("batcher", 0, 1) != "batcher" || PartitionDurable("batcher", 2, 4) != "batcher-3of4" {
 		t.Fatal("durable names")
 	}
+}
+
+// jsOf connects to emb, without credentials.
+func jsOf(t *testing.T, emb *Embedded) jetstream.JetStream {
+	t.Helper()
+	nc, err := Connect(ConnConfig{Name: "setup"}, emb.ConnectOption())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

@@ -70,6 +70,10 @@ type Publisher struct {
 	// worker's retry may carry another answer (an LLM's second try), and
 	// the first one stored is the one that counts.
 	Conflicts bool
+	// Reads, when set, is the JetStream that conflict reads MEMORY
+	// through, when the one publishing may not read it (an ingest's bus
+	// user); nil reads through the publisher's own.
+	Reads jetstream.JetStream
 
 	memoryMu sync.Mutex
 	memory   jetstream.Stream // MEMORY, for conflict's reads; nil until the first

@@ -62,8 +62,8 @@ type Expired struct {
 // ExpireTurns removes one user's raw turn events (RawTurnTypes) and
 // extraction requests below the MEMORY sequence before, and the dead
 // letters made of them, erasing their bytes (as Erase does). A stream
-// created with deny_delete only allows a purge, which a worker may not
-// do: the error then says so, and nothing of the user has gone.
+// created with deny_delete only allows a purge. Deleting and purging are
+// the operator's alone: js must be the operator's.
 func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user string, before uint64) (Expired, error) {
 	var out Expired
 	mem, err := js.Stream(ctx, MemoryStream)
@@ -80,11 +80,6 @@ func ExpireTurns(ctx context.Context, js jetstream.JetStream, namespace, user st
 		k, err := eraseSubject(ctx, mem, subj, before, purgeOnly)
 		out.Events += k
 		if err != nil {
-			if purgeOnly {
-				err = fmt.Errorf("%w (stream %s was created with deny_delete, which JetStream cannot undo, so aged-out turns "+
-					"can only be purged, which engram's worker NATS user may not do: give the process the operator's "+
-					"credentials, or move to a new stream: engram export, then engram import into a fresh data dir)", err, MemoryStream)
-			}
 			return out, fmt.Errorf("expire turns: %w", err)
 		}
 		k, err = eraseDeadLetters(ctx, dlq, subj, before)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,8 +107,8 @@ func TestExpireTurns(t *testing.T) {
 }
 
 // A MEMORY stream created with deny_delete (JetStream cannot undo it) can
-// only be purged: a worker, which may not purge, gets an error that names
-// the way out and leaves the stream as it was; the operator expires.
+// only be purged: the operator expires by purging; the consolidator, which
+// may neither delete nor purge, is refused and the stream stays as it was.
 func TestExpireTurnsOnADenyDeleteStream(t *testing.T) {
 	emb, auth := startAuthServer(t)
 	op := connectAs(t, emb, auth.SeedFile(RoleOperator, ""))
@@ -131,16 +130,17 @@ func TestExpireTurnsOnADenyDeleteStream(t *testing.T) {
 	}
 	publishTurns(t, ojs, "ann", 3)
 
-	worker := connectAs(t, emb, auth.SeedFile(RoleWorker, ""))
+	worker := connectAs(t, emb, auth.SeedFile(RoleConsolidator, ""), nats.CustomInboxPrefix(InboxPrefix(RoleConsolidator)))
 	wjs, err := jetstream.New(worker.nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
-	if _, err := ExpireTurns(ctx, wjs, "default", "ann", 3); err == nil || !strings.Contains(err.Error(), "deny_delete") {
-		t.Fatalf("worker on a deny_delete stream: err=%v, want one naming deny_delete", err)
+	if _, err := ExpireTurns(ctx, wjs, "default", "ann", 3); err == nil {
+		t.Fatal("the consolidator expired turns on its own")
 	}
+	worker.denied(t, "$JS.API.STREAM.PURGE."+MemoryStream)
 	if got := memoryMsgs(t, ojs); got != 3 {
 		t.Fatalf("messages=%d after the refused expiry, want 3", got)
 	}
