@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/projector"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
@@ -226,9 +225,9 @@ const (
 // live one built from another stream shows as different. A live read
 // model from before origins were recorded has none, and neither then
 // does the rebuilt one.
-func recordOrigin(ctx context.Context, js jetstream.JetStream, cfg config.Config, built *sqlite.Store, hadLive bool) error {
+func recordOrigin(ctx context.Context, js jetstream.JetStream, livePath string, built *sqlite.Store, hadLive bool) error {
 	if hadLive {
-		live, err := sqlite.Open(ctx, cfg.ReadModelPath())
+		live, err := sqlite.Open(ctx, livePath)
 		if err != nil {
 			return fmt.Errorf("live read model: %w", err)
 		}
