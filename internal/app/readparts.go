@@ -47,8 +47,8 @@ import (
 // file. Every copy's state is published beside the leases
 // (stream.PartitionState), for the other retrievers and the operators.
 
-// readGroup is the retrievers' group in the partition bucket.
-const readGroup = "retriever"
+// ReadGroup is the retrievers' group in the partition bucket.
+const ReadGroup = stream.RoleRetriever
 
 // partitionedReads says whether this process keeps a partitioned read
 // model: a retriever run apart when the users are split into more than
@@ -87,6 +87,9 @@ type readParts struct {
 	// serves it, as the last round read the states.
 	servedElsewhere map[int]bool
 	started         time.Time
+	// swept is set once the consumers this instance left behind before a
+	// restart have been looked for.
+	swept bool
 }
 
 // readPart is this process's copy of one partition.
@@ -135,7 +138,7 @@ func (rp *readPart) building() string {
 func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) error {
 	n := a.Config.Partitions
 	log := a.Log.Named("partitions")
-	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleRetriever).js, stream.LeaseConfig{Group: readGroup,
+	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleRetriever).js, stream.LeaseConfig{Group: ReadGroup,
 		Instance: a.Config.Instance, N: n}, log)
 	if err != nil {
 		return err
@@ -440,7 +443,7 @@ func (rp *readParts) step(ctx context.Context) {
 		rp.setAnswering(part, part.serving.Load() || !elsewhere[part.p])
 		rp.publish(ctx, part, head)
 	}
-	rp.janitor()
+	rp.janitor(ctx)
 }
 
 // caughtUp says whether a building copy has read the stream as far as it
@@ -566,10 +569,14 @@ func (rp *readParts) dropOtherLayouts() {
 }
 
 // janitor deletes, once the leases have settled after start, the copies
-// of partitions this instance neither holds nor keeps.
-func (rp *readParts) janitor() {
+// of partitions this instance neither holds nor keeps, and, once, the
+// consumers of such copies it left behind when it died.
+func (rp *readParts) janitor(ctx context.Context) {
 	if time.Since(rp.started) < 2*rp.a.leaseTTL {
 		return
+	}
+	if !rp.swept {
+		rp.swept = rp.sweepConsumers(ctx) == nil
 	}
 	for _, f := range rp.files() {
 		rp.mu.Lock()
@@ -581,6 +588,50 @@ func (rp *readParts) janitor() {
 		}
 	}
 }
+
+// sweepConsumers deletes this instance's projector consumers of copies
+// it does not keep: JetStream would delete them once idle
+// (projection.inactive), and until then they show a backlog that no one
+// reads.
+func (rp *readParts) sweepConsumers(ctx context.Context) error {
+	mem, err := rp.a.js.Stream(ctx, stream.MemoryStream)
+	if err != nil {
+		return err
+	}
+	base := rp.a.projectorDurable()
+	names := mem.ConsumerNames(ctx)
+	var stale []string
+	for name := range names.Name() {
+		rest, ok := strings.CutPrefix(name, base+"-")
+		if !ok {
+			continue
+		}
+		m := partitionDurable.FindStringSubmatch(rest)
+		if m == nil {
+			continue
+		}
+		k, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		rp.mu.Lock()
+		kept := n == rp.n && (rp.parts[k-1] != nil || rp.opening[k-1])
+		rp.mu.Unlock()
+		if !kept {
+			stale = append(stale, name)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return err
+	}
+	for _, name := range stale {
+		if err := rp.a.js.DeleteConsumer(ctx, stream.MemoryStream, name); err != nil {
+			rp.log.Debug("delete a consumer left behind", zap.String("consumer", name), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// partitionDurable matches what stream.PartitionDurable adds to a base.
+var partitionDurable = regexp.MustCompile(`^([0-9]+)of([0-9]+)$`)
 
 type partitionCopyFile struct {
 	path string
@@ -702,7 +753,7 @@ func (a *App) partitionReadiness(ctx context.Context, p int) (string, error) {
 	if p >= a.Config.Partitions {
 		return "", memory.Errorf(memory.EINVALID, "partition: %d is not one of the %d partitions (0..%d)", p, a.Config.Partitions, a.Config.Partitions-1)
 	}
-	states, err := stream.PartitionStates(ctx, a.js, readGroup)
+	states, err := stream.PartitionStates(ctx, a.js, ReadGroup)
 	if err != nil {
 		return "", err
 	}
