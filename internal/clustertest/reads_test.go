@@ -203,18 +203,24 @@ func TestReadPartitions(t *testing.T) {
 	for _, r := range cluster.procs["retriever"] {
 		fronts = append(fronts, "http://"+r.http)
 	}
-	waitFor(t, time.Minute, "every partition served", func() bool {
-		for p := range cluster.parts {
-			resp, err := http.Get(fmt.Sprintf("%s/readyz?partition=%d", fronts[0], p))
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
+	// The partitions settle: each held by one retriever, whose copy
+	// serves, and no retriever keeps a copy it handed over.
+	waitFor(t, 2*time.Minute, "every partition held and served by one copy", func() bool {
+		states, err := stream.PartitionStates(ctx, cjs, stream.RoleRetriever)
+		if err != nil || len(states) != cluster.parts {
+			return false
+		}
+		files := 0
+		for _, r := range cluster.procs["retriever"] {
+			fs, _ := filepath.Glob(filepath.Join(cluster.dir, r.name, "engram-*of8.db"))
+			files += len(fs)
+		}
+		for _, st := range states {
+			if !st.Held || st.State != stream.StateServing {
 				return false
 			}
 		}
-		return true
+		return files == cluster.parts
 	})
 	t.Logf("loaded and settled at %v", time.Since(began).Round(time.Millisecond))
 
@@ -278,6 +284,9 @@ func TestReadPartitions(t *testing.T) {
 		}
 	}
 	t.Logf("answers compared at %v", time.Since(began).Round(time.Millisecond))
+	for _, r := range append(cluster.procs["retriever"], cluster.procs["ingest"]...) {
+		t.Logf("%s: resident memory %s", r.name, residentMemory(r.cmd.Process.Pid))
+	}
 
 	// Which retriever holds which partition, as an operator sees it.
 	opEnv := []string{"ENGRAM_NATS_URL=" + cluster.natsURL, "ENGRAM_NATS_NKEY=" + cluster.operator, "ENGRAM_PARTITIONS=8",
@@ -484,6 +493,20 @@ func percentile(ds []time.Duration, pct int) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[(len(s)*pct)/100]
+}
+
+// residentMemory is process pid's resident set (VmRSS), as Linux says it.
+func residentMemory(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 // loadAverage is the machine's load average over the last minute, beside
