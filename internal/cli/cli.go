@@ -26,7 +26,7 @@ const usage = `engram — long-term memory for LLM agents
 
 Usage:
   engram serve   [flags]                  run engram: embedded NATS + JetStream, every worker, HTTP API
-  engram rebuild [--replace]              rebuild the read model from the stream, verify it equals the live one
+  engram rebuild [--replace] [--partition K]  rebuild the read model (or a retriever's copy of partition K) from the stream, verify it equals the live one
   engram search  [flags] QUERY            search a user's memory through a running engram
   engram memories --user U [--as-of T] [--history ID]  a user's memories, what was current then, a memory's history
   engram dlq     ls|show|redrive|rm       read, redrive and erase dead letters (events a worker gave up on)
@@ -110,6 +110,8 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "where to write the rebuilt read model (default <data-dir>/engram.db.rebuild)")
 	replace := fs.Bool("replace", false, "swap the rebuilt read model in when it equals the live one (server stopped)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	partition := fs.Int("partition", -1, "rebuild a partitioned retriever's copy of this partition of the users (0..ENGRAM_PARTITIONS-1) "+
+		"from its events alone, and compare it with the copy in the data dir")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -127,6 +129,9 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := app.RebuildOptions{Out: *out, Replace: *replace}
+	if *partition >= 0 {
+		opts.Partition = partition
+	}
 	if !*quiet {
 		opts.Progress = stderr
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 const manageUsage = `Usage:
   engram stats  [--namespace N [--user U]] [--window-days D] [--json]
+  engram stats  --partitions [--json]
   engram delete MEMORY_ID --user U [--namespace N] [--reason R]
 
 stats counts what the read model holds (users, turns, sessions, episodes,
@@ -30,6 +32,10 @@ and prints seed 004 §9's quality figures: the confirmation and wrong-write
 written (--window-days, default 7); the retrieval hit rate and
 memory-token share from the running engram (GET /v1/stats of its HTTP
 address; the namespace's, or "default"'s).
+stats --partitions shows, from the bus, which retriever keeps a copy of
+which partition of the users (ENGRAM_PARTITIONS), whether it serves or is
+still being built (and how far), how far behind MEMORY it is, and what it
+holds: users, rows and size on disk.
 delete publishes memory.deleted for one memory (seed 002 §10.2); to erase a
 user's every trace, use engram forget.
 
@@ -48,6 +54,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "one JSON object")
 	window := fs.Float64("window-days", 7, "a memory superseded within this many days of being written counts as superseded soon")
 	token := fs.String("token", os.Getenv("ENGRAM_TOKEN"), "bearer token for the running engram's context figures (env ENGRAM_TOKEN; default: a token of the config that covers the namespace)")
+	parts := fs.Bool("partitions", false, "the retrievers' partitions of the users, read from the bus: who holds which, state, lag, rows")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -62,6 +69,9 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "engram stats: %v\n", err)
 		return 2
+	}
+	if *parts {
+		return partitionStats(cfg, *asJSON, stdout, stderr)
 	}
 	if _, err := os.Stat(cfg.ReadModelPath()); err != nil {
 		fmt.Fprintf(stderr, "engram stats: no read model at %s (is ENGRAM_DATA_DIR right?)\n", cfg.ReadModelPath())
@@ -231,3 +241,58 @@ func deleteMemory(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "deleted memory %s (memory.deleted at stream seq %d)\n", id, ack.Seq)
 	return 0
 }
+
+// partitionStats prints the retrievers' copies of the partitions, as they
+// publish them beside their leases.
+func partitionStats(cfg config.Config, asJSON bool, stdout, stderr io.Writer) int {
+	ctx, stop := signalContext()
+	defer stop()
+	js, closeFn, err := openStream(ctx, cfg, stderr, app.OpenOperator)
+	if err != nil {
+		fmt.Fprintf(stderr, "engram stats: %v\n", err)
+		return 1
+	}
+	defer closeFn()
+	states, err := stream.PartitionStates(ctx, js, app.ReadGroup)
+	if err != nil {
+		fmt.Fprintf(stderr, "engram stats: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"partitions": cfg.Partitions, "copies": states})
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	if len(states) == 0 {
+		fmt.Fprintf(stdout, "no retriever keeps a partition of the users (retrievers are partitioned when run apart with ENGRAM_PARTITIONS > 1; this config has %d)\n", cfg.Partitions)
+		return 0
+	}
+	served := map[int]bool{}
+	fmt.Fprintf(stdout, "%-9s %-20s %-9s %-4s %7s %9s %9s %8s %9s  %s\n", "partition", "retriever", "state", "held", "users",
+		"turns", "memories", "lag", "size", "build")
+	for _, st := range states {
+		held := "no"
+		if st.Held {
+			held = "yes"
+		}
+		build := ""
+		if st.State == stream.StateBuilding && st.Target > 0 {
+			build = fmt.Sprintf("%d of %d events (%d%%)", min(st.Position, st.Target), st.Target, min(st.Position, st.Target)*100/st.Target)
+		}
+		served[st.Partition] = served[st.Partition] || st.State == stream.StateServing
+		fmt.Fprintf(stdout, "%-9d %-20s %-9s %-4s %7d %9d %9d %8d %9s  %s\n", st.Partition, st.Instance, st.State, held, st.Users,
+			st.Rows["turns"], st.Rows["memories"], st.Lag(), mib(st.Bytes), build)
+	}
+	var unserved []string
+	for p := range cfg.Partitions {
+		if !served[p] {
+			unserved = append(unserved, strconv.Itoa(p))
+		}
+	}
+	if len(unserved) > 0 {
+		fmt.Fprintf(stdout, "not served by a copy that has caught up: partition %s (of %d)\n", strings.Join(unserved, ", "), cfg.Partitions)
+	}
+	return 0
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

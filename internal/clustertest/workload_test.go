@@ -124,10 +124,7 @@ func (w workload) run(ctx context.Context, d *deployment) error {
 	// does before it takes events (an extractor recovers its partitions'
 	// waiting turns, those up to its batcher's ack floor, before its
 	// batcher pulls), as with the single binary.
-	parts := partitions
-	if len(d.procs["engram"]) > 0 {
-		parts = 1 // the single binary's default
-	}
+	parts := d.parts
 	waitPulling(d.t, js, parts)
 	steps := []struct {
 		name string

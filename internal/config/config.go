@@ -45,9 +45,11 @@ type Config struct {
 	// run apart need different names.
 	Instance string `yaml:"instance"`
 	// Partitions is how many parts the users are split into for the
-	// extractors' batchers and the consolidators: each part is held by one
-	// instance at a time, so up to this many instances share the work. It
-	// must be the same on every instance.
+	// extractors' batchers, the consolidators and the retrievers run
+	// apart: each part is held by one instance at a time, so up to this
+	// many instances share the work, and a retriever keeps the read model
+	// of the parts it holds only (docs/scale.md). It must be the same on
+	// every instance.
 	Partitions int `yaml:"partitions"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -579,6 +581,13 @@ func IsLoopback(host string) bool {
 
 // Paths under DataDir.
 func (c Config) ReadModelPath() string { return filepath.Join(c.DataDir, "engram.db") }
+
+// ReadPartitionPath is where a partitioned retriever keeps its copy of
+// partition p of n: engram-<p+1>of<n>.db, beside where the whole read
+// model would be.
+func (c Config) ReadPartitionPath(p, n int) string {
+	return filepath.Join(c.DataDir, fmt.Sprintf("engram-%dof%d.db", p+1, n))
+}
 
 // CardsPath is where the cards are written.
 func (c Config) CardsPath() string {

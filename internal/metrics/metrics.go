@@ -310,6 +310,25 @@ type Snapshot struct {
 	// truncated), whether the process reports the stream changed under
 	// it that way now.
 	StreamDrift map[string]bool
+	// Partitions are a partitioned retriever's copies of partitions of
+	// the users (docs/scale.md).
+	Partitions []PartitionCopy
+}
+
+// PartitionCopy is one copy of a partition a retriever keeps.
+type PartitionCopy struct {
+	Partition int
+	// Serving is false while the copy is being built; Held says the
+	// retriever holds the partition's lease (false while it hands it
+	// over).
+	Serving, Held bool
+	// Lag is the events of MEMORY the copy has yet to read; Progress,
+	// while building, the share of the stream read of what it must.
+	Lag      uint64
+	Progress float64
+	Users    int
+	Rows     map[string]int64
+	Bytes    int64
 }
 
 // Quality is what the memory-quality gauges show.
@@ -348,6 +367,21 @@ var (
 	descWrong = prometheus.NewDesc("engram_memory_wrong_write_ratio",
 		"Pending memory candidates users rejected (ignored) per candidate confirmed, seed 004 §9's rejected / confirmed "+
 			"(all namespaces, from the read model; 0 when none was confirmed).", nil, nil)
+	partLabels      = []string{"partition"}
+	descPartServing = prometheus.NewDesc("engram_read_partition_serving",
+		"1 for each copy of a partition of the users this retriever keeps that has caught up and serves, 0 while it is being built.", partLabels, nil)
+	descPartHeld = prometheus.NewDesc("engram_read_partition_held",
+		"1 when this retriever holds the partition's lease, 0 while it hands its copy over to the retriever that took it.", partLabels, nil)
+	descPartLag = prometheus.NewDesc("engram_read_partition_lag_events",
+		"Events in MEMORY this retriever's copy of the partition has yet to read.", partLabels, nil)
+	descPartProgress = prometheus.NewDesc("engram_read_partition_build_progress_ratio",
+		"How much of the stream a copy being built has read of what it must before it serves (1 once it serves).", partLabels, nil)
+	descPartUsers = prometheus.NewDesc("engram_read_partition_users",
+		"Users in this retriever's copy of the partition (counted every 30 s).", partLabels, nil)
+	descPartRows = prometheus.NewDesc("engram_read_partition_rows",
+		"Rows of a table in this retriever's copy of the partition (counted every 30 s).", []string{"partition", "table"}, nil)
+	descPartBytes = prometheus.NewDesc("engram_read_partition_size_bytes",
+		"Size on disk of this retriever's copy of the partition, its write-ahead log included.", partLabels, nil)
 	descDrift = prometheus.NewDesc("engram_stream_drift",
 		"1 while this process reports that the MEMORY stream changed under engram this way (kind: config, a "+
 			"configuration that drops or refuses events; missing; recreated, not the stream the read model was built "+
@@ -359,7 +393,8 @@ var (
 type stateCollector struct{ read State }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descDrift, descUp} {
+	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descDrift, descUp,
+		descPartServing, descPartHeld, descPartLag, descPartProgress, descPartUsers, descPartRows, descPartBytes} {
 		ch <- d
 	}
 }
@@ -395,5 +430,23 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, cs := range s.Consumers {
 		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(cs.Pending), cs.Name)
 		ch <- prometheus.MustNewConstMetric(descAckPending, prometheus.GaugeValue, float64(cs.AckPending), cs.Name)
+	}
+	bit := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	for _, pc := range s.Partitions {
+		p := strconv.Itoa(pc.Partition)
+		ch <- prometheus.MustNewConstMetric(descPartServing, prometheus.GaugeValue, bit(pc.Serving), p)
+		ch <- prometheus.MustNewConstMetric(descPartHeld, prometheus.GaugeValue, bit(pc.Held), p)
+		ch <- prometheus.MustNewConstMetric(descPartLag, prometheus.GaugeValue, float64(pc.Lag), p)
+		ch <- prometheus.MustNewConstMetric(descPartProgress, prometheus.GaugeValue, pc.Progress, p)
+		ch <- prometheus.MustNewConstMetric(descPartUsers, prometheus.GaugeValue, float64(pc.Users), p)
+		ch <- prometheus.MustNewConstMetric(descPartBytes, prometheus.GaugeValue, float64(pc.Bytes), p)
+		for table, n := range pc.Rows {
+			ch <- prometheus.MustNewConstMetric(descPartRows, prometheus.GaugeValue, float64(n), p, table)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest
 		return nil, err
 	}
 	h := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-		res, err := search(ctx, searcher, subject, data)
+		res, err := searchAt(ctx, searcher, subject, data, 4)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest
 	}
 	if engine != nil {
 		ch := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-			return contextReq(ctx, engine, subject, data)
+			return contextAt(ctx, engine, subject, data, 4)
 		})
 		if err := svc.AddEndpoint("context", Timed("context", Recovered("context", log, ch)), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
 			quiet.Do(svc.Stop) // on a path that fails with its own error
@@ -194,8 +194,41 @@ func respondError(req micro.Request, err error, log *zap.Logger, opts ...micro.R
 	_ = req.Error(code, body.Error.Message, b, opts...)
 }
 
-func contextReq(ctx context.Context, e ContextEngine, subject string, data []byte) (*retrieval.Response, error) {
-	ns, err := subjectNamespace(subject, "context")
+// ServeRouter starts the retriever service of a partitioned retriever:
+// search and context for every user, each request answered by its
+// user's partition (Router).
+func ServeRouter(r *Router, digest stream.StoredDigest, version string, log *zap.Logger) (micro.Service, error) {
+	svc, err := micro.AddService(r.NC, micro.Config{
+		Name:        "engram-retriever",
+		Version:     version,
+		Description: "engram memory search (JSON request-reply), routed to each user's partition",
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range []string{"search", "context"} {
+		h := micro.HandlerFunc(func(req micro.Request) { r.ask(req, op, log) })
+		if err := svc.AddEndpoint(op, Timed(op, Recovered(op, log, h)), micro.WithEndpointSubject(SubjectPrefix+".*."+op)); err != nil {
+			quiet.Do(svc.Stop) // on a path that fails with its own error
+			return nil, err
+		}
+	}
+	if digest != nil {
+		dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+			return digestReq(ctx, digest, subject, data)
+		})
+		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
+			quiet.Do(svc.Stop) // on a path that fails with its own error
+			return nil, err
+		}
+	}
+	return svc, nil
+}
+
+// contextAt answers a context request on a subject of tokens tokens
+// (subjectNamespaceAt).
+func contextAt(ctx context.Context, e ContextEngine, subject string, data []byte, tokens int) (*retrieval.Response, error) {
+	ns, err := subjectNamespaceAt(subject, "context", tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +256,10 @@ func subjectNamespace(subject, op string) (string, error) {
 	return ns, nil
 }
 
-func search(ctx context.Context, s memory.Searcher, subject string, data []byte) ([]memory.SearchResult, error) {
-	ns, err := subjectNamespace(subject, "search")
+// searchAt answers a search request on a subject of tokens tokens
+// (subjectNamespaceAt).
+func searchAt(ctx context.Context, s memory.Searcher, subject string, data []byte, tokens int) ([]memory.SearchResult, error) {
+	ns, err := subjectNamespaceAt(subject, "search", tokens)
 	if err != nil {
 		return nil, err
 	}

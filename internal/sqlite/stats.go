@@ -133,3 +133,48 @@ func ReadTurns(ctx context.Context, path, namespace, user string, since, until t
 	}
 	return out, nil
 }
+
+// Rows counts the users a read model holds and the rows of its main
+// tables, for the operators' view of a partition's copy. Each count reads
+// its table's smallest index: on a copy of a hundred million rows it takes
+// seconds, so callers ask now and then, not per request.
+func (s *Store) Rows(ctx context.Context) (users int, rows map[string]int64, err error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, nil, fmt.Errorf("count rows: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT namespace, user_id FROM sessions
+		UNION SELECT namespace, user_id FROM memories)`).Scan(&users); err != nil {
+		return 0, nil, fmt.Errorf("count users: %w", err)
+	}
+	rows = map[string]int64{}
+	for _, table := range []string{"turns", "memories", "episodes", "sessions"} {
+		var n int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			return 0, nil, fmt.Errorf("count %s: %w", table, err)
+		}
+		rows[table] = n
+	}
+	return users, rows, nil
+}
+
+// AllUsers lists every user the read model holds a row of (a turn, a
+// session or a memory), by namespace and user.
+func (s *Store) AllUsers(ctx context.Context) ([]memory.Scope, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT namespace, user_id FROM sessions
+		UNION SELECT namespace, user_id FROM turns UNION SELECT namespace, user_id FROM memories ORDER BY 1, 2`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer quiet.Close(rows)
+	var out []memory.Scope
+	for rows.Next() {
+		var sc memory.Scope
+		if err := rows.Scan(&sc.Namespace, &sc.User); err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		out = append(out, sc)
+	}
+	return out, rows.Err()
+}

@@ -223,8 +223,11 @@ func permissions(name string) *server.Permissions {
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: []string{ServicePrefix + "." + enc + ".>"},
-				// The consolidator's service shares the prefix; it is the operator's.
-				Deny: []string{ServicePrefix + ".consolidator.>"},
+				// The consolidator's service shares the prefix; it is the
+				// operator's. A partition's forwarded HTTP API is the
+				// fronts': behind it, the write API, which an agent asks
+				// over HTTP with a token.
+				Deny: []string{ServicePrefix + ".consolidator.>", ServicePrefix + "." + enc + ".*.http"},
 			},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.agent." + enc + ".>"}},
 		}
@@ -307,18 +310,40 @@ func workerPermissions(role string) *server.Permissions {
 	service := func(name string) []string {
 		return []string{"$SRV.*", "$SRV.*." + name, "$SRV.*." + name + ".*"}
 	}
+	// partitions are the endpoints of each partition of the users' read
+	// model (engram.v1.<ns>.p<k>.<op>): a partitioned retriever answers
+	// on them, and a front (any retriever, an ingest) asks them.
+	partitions := func(ops ...string) []string {
+		out := make([]string, len(ops))
+		for i, op := range ops {
+			out[i] = ServicePrefix + ".*.*." + op
+		}
+		return out
+	}
+	// readStates is reading, not writing, the retrievers' partition
+	// states (GET /readyz?partition=k on a front).
+	readStates := func() []string {
+		stream, kv := "KV_"+PartitionBucket, "$KV."+PartitionBucket+"."+RoleRetriever+".s.>"
+		return append(api("STREAM.INFO."+stream, "CONSUMER.DELETE."+stream+".*", "CONSUMER.INFO."+stream+".*"),
+			"$JS.FC."+stream+".>", "$JS.API.DIRECT.GET."+stream+"."+kv, "$JS.API.CONSUMER.CREATE."+stream+".*."+kv)
+	}
 	switch role {
 	case RoleIngest:
 		pub = append(pub, onMemory(agentTypes)...)
 		// It reads no event: a retriever tells it whether the event
 		// stored under a duplicate's id says what it sent (AskDigest).
 		pub = append(pub, ServicePrefix+".*.digest")
+		pub = append(append(pub, partitions("http")...), readStates()...)
 		sub = append(append(sub, ServicePrefix+".*.events"), service("engram-ingest")...)
 	case RoleRetriever:
 		pub = append(append(pub, onMemory(retrieverTypes)...), reader...)
 		pub = append(pub, consolidatorService+".pending", consolidatorService+".approve", consolidatorService+".dismiss")
 		sub = append(append(sub, ServicePrefix+".*.search", ServicePrefix+".*.context", ServicePrefix+".*.digest"),
 			service("engram-retriever")...)
+		// Partitioned: leases and states in the partition bucket, each
+		// partition's endpoints, answered and asked.
+		pub = append(append(pub, bucket(PartitionBucket, RoleRetriever+".>")...), partitions("search", "context", "http")...)
+		sub = append(append(sub, partitions("search", "context", "http")...), service("engram-partition")...)
 	case RoleExtractor:
 		pub = append(append(pub, onMemory(extractorTypes)...), reader...)
 		pub = append(pub, bucket(PartitionBucket, RoleExtractor+".>")...)

@@ -252,10 +252,11 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 			t.Fatalf("reply %q, want %q", got, want)
 		}
 		// Not another namespace's, not derived or input events straight
-		// onto the stream, not the consolidator.
+		// onto the stream, not the consolidator, not a partition's
+		// forwarded HTTP API (the write API behind it takes a token).
 		for _, subject := range []string{ServicePrefix + ".beta.search", "mem.acme.ana.memory.extracted",
 			"mem.acme.ana.turn.recorded", "mem.beta.ana.user.forgotten", "dlq.x.mem.acme.ana.turn.recorded",
-			ServicePrefix + ".consolidator.run"} {
+			ServicePrefix + ".consolidator.run", ServicePrefix + ".acme.p3.http", ServicePrefix + ".beta.p3.context"} {
 			if err := agent.nc.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}

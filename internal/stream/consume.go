@@ -31,6 +31,10 @@ type Message struct {
 	// Via is the edge the event came in by (HeaderVia); empty when it was
 	// published straight to NATS.
 	Via string
+	// Passed marks a message the consumer's Keep passed over: not decoded
+	// (Event and Data are empty), handed on only so that the handler sees
+	// every sequence, and acknowledged like any other.
+	Passed bool
 
 	msg jetstream.Msg
 }
@@ -82,6 +86,15 @@ type ConsumerConfig struct {
 	// Recent, when set, holds events this process validated and stored:
 	// a message that is one of them is not decoded again.
 	Recent *Recent
+	// Keep, when set, says by its subject whether a message is this
+	// consumer's to handle. One it is not is handed over Passed, without
+	// being decoded: a reader of one partition of the users reads the
+	// whole stream and decodes only its own users' events.
+	Keep func(subject string) bool
+	// InactiveThreshold, when set, has JetStream delete the consumer
+	// once nothing has pulled from it for that long: the consumer of a
+	// partition's read model dies with the instance that held it.
+	InactiveThreshold time.Duration
 }
 
 // DefaultBackoff doubles from 1 s up to 5 min.
@@ -135,6 +148,8 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		MaxAckPending:  max(4*cfg.Batch, 1000),
 		FilterSubjects: cfg.FilterSubjects,
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
+
+		InactiveThreshold: cfg.InactiveThreshold,
 	}
 	if cfg.StartSeq > 0 {
 		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
@@ -207,7 +222,13 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 				return
 			}
 		}
-		msg, err := decodeMsg(m, c.cfg.MaxEventBytes, c.cfg.Recent)
+		var msg *Message
+		var err error
+		if c.cfg.Keep != nil && !c.cfg.Keep(m.Subject()) {
+			msg = passedMsg(m)
+		} else {
+			msg, err = decodeMsg(m, c.cfg.MaxEventBytes, c.cfg.Recent)
+		}
 		held.add(m)
 		select {
 		case inbox <- arrival{msg, err}:
@@ -496,6 +517,15 @@ func (h *heldMsgs) keepAlive(ctx context.Context, interval time.Duration, log *z
 		}
 		h.mu.Unlock()
 	}
+}
+
+// passedMsg is a delivered message left undecoded (Passed).
+func passedMsg(m jetstream.Msg) *Message {
+	msg := &Message{Subject: m.Subject(), msg: m, Delivered: 1, Passed: true}
+	if md, err := m.Metadata(); err == nil {
+		msg.Seq, msg.Delivered, msg.Stored = md.Sequence.Stream, int(md.NumDelivered), md.Timestamp
+	}
+	return msg
 }
 
 // decodeMsg reads a delivered message. On error the returned Message still

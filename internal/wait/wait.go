@@ -46,7 +46,13 @@ func Within(t testing.TB, limit time.Duration, what string, check func() error) 
 // saw returns an error for For instead.
 func Until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	Within(t, Limit, what, func() error {
+	UntilWithin(t, Limit, what, cond)
+}
+
+// UntilWithin is Until with another limit.
+func UntilWithin(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	Within(t, limit, what, func() error {
 		if !cond() {
 			return errNotYet
 		}
