@@ -156,7 +156,12 @@ func checkSpecVersion(v string) error {
 // misspelt "namespace" or "user" is an error rather than an event filed
 // under the wrong tenant.
 func checkExtensions(ext map[string]any) error {
-	for _, name := range slices.Sorted(maps.Keys(ext)) {
+	names := make([]string, 0, len(ext))
+	for name := range ext {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		if !isExtension(name) {
 			return unknownAttribute(name)
 		}
@@ -423,7 +428,7 @@ func parseTime(s string) (time.Time, error) {
 	point := strings.IndexAny(s, ".,")
 	switch {
 	case err == nil && point >= 0 && (s[point] == ',' || strings.IndexAny(s[point:], "Z+-") > 10),
-		err != nil && !rfc3339.MatchString(s):
+		err != nil && !rfc3339.MatchString(strings.Clone(s)): // a clone, so s stays on the stack
 		return time.Time{}, problem(fmt.Sprintf("must be an RFC 3339 timestamp like 2025-01-02T15:04:05Z, not %s", quote(s)))
 	case err != nil:
 		return time.Time{}, problem(fmt.Sprintf("is not a valid time: %s", quote(s)))
