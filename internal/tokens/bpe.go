@@ -107,9 +107,9 @@ func (b *bpe) Count(s string) int {
 	}
 	b.once.Do(func() { b.codec = b.new() })
 	total := 0
-	for s != "" {
-		part := s[:breakRunCut(s)]
-		s = s[len(part):]
+	for rest := s; rest != ""; {
+		part := rest[:breakRunCut(rest)]
+		rest = rest[len(part):]
 		n, err := b.codec.Count(part)
 		if err != nil {
 			n = b.fallback.Count(part)
