@@ -15,8 +15,9 @@ import (
 // them: the ones a BM25 ranking puts first, as far as the index can tell
 // without reading them.
 //
-// When the terms' document frequencies add up to k or fewer, every
-// document they find is a candidate and nothing is ranked. Otherwise
+// When the terms' document frequencies add up to k or fewer, or the
+// scope holds no more than k documents, every document they find is a
+// candidate and nothing is ranked. Otherwise
 // each term's postings are read as rowids alone, the most informative
 // terms' first, within a budget of postings (candidatePostings × k),
 // a term too common for what is left read newest first; a document
@@ -37,7 +38,7 @@ func (s *Store) candidates(ctx context.Context, c collection, part string, q tex
 	for _, t := range terms {
 		sum += st.DF[t.Token]
 	}
-	if sum <= k {
+	if sum <= k || st.Docs <= k {
 		return s.rowids(ctx, `SELECT rowid FROM `+c.fts+` WHERE `+c.fts+` MATCH ?`, textseg.MatchTerms(part, terms))
 	}
 	held := make(map[int64]float64, min(sum, candidatePostings*k))
