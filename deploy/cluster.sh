@@ -5,27 +5,31 @@
 #                              and the workers apart, print how to reach them
 #   deploy/cluster.sh stop     stop the workers, then the nodes (by their pid files)
 #   deploy/cluster.sh status   what runs
+#   deploy/cluster.sh build    only build the binaries (CI checks that this leaves the checkout as it was)
 #
 # Everything lives under $ENGRAM_CLUSTER_DIR (default ./data/cluster): the
 # binaries, the users (nats-auth/, made once), each node's store, each
 # worker's data dir, logs and pid files. Delete it to start from nothing.
 #
 # Ports: NATS clients 4321-4323, routes 6321-6323, monitoring 8321-8323;
-# HTTP: ingest 7520 and 7530, retriever 7521 and 7531.
+# HTTP: ingest 7520 and 7530, retrievers 7521, 7531, 7541 and 7551.
 #
-# INGESTS, RETRIEVERS, EXTRACTORS and CONSOLIDATORS (default 2 each) set how
-# many of each run. Extractors and consolidators share the users' PARTITIONS
-# (default 4, the most instances of either that can share the work; every
-# worker gets the same number): each partition is held by one instance and
-# moves to another when it dies (see README, "Several instances").
+# INGESTS, RETRIEVERS, EXTRACTORS and CONSOLIDATORS (default 2, 4, 2 and 2)
+# set how many of each run. They share the users' PARTITIONS (default 8, the
+# most instances of a kind that can share the work; every worker gets the
+# same number): each partition is held by one instance and moves to another
+# when it dies. Each retriever keeps the read model of the partitions it
+# holds, about a quarter of the users each, and any ingest or retriever
+# answers for every user by asking the retriever that holds the user's
+# partition (docs/scale.md); `engram stats --partitions` shows who holds what.
 set -eu
 
 DIR=${ENGRAM_CLUSTER_DIR:-./data/cluster}
 INGESTS=${INGESTS:-2}
-RETRIEVERS=${RETRIEVERS:-2}
+RETRIEVERS=${RETRIEVERS:-4}
 EXTRACTORS=${EXTRACTORS:-2}
 CONSOLIDATORS=${CONSOLIDATORS:-2}
-PARTITIONS=${PARTITIONS:-4}
+PARTITIONS=${PARTITIONS:-8}
 URLS=nats://127.0.0.1:4321,nats://127.0.0.1:4322,nats://127.0.0.1:4323
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$DIR"
@@ -63,11 +67,23 @@ wait_for() {
 
 healthy() { curl -fsS "http://127.0.0.1:$1/healthz" >/dev/null; }
 
-start() {
-	mkdir -p "$DIR/bin" "$DIR/logs" "$DIR/pids"
+build() {
+	mkdir -p "$DIR/bin"
 	echo "building into $DIR/bin"
-	go build -o "$DIR/bin/" ./cmd/...
-	go build -o "$DIR/bin/nats-server" github.com/nats-io/nats-server/v2
+	go build -mod=readonly -o "$DIR/bin/" ./cmd/...
+	# nats-server at the version go.mod names (the one the tests embed),
+	# built against a copy of go.mod and go.sum: building a main package
+	# engram does not import may want go.sum lines engram does not need,
+	# and the checkout must stay as it was (go mod tidy would drop them).
+	mkdir -p "$DIR/modfile"
+	cp go.mod "$DIR/modfile/go.mod"
+	cp go.sum "$DIR/modfile/go.sum"
+	go build -mod=mod -modfile "$DIR/modfile/go.mod" -o "$DIR/bin/nats-server" github.com/nats-io/nats-server/v2
+}
+
+start() {
+	mkdir -p "$DIR/logs" "$DIR/pids"
+	build
 	# Users: seeds in $DIR/nats-auth (0600), public keys in auth.conf.
 	"$DIR/bin/engram" creds --data-dir "$DIR" --nats-conf "$DIR/auth.conf" >"$DIR/creds.txt"
 	if [ ! -f "$DIR/routes.conf" ]; then
@@ -129,7 +145,10 @@ EOF
 
 engram runs on a three-node cluster (MEMORY and DEADLETTER have three replicas).
   ingest:    http://127.0.0.1:7520/v1/events  (and :7530)
-  retriever: http://127.0.0.1:7521            (and :7531) every other route
+  retriever: http://127.0.0.1:7521            (and :7531, :7541, :7551) every other route; any of them,
+             or an ingest, answers for every user from the retriever that holds the user's partition
+  who holds: ENGRAM_NATS_NKEY=$DIR/nats-auth/operator.nk ENGRAM_PARTITIONS=$PARTITIONS
+             $DIR/bin/engram stats --partitions --nats-url $URLS
   nats CLI:  nats context save engram-cluster --server $URLS --nkey $DIR/nats-auth/operator.nk --select
              nats stream info MEMORY
   agents:    see $DIR/creds.txt (use --server $URLS)
@@ -174,10 +193,11 @@ status() {
 
 case ${1:-} in
 start) start ;;
+build) build ;;
 stop) stop ;;
 status) status ;;
 *)
-	echo "usage: $0 start|stop|status" >&2
+	echo "usage: $0 start|stop|status|build" >&2
 	exit 2
 	;;
 esac

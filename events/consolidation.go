@@ -61,8 +61,8 @@ const (
 )
 
 // Sources: what made an episode (session_end, compression, sweep), a
-// scratchpad (episode, person) or a daily summary (compression,
-// migration).
+// scratchpad (episode, person) or a daily summary (extraction,
+// compression, migration).
 const (
 	SourceSessionEnd  = "session_end"
 	SourceCompression = "compression"
@@ -70,6 +70,9 @@ const (
 	SourceEpisode     = "episode"
 	SourcePerson      = "person"
 	SourceMigration   = "migration"
+	// SourceExtraction is a part of a day's log written as its turns were
+	// extracted (seed 001 §6.3 step 5): one per extraction and day.
+	SourceExtraction = "extraction"
 )
 
 // Reasons a memory is archived.
@@ -91,7 +94,7 @@ var (
 	outcomes        = []string{OutcomeCompleted, OutcomePartial, OutcomeFailed, OutcomeAbandoned, OutcomeOngoing}
 	episodeSources  = []string{SourceSessionEnd, SourceCompression, SourceSweep}
 	scratchSources  = []string{SourceEpisode, SourcePerson}
-	dailySources    = []string{SourceCompression, SourceMigration}
+	dailySources    = []string{SourceExtraction, SourceCompression, SourceMigration}
 	archiveReasons  = []string{ArchiveDecay, ArchiveExpired, ArchiveCap, ArchiveManual}
 	degradedFrom    = []string{RecallVectors, RecallFTS}
 	degradedTo      = []string{RecallFTS, RecallRecent}
@@ -261,23 +264,38 @@ func (x ProfileRefreshed) MarshalJSON() ([]byte, error) {
 }
 
 // DailySummary is the data of a daily.summarized event: one day's tier-3
-// event log entry for a channel (seed 001 §3.2.3).
+// event log entry for a channel (seed 001 §3.2.3). A day is written whole
+// (migration, compression) or in parts as it goes (extraction: Part names
+// the stretch of turns, and a later part of the same name replaces it);
+// compression summarizes the whole day, its parts included, and marks
+// them all compressed.
 type DailySummary struct {
 	Date      string `json:"date"` // YYYY-MM-DD
 	Channel   string `json:"channel"`
 	Summary   string `json:"summary"`    // at most MaxDailySummaryBytes
 	RawTokens int    `json:"raw_tokens"` // the estimated tokens of what was summarized
-	Source    string `json:"source"`     // SourceCompression or SourceMigration
+	Source    string `json:"source"`     // SourceExtraction, SourceCompression or SourceMigration
+	// Part is required for SourceExtraction and refused otherwise.
+	Part string `json:"part,omitempty"`
 }
 
 func (x *DailySummary) Validate() error {
-	return firstErr(
+	err := firstErr(
 		checkDate("date", x.Date),
 		checkID("channel", x.Channel, true),
 		checkProse("summary", x.Summary, MaxDailySummaryBytes, true),
 		checkInt("raw_tokens", x.RawTokens, 0, MaxCount),
 		oneOf("source", x.Source, dailySources...),
 	)
+	switch {
+	case err != nil:
+		return err
+	case x.Source == SourceExtraction:
+		return checkID("part", x.Part, true)
+	case x.Part != "":
+		return fieldErr("part", "is only for source "+SourceExtraction+"; a day written whole has no parts")
+	}
+	return nil
 }
 
 // checkDate checks a calendar date written YYYY-MM-DD.
@@ -306,6 +324,9 @@ type MemoriesMerged struct {
 	// not empty and at most MaxMemoryContentBytes; nil keeps its content.
 	Content   *string `json:"content,omitempty"`
 	ClusterID string  `json:"cluster_id"` // the dedupe cluster that decided it
+	// Model is the model that judged the members one fact (seed 000
+	// §5.7); empty when their words alone decided.
+	Model string `json:"model,omitempty"`
 }
 
 func (x *MemoriesMerged) Validate() error {
@@ -333,7 +354,7 @@ func (x *MemoriesMerged) Validate() error {
 			return err
 		}
 	}
-	return checkID("cluster_id", x.ClusterID, true)
+	return firstErr(checkID("cluster_id", x.ClusterID, true), checkID("model", x.Model, false))
 }
 
 // MemoriesArchived is the data of a memories.archived event: memories that
@@ -436,11 +457,26 @@ type TurnsExpired struct {
 	// StoredBefore is the retention cutoff: the events dropped were stored
 	// before it (the stream's clock). For people; BeforeSeq decides.
 	StoredBefore time.Time `json:"stored_before"`
+	// Replaced are the events engram wrote word for word from the turns
+	// (an extractive episode, the scratchpad, a day's log) that retention
+	// published again without their words and erased from the stream:
+	// every read model forgets it applied them, as a rebuild never did.
+	Replaced []EventRef `json:"replaced,omitempty"` // at most MaxMemoryBatch
+}
+
+// EventRef names one event: its source and id.
+type EventRef struct {
+	Source string `json:"source"`
+	ID     string `json:"id"`
 }
 
 func (x *TurnsExpired) Validate() error {
 	return firstErr(
 		checkInt("before_seq", x.BeforeSeq, 1, 1<<53),
 		checkTime("stored_before", x.StoredBefore),
+		checkCount("replaced", len(x.Replaced), 0, MaxMemoryBatch, "events"),
+		each("replaced", len(x.Replaced), func(i int) error {
+			return firstErr(checkID("source", x.Replaced[i].Source, true), checkID("id", x.Replaced[i].ID, true))
+		}),
 	)
 }

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDecodeConsolidationValues(t *testing.T) {
+	t.Parallel()
 	at := func(s string) time.Time {
 		t.Helper()
 		v, err := time.Parse(time.RFC3339Nano, s)
@@ -50,18 +51,7 @@ func TestDecodeConsolidationValues(t *testing.T) {
 			&events.RetrievalDegraded{From: events.RecallVectors, To: events.RecallRecent, Reason: "r"}},
 		{"forgotten", events.TypeUserForgotten, `{"reason":"asked"}`, &events.UserForgotten{Reason: "asked"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v, err := events.DecodeData(c.eventType, []byte(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(normalize(t, v), normalize(t, c.want)) {
-				t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, c.want))
-			}
-			if got, want := reflect.TypeOf(v), reflect.TypeOf(c.want); got != want {
-				t.Fatalf("DecodeData type=%v, want %v", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { decodesTo(t, c.eventType, c.body, c.want) })
 	}
 }
 
@@ -69,6 +59,7 @@ func TestDecodeConsolidationValues(t *testing.T) {
 // make a valid event, with the session as subject only for an episode,
 // that DecodeStructured reads back as the same data.
 func TestNewDerivedConsolidation(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 3, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		typ     string
@@ -114,6 +105,7 @@ func TestNewDerivedConsolidation(t *testing.T) {
 }
 
 func TestConsolidationMessages(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ typ, body, want string }{
 		{events.TypeEpisodeBuilt, episodeWith(`"ended":"2025-06-01T09:00:00Z"`), "data.ended: is before started"},
 		{events.TypeEpisodeBuilt, episodeWith(`"actions":[{"turn":0}]`), "data.actions[0].tool: required: an action needs a tool or a decision"},
@@ -135,6 +127,7 @@ func TestConsolidationMessages(t *testing.T) {
 
 // The extraction limit still holds after decodeIndexes took a limit.
 func TestExtractionTurnLimitUnchanged(t *testing.T) {
+	t.Parallel()
 	_, err := events.DecodeData(events.TypeExtractionFailed,
 		[]byte(`{"request_id":"r1","session_id":"s1","reason":"x","attempts":1,"turns":[`+intList(events.MaxExtractionTurns+1)+`]}`))
 	if want := "data.turns: holds more than 500 turn indices"; err == nil || err.Error() != want {

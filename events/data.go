@@ -29,7 +29,7 @@ type registration struct {
 
 // registry is every event type, inputs first; each file registers the
 // types it defines beside them.
-var registry = slices.Concat(inputTypes, derivedTypes, consolidationTypes, embeddingTypes)
+var registry = slices.Concat(inputTypes, derivedTypes, consolidationTypes, embeddingTypes, identityTypes)
 
 // Types returns every event type Validate accepts: the input types, then
 // the derived ones.

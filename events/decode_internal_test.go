@@ -3,6 +3,7 @@ package events
 import "testing"
 
 func TestIntValue(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		lit         string
 		n           int64
@@ -39,6 +40,7 @@ func TestIntValue(t *testing.T) {
 }
 
 func TestInUnitInterval(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		lit string
 		in  bool

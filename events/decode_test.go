@@ -39,6 +39,7 @@ func checkErr(t *testing.T, err error, want string) {
 }
 
 func TestDecodeData(t *testing.T) {
+	t.Parallel()
 	for _, s := range dataSamples {
 		t.Run(s.name, func(t *testing.T) {
 			v, err := events.DecodeData(s.eventType, []byte(s.body))
@@ -50,30 +51,32 @@ func TestDecodeData(t *testing.T) {
 				return
 			}
 			if got, want := reflect.TypeOf(v).String(), map[string]string{
-				events.TypeTurnRecorded:        "*events.TurnRecorded",
-				events.TypeContextCompressing:  "*events.ContextCompressing",
-				events.TypeSessionEnded:        "*events.SessionEnded",
-				events.TypeExtractionRequested: "*events.ExtractionRequested",
-				events.TypeMemoryExtracted:     "*events.MemoryExtracted",
-				events.TypeExtractionFailed:    "*events.ExtractionFailed",
-				events.TypeMemoryAdded:         "*events.MemoryAdded",
-				events.TypeMemoryUpdated:       "*events.MemoryUpdated",
-				events.TypeMemoryDeleted:       "*events.MemoryDeleted",
-				events.TypePendingConfirmed:    "*events.PendingDecision",
-				events.TypePendingIgnored:      "*events.PendingDecision",
-				events.TypePendingSnoozed:      "*events.PendingDecision",
-				events.TypeMemoryImportant:     "*events.MemoryImportant",
-				events.TypeEpisodeBuilt:        "*events.Episode",
-				events.TypeScratchpadUpdated:   "*events.Scratchpad",
-				events.TypeProfileRefreshed:    "*events.ProfileRefreshed",
-				events.TypeDailySummarized:     "*events.DailySummary",
-				events.TypeMemoriesMerged:      "*events.MemoriesMerged",
-				events.TypeMemoriesArchived:    "*events.MemoriesArchived",
-				events.TypeMemoriesAccessed:    "*events.MemoriesAccessed",
-				events.TypeRetrievalDegraded:   "*events.RetrievalDegraded",
-				events.TypeUserForgotten:       "*events.UserForgotten",
-				events.TypeMemoryEmbedded:      "*events.MemoryEmbedded",
-				events.TypeTurnsExpired:        "*events.TurnsExpired",
+				events.TypeTurnRecorded:          "*events.TurnRecorded",
+				events.TypeContextCompressing:    "*events.ContextCompressing",
+				events.TypeSessionEnded:          "*events.SessionEnded",
+				events.TypeExtractionRequested:   "*events.ExtractionRequested",
+				events.TypeMemoryExtracted:       "*events.MemoryExtracted",
+				events.TypeExtractionFailed:      "*events.ExtractionFailed",
+				events.TypeMemoryAdded:           "*events.MemoryAdded",
+				events.TypeMemoryUpdated:         "*events.MemoryUpdated",
+				events.TypeMemoryDeleted:         "*events.MemoryDeleted",
+				events.TypePendingConfirmed:      "*events.PendingDecision",
+				events.TypePendingIgnored:        "*events.PendingDecision",
+				events.TypePendingSnoozed:        "*events.PendingDecision",
+				events.TypeMemoryImportant:       "*events.MemoryImportant",
+				events.TypeEpisodeBuilt:          "*events.Episode",
+				events.TypeScratchpadUpdated:     "*events.Scratchpad",
+				events.TypeProfileRefreshed:      "*events.ProfileRefreshed",
+				events.TypeDailySummarized:       "*events.DailySummary",
+				events.TypeMemoriesMerged:        "*events.MemoriesMerged",
+				events.TypeMemoriesArchived:      "*events.MemoriesArchived",
+				events.TypeMemoriesAccessed:      "*events.MemoriesAccessed",
+				events.TypeRetrievalDegraded:     "*events.RetrievalDegraded",
+				events.TypeUserForgotten:         "*events.UserForgotten",
+				events.TypeMemoryEmbedded:        "*events.MemoryEmbedded",
+				events.TypeTurnsExpired:          "*events.TurnsExpired",
+				events.TypeIdentityConfirmed:     "*events.IdentityConfirmed",
+				events.TypeConsolidationReported: "*events.ConsolidationReport",
 			}[s.eventType]; got != want {
 				t.Fatalf("DecodeData type=%s, want %s", got, want)
 			}
@@ -82,6 +85,7 @@ func TestDecodeData(t *testing.T) {
 }
 
 func TestDecodeDataUnknownType(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []string{"", "turn.Recorded", "memory.archived", "memory.write"} {
 		_, err := events.DecodeData(typ, []byte(`{}`))
 		checkErr(t, err, "type")
@@ -89,6 +93,7 @@ func TestDecodeDataUnknownType(t *testing.T) {
 }
 
 func TestDecodeDataValues(t *testing.T) {
+	t.Parallel()
 	t.Run("turn", func(t *testing.T) {
 		v, err := events.DecodeData(events.TypeTurnRecorded, []byte(`{"session_id":"s-42","turn_index":3e0,"role":"assistant",
 			"content":"hi","tool_calls":[{"id":"c1","name":"search","input": {"q" : 1}}],
@@ -145,6 +150,7 @@ func TestDecodeDataValues(t *testing.T) {
 // The Go types and DecodeData must agree: what json.Marshal makes of a
 // value decodes back to the same value.
 func TestMarshalDecodes(t *testing.T) {
+	t.Parallel()
 	for _, s := range dataSamples {
 		if s.field != "" {
 			continue
@@ -171,6 +177,22 @@ func TestMarshalDecodes(t *testing.T) {
 
 // normalize re-marshals tool inputs compactly: json.Marshal compacts a
 // RawMessage, which is not a change of value.
+// decodesTo checks that DecodeData reads body, of eventType, as want: the
+// same data, and of the same type.
+func decodesTo(t *testing.T, eventType, body string, want any) {
+	t.Helper()
+	v, err := events.DecodeData(eventType, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalize(t, v), normalize(t, want)) {
+		t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, want))
+	}
+	if got, want := reflect.TypeOf(v), reflect.TypeOf(want); got != want {
+		t.Fatalf("DecodeData type=%v, want %v", got, want)
+	}
+}
+
 func normalize(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -181,6 +203,7 @@ func normalize(t *testing.T, v any) any {
 }
 
 func TestDecodeStructured(t *testing.T) {
+	t.Parallel()
 	for _, s := range eventSamples {
 		t.Run(s.name, func(t *testing.T) {
 			e, data, err := events.DecodeStructured([]byte(s.body), 0)
@@ -202,6 +225,7 @@ func TestDecodeStructured(t *testing.T) {
 }
 
 func TestDecodeStructuredAttributes(t *testing.T) {
+	t.Parallel()
 	e, data, err := events.DecodeStructured([]byte(with(m{
 		"time":        "2025-06-01T11:30:00.5+02:00",
 		"dataschema":  "https://example.com/s.json",
@@ -235,6 +259,7 @@ func TestDecodeStructuredAttributes(t *testing.T) {
 }
 
 func TestDecodeStructuredDefaults(t *testing.T) {
+	t.Parallel()
 	e, _, err := events.DecodeStructured([]byte(with(m{"namespace": drop, "agent": drop, "datacontenttype": drop})), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -251,6 +276,7 @@ func TestDecodeStructuredDefaults(t *testing.T) {
 }
 
 func TestDecodeStructuredSize(t *testing.T) {
+	t.Parallel()
 	body := []byte(with(nil))
 	if _, _, err := events.DecodeStructured(body, len(body)); err != nil {
 		t.Fatalf("an event at the limit: %v", err)
@@ -276,6 +302,7 @@ func TestDecodeStructuredSize(t *testing.T) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestDecodeStructuredMessages(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ body, want string }{
 		{with(m{"specversion": "0.3"}), "0.3 is not accepted"},
 		{with(m{"id": 42}), "must be a string, not a number"},
@@ -296,6 +323,7 @@ func TestDecodeStructuredMessages(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	good := func() event.Event {
 		e, err := events.New("https://agent.example.com", events.TypeSessionEnded, "acme", "alice",
 			events.SessionEnded{SessionID: "s1", MessageCount: 2})
@@ -341,6 +369,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	turn := events.TurnRecorded{SessionID: "s1", TurnIndex: 4, Role: events.RoleUser, Content: "我的项目叫 engram"}
 	e, err := events.New("urn:agent:test", events.TypeTurnRecorded, "", "bob", &turn)
 	if err != nil {
@@ -391,6 +420,7 @@ func TestNew(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
+	t.Parallel()
 	ok := events.SessionEnded{SessionID: "s1"}
 	for _, c := range []struct {
 		name                        string
@@ -418,6 +448,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestExtensionsOfEmptyEvent(t *testing.T) {
+	t.Parallel()
 	var e event.Event
 	if got, want := events.Namespace(e), events.DefaultNamespace; got != want {
 		t.Errorf("Namespace=%q, want %q", got, want)
@@ -428,6 +459,7 @@ func TestExtensionsOfEmptyEvent(t *testing.T) {
 }
 
 func TestSessionID(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		data any
 		want string
@@ -446,6 +478,7 @@ func TestSessionID(t *testing.T) {
 }
 
 func TestDecodeBatch(t *testing.T) {
+	t.Parallel()
 	one, two := with(nil), with(m{"id": "2"})
 	raws, err := events.DecodeBatch([]byte(" [" + one + ",\n" + two + "] "))
 	if err != nil {

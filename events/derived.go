@@ -65,6 +65,10 @@ const (
 	ExtractorLLM   = "llm"
 )
 
+// PassTurn marks a memory.extracted that is the rules' reading of one turn
+// as it arrived, not a request's result.
+const PassTurn = "turn"
+
 // Kinds of memory: what sort of knowledge it holds.
 const (
 	KindFact       = "fact"
@@ -97,6 +101,9 @@ var (
 		CategoryEvent, CategoryConversation, CategoryTemp, CategoryDebug}
 )
 
+// Kinds are the kinds of memory, in their documented order.
+func Kinds() []string { return append([]string(nil), kinds...) }
+
 // Tiers of memory.
 const (
 	TierCore      = 1 // the core profile
@@ -115,6 +122,7 @@ type ExtractionTurn struct {
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
 	Time        time.Time    `json:"time"` // RFC 3339; the turn event's time
 	Project     string       `json:"project,omitempty"`
+	Channel     string       `json:"channel,omitempty"` // which day's log it is written in
 }
 
 func (t *ExtractionTurn) Validate() error {
@@ -125,6 +133,7 @@ func (t *ExtractionTurn) Validate() error {
 		checkRole("role", t.Role),
 		checkTime("time", t.Time),
 		checkID("project", t.Project, false),
+		checkID("channel", t.Channel, false),
 	)
 }
 
@@ -217,10 +226,16 @@ type Usage struct {
 // MemoryExtracted is the data of a memory.extracted event: the result of
 // one extraction request. Turns lists the turn indices covered, in
 // ascending order with no repeats; Candidates may be empty.
+//
+// With Pass PassTurn it is instead the rules' reading of one turn as it
+// arrived (RequestID names the reading, not a request): its memories are
+// readable at once, and the turn still waits for its request, which is
+// what marks it extracted.
 type MemoryExtracted struct {
 	RequestID  string      `json:"request_id"`
 	SessionID  string      `json:"session_id"`
-	Extractor  string      `json:"extractor"` // ExtractorRules or ExtractorLLM
+	Extractor  string      `json:"extractor"`      // ExtractorRules or ExtractorLLM
+	Pass       string      `json:"pass,omitempty"` // "" (a request's result) or PassTurn
 	Model      string      `json:"model,omitempty"`
 	Usage      Usage       `json:"usage"`
 	Calls      int         `json:"calls"`      // LLM calls made
@@ -242,6 +257,14 @@ func (x *MemoryExtracted) Validate() error {
 	)
 	if err != nil {
 		return err
+	}
+	if x.Pass != "" {
+		if err := oneOf("pass", x.Pass, PassTurn); err != nil {
+			return err
+		}
+		if x.Extractor != ExtractorRules || len(x.Turns) != 1 {
+			return fieldErr("pass", "a turn's reading is the rules' of one turn")
+		}
 	}
 	return each("candidates", len(x.Candidates), func(i int) error { return x.Candidates[i].Validate() })
 }

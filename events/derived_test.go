@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 )
 
 func TestDecodeDerivedValues(t *testing.T) {
+	t.Parallel()
 	at := func(s string) time.Time {
 		t.Helper()
 		v, err := time.Parse(time.RFC3339Nano, s)
@@ -70,22 +72,12 @@ func TestDecodeDerivedValues(t *testing.T) {
 			&events.MemoryImportant{MemoryID: "m1", Kind: events.KindFact, Category: events.CategoryEvent, Subject: "s", Predicate: "p",
 				Content: "c", Importance: 0.8, CauseEventID: "e1"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v, err := events.DecodeData(c.eventType, []byte(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(normalize(t, v), normalize(t, c.want)) {
-				t.Fatalf("DecodeData=%s\nwant        %s", normalize(t, v), normalize(t, c.want))
-			}
-			if got, want := reflect.TypeOf(v), reflect.TypeOf(c.want); got != want {
-				t.Fatalf("DecodeData type=%v, want %v", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { decodesTo(t, c.eventType, c.body, c.want) })
 	}
 }
 
 func TestDecodeDerivedTimes(t *testing.T) {
+	t.Parallel()
 	v, err := events.DecodeData(events.TypePendingSnoozed, []byte(`{"memory_id":"m1","until":"2025-06-08T09:30:00.25+08:00"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +90,7 @@ func TestDecodeDerivedTimes(t *testing.T) {
 // A Go worker with nothing to report leaves Candidates nil; that must
 // still make a valid event.
 func TestMemoryExtractedWithNilCandidates(t *testing.T) {
+	t.Parallel()
 	x := events.MemoryExtracted{RequestID: "r1", SessionID: "s1", Extractor: events.ExtractorRules, Turns: []int{0}}
 	b, err := json.Marshal(x)
 	if err != nil {
@@ -113,6 +106,7 @@ func TestMemoryExtractedWithNilCandidates(t *testing.T) {
 }
 
 func TestSessionIDDerived(t *testing.T) {
+	t.Parallel()
 	var nilAdded *events.MemoryAdded
 	for _, c := range []struct {
 		data any
@@ -136,8 +130,9 @@ func TestSessionIDDerived(t *testing.T) {
 }
 
 func TestTypes(t *testing.T) {
+	t.Parallel()
 	all := events.Types()
-	if got, want := len(all), 24; got != want {
+	if got, want := len(all), 26; got != want {
 		t.Fatalf("len(Types())=%d, want %d", got, want)
 	}
 	seen := map[string]bool{}
@@ -147,9 +142,9 @@ func TestTypes(t *testing.T) {
 		}
 		seen[typ] = true
 		// Every listed type decodes: an error names the data, not the type
-		// (user.forgotten needs nothing).
+		// (user.forgotten needs nothing, nor does a declined identity).
 		_, err := events.DecodeData(typ, []byte(`{}`))
-		if typ == events.TypeUserForgotten && err == nil {
+		if (typ == events.TypeUserForgotten || typ == events.TypeIdentityConfirmed) && err == nil {
 			continue
 		}
 		checkErrNot(t, err, "type")
@@ -164,13 +159,14 @@ func TestTypes(t *testing.T) {
 // field.
 func checkErrNot(t *testing.T, err error, field string) {
 	t.Helper()
-	fe, ok := err.(*events.FieldError)
-	if !ok || fe.Field == field {
+	var fe *events.FieldError
+	if !errors.As(err, &fe) || fe.Field == field {
 		t.Fatalf("err=%v, want a *FieldError for a field other than %q", err, field)
 	}
 }
 
 func TestNewDerived(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 17, 30, 0, 123456789, time.FixedZone("CST", 8*3600))
 	added := events.MemoryAdded{Kind: events.KindRule, Category: events.CategoryDecision, Subject: "team", Predicate: "rule",
 		Content: "Run go vet before a commit.", Importance: 0.9, Confidence: 1, SessionID: "s1"}
@@ -228,6 +224,7 @@ func TestNewDerived(t *testing.T) {
 }
 
 func TestNewDerivedWithoutSession(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
 	for _, c := range []struct {
 		typ  string
@@ -257,6 +254,7 @@ func TestNewDerivedWithoutSession(t *testing.T) {
 }
 
 func TestNewDerivedErrors(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
 	ok := events.MemoryDeleted{MemoryID: "m1"}
 	for _, c := range []struct {
@@ -291,6 +289,7 @@ func TestNewDerivedErrors(t *testing.T) {
 }
 
 func TestDerivedMessages(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ typ, body, want string }{
 		{events.TypeMemoryExtracted, extracted(candidateWith(`"importance":1.0000000000000000001`)),
 			`data.candidates[0].importance: must be a number from 0 to 1, not "1.0000000000000000001"`},

@@ -56,8 +56,9 @@
 // memory.deleted, pending.*, memory.write.important), and the
 // consolidator's and retriever's (episode.built, scratchpad.updated,
 // profile.refreshed, daily.summarized, memories.merged, memories.archived,
-// memories.accessed, retrieval.degraded, user.forgotten, turns.expired).
-// Of these only extraction.*, memory.extracted, episode.built and, when
+// memories.accessed, retrieval.degraded, user.forgotten, turns.expired,
+// consolidation.reported). identity.confirmed is an agent's: what the
+// user confirmed on first meeting it (seed 004 §3). Of these only extraction.*, memory.extracted, episode.built and, when
 // they name one, memory.added and memory.write.important belong to a
 // session and may take a subject.
 //

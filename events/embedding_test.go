@@ -14,6 +14,7 @@ import (
 )
 
 func TestTextHash(t *testing.T) {
+	t.Parallel()
 	// The first half of the FIPS 180-2 SHA-256 test vectors.
 	for _, c := range []struct{ text, want string }{
 		{"", "e3b0c44298fc1c149afbf4c8996fb924"},
@@ -30,6 +31,7 @@ func TestTextHash(t *testing.T) {
 }
 
 func TestDecodeEmbeddedValues(t *testing.T) {
+	t.Parallel()
 	body := embedded("6", vec(teaHash, " 1e-3 , 2,-0, 0.25E+1,1.0 ,-7e0"),
 		vec(nameHash, "3.4028234663852886e38,-3.4028234663852886e38,1e-45,0.1,-0.030390318,16777217"))
 	v, err := events.DecodeData(events.TypeMemoryEmbedded, []byte(body))
@@ -49,6 +51,7 @@ func TestDecodeEmbeddedValues(t *testing.T) {
 // The embedder publishes []float32 through encoding/json; every float32,
 // denormals and extremes included, must come back bit for bit.
 func TestNewDerivedEmbedded(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const dims = 300
 	data := events.MemoryEmbedded{Model: "bge-m3", Dims: dims}
@@ -97,6 +100,7 @@ func TestNewDerivedEmbedded(t *testing.T) {
 }
 
 func TestEmbeddedMessages(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ body, want string }{
 		{embedded("768", vec(teaHash, components(767, "0.5"))), "data.vectors[0].vector: has 767 components, dims is 768"},
 		{embedded("1", vec(teaHash, "1"), vec(teaHash, "1")), `data.vectors[1].hash: "` + teaHash + `" is also vectors[0]`},
@@ -118,6 +122,7 @@ func TestEmbeddedMessages(t *testing.T) {
 // The example in the schema is what producers copy: its hashes must be
 // those of the texts the package doc names.
 func TestSchemaExampleEmbedding(t *testing.T) {
+	t.Parallel()
 	examples := schemaExamples(t, events.TypeMemoryEmbedded)
 	v, err := events.DecodeData(events.TypeMemoryEmbedded, examples[0])
 	if err != nil {

@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -386,7 +387,7 @@ func readStructured(b []byte) (attrs map[string]string, data json.RawMessage, er
 	if _, err := dec.ReadToken(); err != nil { // }
 		return nil, nil, translate("event", "", err)
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, nil, fieldErr("event", "has data after the JSON value")
 	}
 	return attrs, data, nil
@@ -507,7 +508,7 @@ func DecodeBatch(b []byte) ([]json.RawMessage, error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, translate("batch", "batch", err)
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, fieldErr("batch", "has data after the JSON value")
 	}
 	if len(out) == 0 {

@@ -48,6 +48,7 @@ func FuzzDecodeStructured(f *testing.F) {
 // The seed corpus says by name what it holds: valid_* seeds must decode
 // and invalid_* seeds must not, or the fuzzer starts from the wrong place.
 func TestFuzzSeeds(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/fuzz/FuzzDecodeStructured/*")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // library, the CloudEvents envelope and the JSON library that reads it
 // (what becomes encoding/json/v2).
 func TestImports(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -70,6 +70,7 @@ func schemaAccepts(sch *jsonschema.Schema, doc string) (bool, error) {
 // an agent validating with the schema must get the answer engram gives,
 // except where the sample says the schema cannot tell.
 func TestAgreement(t *testing.T) {
+	t.Parallel()
 	schemas := compileSchemas(t)
 	check := func(t *testing.T, s sample, goErr error, schema *jsonschema.Schema) {
 		t.Helper()
@@ -109,6 +110,7 @@ func TestAgreement(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
+	t.Parallel()
 	for _, name := range append(events.Types(), events.SchemaEnvelope) {
 		b, err := events.Schema(name)
 		if err != nil {
@@ -142,6 +144,7 @@ func schemaExamples(t *testing.T, eventType string) []json.RawMessage {
 // The examples in the schemas are what producers copy: every type has
 // one, and each is valid data of its type, for Go and for the schema.
 func TestSchemaExamples(t *testing.T) {
+	t.Parallel()
 	schemas := compileSchemas(t)
 	for _, typ := range events.Types() {
 		examples := schemaExamples(t, typ)
@@ -165,6 +168,7 @@ func TestSchemaExamples(t *testing.T) {
 // Together with TestAgreement (the same samples through both), this is
 // what keeps a field added to a type from being forgotten in its schema.
 func TestSchemasFollowTypes(t *testing.T) {
+	t.Parallel()
 	docs := map[string]map[string]any{}
 	files, _ := fs.Glob(events.Schemas, "schema/*.json")
 	for _, f := range files {

@@ -62,7 +62,7 @@ class EngramTest(unittest.TestCase):
         ])
         self.assertEqual(batch["accepted"], 2)
         hits = wait_for("search", lambda: self.mem.search(self.user, "杭州"))
-        self.assertEqual(hits[0]["kind"], "turn")
+        self.assertIn("turn", [h["kind"] for h in hits])
         ctx = self.mem.context(self.user, "where do I live?", session_id="s1", force=True)
         self.assertIn("rendered", ctx)
         self.assertIn("total", ctx["budget"])
@@ -82,6 +82,18 @@ class EngramTest(unittest.TestCase):
         self.assertIn("jasmine", ctx["rendered"])
         self.mem.delete_memory(self.user, mid, reason="test")
         self.assertEqual(self.mem.memories(self.user, kind="preference"), [])
+
+    def test_plain_text_and_what_a_turn_taught(self):
+        w = self.mem.remember(self.user, "I'm vegetarian")
+        got = self.mem.memory(self.user, w["memory_id"])["memory"]
+        self.assertEqual(got["content"], "I'm vegetarian")
+        self.assertEqual(got["source"], "manual")
+        r = self.mem.record_turn(self.user, "s2", 0, "user", "我住在北京市朝阳区，平时喜欢喝美式咖啡。", wait="memories")
+        res = r["results"][0]
+        self.assertEqual(res["extraction"], "done")
+        self.assertTrue(any("美式咖啡" in m["content"] for m in res["memories"]), res)
+        users = [u["user"] for u in self.mem.users(prefix=self.user)]
+        self.assertEqual(users, [self.user])
 
     def test_scratchpad_pending_episodes(self):
         self.assertNotIn("updated", self.mem.scratchpad(self.user))
@@ -103,6 +115,25 @@ class EngramTest(unittest.TestCase):
             with self.assertRaises(EngramError) as e:
                 Engram(URL, token="wrong-token-0123456789").search(self.user, "x")
             self.assertEqual(e.exception.code, "unauthorized")
+
+
+class PackageTest(unittest.TestCase):
+    """pyproject.toml builds this module, at its version, with nothing else."""
+
+    def test_pyproject(self):
+        try:
+            import tomllib
+        except ImportError:
+            self.skipTest("tomllib needs Python 3.11")
+        import engram
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "pyproject.toml"), "rb") as f:
+            proj = tomllib.load(f)
+        self.assertEqual(proj["project"]["dependencies"], [])
+        self.assertEqual(proj["tool"]["setuptools"]["py-modules"], ["engram"])
+        self.assertEqual(proj["tool"]["setuptools"]["dynamic"]["version"]["attr"], "engram.__version__")
+        self.assertRegex(engram.__version__, r"^\d+\.\d+\.\d+")
+        self.assertTrue(os.path.exists(os.path.join(here, proj["project"]["readme"])))
 
 
 if __name__ == "__main__":

@@ -56,12 +56,16 @@ export class Engram {
     };
   }
 
-  /** Send CloudEvents; resolves once JetStream has stored every one. */
-  sendEvents(events) {
+  /**
+   * Send CloudEvents; resolves once JetStream has stored every one. wait "true" resolves once they are
+   * readable; "memories" also once the rules have read each of the user's turns, with what they wrote.
+   */
+  sendEvents(events, { wait } = {}) {
+    const query = { wait };
     if (events.length === 1) {
-      return this.request("POST", "/v1/events", { body: events[0], contentType: "application/cloudevents+json" });
+      return this.request("POST", "/v1/events", { query, body: events[0], contentType: "application/cloudevents+json" });
     }
-    return this.request("POST", "/v1/events", { body: events, contentType: "application/cloudevents-batch+json" });
+    return this.request("POST", "/v1/events", { query, body: events, contentType: "application/cloudevents-batch+json" });
   }
 
   /**
@@ -74,8 +78,8 @@ export class Engram {
     return this.event("turn.recorded", user, d, { id: eventId("turn.recorded", d), namespace });
   }
 
-  recordTurn(user, sessionId, turnIndex, role, content, opts = {}) {
-    return this.sendEvents([this.turnEvent(user, sessionId, turnIndex, role, content, opts)]);
+  recordTurn(user, sessionId, turnIndex, role, content, { wait, ...opts } = {}) {
+    return this.sendEvents([this.turnEvent(user, sessionId, turnIndex, role, content, opts)], { wait });
   }
 
   endSession(user, sessionId, messageCount, { reason, namespace } = {}) {
@@ -101,7 +105,9 @@ export class Engram {
     return this.request("GET", `/v1/memories/${encodeURIComponent(id)}`, { query: this.scope(user, namespace) });
   }
 
+  /** memory: the fact in plain words, or its fields; what is left out is read from the words. */
   addMemory(user, memory, { wait = true, idempotencyKey, namespace } = {}) {
+    if (typeof memory === "string") memory = { content: memory };
     return this.request("POST", "/v1/memories", {
       query: { wait: wait ? "true" : undefined },
       body: { importance: 0.5, confidence: 1, ...memory, namespace: namespace ?? this.namespace, user },
@@ -140,6 +146,10 @@ export class Engram {
 
   profile(user, { namespace } = {}) {
     return this.request("GET", "/v1/profile", { query: this.scope(user, namespace) });
+  }
+
+  async users({ namespace, prefix, limit } = {}) {
+    return (await this.request("GET", "/v1/users", { query: { namespace: namespace ?? this.namespace, prefix, limit } })).users;
   }
 
   async ready() {

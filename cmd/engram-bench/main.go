@@ -1,4 +1,4 @@
-// Command engram-bench prints the figures README.md reports; `make bench`
+// Command engram-bench prints the figures docs/benchmarks.md reports; `make bench`
 // runs it.
 package main
 

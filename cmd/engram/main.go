@@ -1,6 +1,6 @@
 // Command engram is the single binary: `engram serve` runs an embedded NATS
 // server with JetStream and every worker in one process; the other
-// subcommands are for operators. See README.md.
+// subcommands are for operators. See README.md and docs/cli.md.
 package main
 
 import (

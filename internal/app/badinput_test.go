@@ -10,6 +10,7 @@ import (
 // Each class of bad input gets its own 4xx with an error that names what
 // is wrong, and nothing of a rejected request reaches the stream.
 func TestBadInputIsRefusedWithANamedError(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.HTTP.MaxEventBytes = 4096
 	cfg.HTTP.MaxBatchEvents = 3

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // A body over the limit is answered 413 with the JSON error, whatever its
@@ -18,6 +20,7 @@ import (
 // client), or only once told to continue (curl's Expect: 100-continue).
 // The bodies are streamed, never held whole.
 func TestBodyOverLimit413(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	before := streamState(t, a)
 	const mb = 1 << 20
@@ -55,7 +58,7 @@ func TestBodyOverLimit413(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the connection broke instead of an answer: %v", err)
 			}
-			defer resp.Body.Close()
+			defer quiet.Close(resp.Body)
 			body, _ := io.ReadAll(resp.Body)
 			check413(t, resp.StatusCode, body)
 		})
@@ -108,7 +111,7 @@ func sendWhole(t *testing.T, addr, path, contentType string, size int64, expect 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer quiet.Close(conn)
 	_ = conn.SetDeadline(time.Now().Add(time.Minute))
 	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n", path, addr, contentType, size)
 	if expect {
@@ -127,7 +130,7 @@ func sendWhole(t *testing.T, addr, path, contentType string, size int64, expect 
 	if err != nil {
 		return 0, nil, fmt.Errorf("read the answer: %w", err)
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if resp.StatusCode == http.StatusContinue {
 		return 0, nil, fmt.Errorf("told to continue with a body over the limit")
 	}

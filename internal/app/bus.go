@@ -241,7 +241,11 @@ func (a *App) setupStreams(ctx context.Context, embedded, operator bool) error {
 			return err
 		}
 		for _, role := range busRoles(a.Roles) {
-			if err := stream.RequireStreams(ctx, a.conns[role].js, buckets(role)...); err != nil {
+			bs := buckets(role)
+			if role == stream.RoleRetriever && a.partitionedReads() {
+				bs = append(bs, stream.PartitionBucket)
+			}
+			if err := stream.RequireStreams(ctx, a.conns[role].js, bs...); err != nil {
 				return fmt.Errorf("%s: %w", role, err)
 			}
 		}
@@ -264,12 +268,17 @@ func (a *App) setupStreams(ctx context.Context, embedded, operator bool) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	if a.Roles&(RoleExtractor|RoleConsolidator) != 0 {
+	if a.Roles&(RoleExtractor|RoleConsolidator) != 0 || a.partitionedReads() {
 		// The partition bucket's TTL, the operator's, is how long a lease
-		// lives; the batcher's ack wait follows it.
+		// lives; the batcher's ack wait follows it, and a partitioned
+		// retriever's rounds.
 		js := a.bus(stream.RoleExtractor).js
-		if a.Roles&RoleExtractor == 0 {
+		switch {
+		case a.Roles&RoleExtractor != 0:
+		case a.Roles&RoleConsolidator != 0:
 			js = a.bus(stream.RoleConsolidator).js
+		default:
+			js = a.bus(stream.RoleRetriever).js
 		}
 		ttl, err := stream.LeaseTTL(ctx, js)
 		if err != nil {

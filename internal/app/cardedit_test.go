@@ -10,11 +10,13 @@ import (
 
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // Issue 10 item 12: a person's edit of MEMORY.md becomes memory events — a
 // line edited, one added, one deleted — and the card is not reverted.
 func TestMemoryCardEditedByHand(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	add := func(body string) string {
@@ -34,7 +36,7 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		return string(b)
 	}
-	waitFor(t, "MEMORY.md with the three memories", func() bool {
+	wait.Until(t, "MEMORY.md with the three memories", func() bool {
 		s := read()
 		return strings.Contains(s, "green tea <!-- "+tea+" -->") && strings.Contains(s, emoji) && strings.Contains(s, name)
 	})
@@ -67,7 +69,7 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	waitFor(t, "the edit to reach the memories", func() bool {
+	wait.Until(t, "the edit to reach the memories", func() bool {
 		m := active()
 		_, globex := m["User works at Globex"]
 		return m["User likes oolong tea"] == tea && globex && m["Rule: never use emoji"] == "" && m["User's name is Ed"] == name
@@ -81,7 +83,7 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 		t.Errorf("the added line's memory: %d %s", r.Status, r.Raw)
 	}
 	// The card is re-rendered with the edit, ids and all, never reverted.
-	waitFor(t, "MEMORY.md re-rendered with the edit", func() bool {
+	wait.Until(t, "MEMORY.md re-rendered with the edit", func() bool {
 		s := read()
 		return strings.Contains(s, "User likes oolong tea <!-- "+tea+" -->") && strings.Contains(s, "User works at Globex <!-- "+globex+" -->")
 	})
@@ -90,7 +92,7 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 	}
 	// A later change renders the card again, still with the edit.
 	add(`{"user":"ed","kind":"fact","category":"event","subject":"user","predicate":"note","content":"User adopted a cat","importance":0.8}`)
-	waitFor(t, "MEMORY.md with the new memory", func() bool { return strings.Contains(read(), "User adopted a cat") })
+	wait.Until(t, "MEMORY.md with the new memory", func() bool { return strings.Contains(read(), "User adopted a cat") })
 	if s := read(); !strings.Contains(s, "oolong") || strings.Contains(s, "green tea") || strings.Contains(s, "emoji") {
 		t.Fatalf("after another change:\n%s", s)
 	}
@@ -102,7 +104,7 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 		b, _ := os.ReadFile(userPath)
 		return string(b)
 	}
-	waitFor(t, "USER.md with the edit", func() bool {
+	wait.Until(t, "USER.md with the edit", func() bool {
 		s := readUser()
 		return strings.Contains(s, "User's name is Ed <!-- "+name+" -->") && strings.Contains(s, "User works at Globex <!-- "+globex+" -->") &&
 			strings.Contains(s, "## Preferences\n")
@@ -114,12 +116,12 @@ func TestMemoryCardEditedByHand(t *testing.T) {
 	if err := os.WriteFile(userPath, []byte(editedUser), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the USER.md edit to reach the memories", func() bool {
+	wait.Until(t, "the USER.md edit to reach the memories", func() bool {
 		m := active()
 		_, tabs := m["User prefers tabs over spaces"]
 		return m["User's name is Eddie"] == name && m["User works at Globex"] == "" && tabs
 	})
-	waitFor(t, "USER.md re-rendered with the edit", func() bool {
+	wait.Until(t, "USER.md re-rendered with the edit", func() bool {
 		s := readUser()
 		return strings.Contains(s, "User's name is Eddie <!-- "+name+" -->") && strings.Contains(s, "User prefers tabs over spaces <!--")
 	})

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/natsapi"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,7 +32,7 @@ func freePorts(t *testing.T, n int) []int {
 			t.Fatal(err)
 		}
 		out[i] = l.Addr().(*net.TCPAddr).Port
-		defer l.Close()
+		defer quiet.Close(l)
 	}
 	return out
 }
@@ -40,6 +42,7 @@ func freePorts(t *testing.T, n int) []int {
 // store every event on three replicas, and an agent sends events and
 // searches over NATS with only its rights.
 func TestDeployCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
@@ -142,7 +145,7 @@ func TestDeployCluster(t *testing.T) {
 	if got := reply.Header.Get(natsapi.StatusHeader); got != "202" {
 		t.Fatalf("agent input: %s %s", got, reply.Data)
 	}
-	waitFor(t, "the agent's event found over NATS", func() bool {
+	wait.Until(t, "the agent's event found over NATS", func() bool {
 		m, err := agent.Request(natsapi.SearchSubject("default"), []byte(`{"user":"ivy","q":"第二条"}`), 5*time.Second)
 		return err == nil && strings.Contains(string(m.Data), "agent 的第二条")
 	})

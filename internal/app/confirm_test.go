@@ -13,6 +13,7 @@ import (
 // proposed again for the same subject, predicate and value; a snoozed one
 // reads "snoozed"; confidence rises when a fact is stated again.
 func TestConfirmationIgnoreSnoozeAndRise(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	add := func(body string) string {
@@ -49,7 +50,7 @@ func TestConfirmationIgnoreSnoozeAndRise(t *testing.T) {
 	ignored := add(cat)
 	decide(ignored, "ignore", `{}`)
 	again := add(cat)
-	if m, hist := get(again); m.Status != memory.StatusRejected || len(hist) == 0 || !strings.Contains(hist[len(hist)-1].New, "ignored by the user") {
+	if m, hist := get(again); m.Status != memory.StatusRejected || len(hist) == 0 || !strings.Contains(hist[len(hist)-1].Note, "ignored by the user") {
 		t.Fatalf("said again after ignore: status %s, history %+v; want rejected with the reason", m.Status, hist)
 	}
 	r := do(t, "GET", base+"/v1/pending?user=nora", "", nil, nil)

@@ -46,9 +46,11 @@ type JobRequest struct {
 	At  time.Time `json:"at,omitzero"` // the firing time the job runs as; now when zero
 }
 
-// JobReply says which rules ran.
+// JobReply says which rules ran, and how many events of each type they
+// published: what the job did, for the operator who asked.
 type JobReply struct {
-	Ran []string `json:"ran"`
+	Ran       []string       `json:"ran"`
+	Published map[string]int `json:"published"`
 }
 
 // consolidatorService is the consolidator's operator service; it is kept
@@ -87,6 +89,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		}
 		c.Episodes = &episode.Builder{Client: client}
 		c.Rewriter = dedupe.Rewriter{Client: client}
+		c.Judge = dedupe.Judge{Client: client}
 		c.Model = client
 	}
 	ccfg := stream.ConsumerConfig{
@@ -109,7 +112,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	handle := func(ctx context.Context, msgs []*stream.Message) []error {
 		errs := make([]error, len(msgs))
 		for i, m := range msgs {
-			errs[i] = fate(c.Handle(ctx, m.Applied()))
+			errs[i] = c.Handle(ctx, m.Applied())
 		}
 		return errs
 	}
@@ -145,6 +148,9 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 		return fmt.Errorf("schedule bucket: %w", err)
 	}
 	c.Claim = fs.claim
+	if err := a.openCardsLease(ctx, runCtx, c, log); err != nil {
+		return fmt.Errorf("cards lease: %w", err)
+	}
 	a.goWorker(runCtx, "consolidator schedule", func(ctx context.Context) error {
 		// From the last firing run by any instance: what fell due while
 		// none ran is run now.
@@ -158,8 +164,37 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	return nil
 }
 
+// openCardsLease makes the cards one instance's: the holder of the cards
+// lease (all of them, in the single binary). Apart, give the
+// consolidators one shared cards_dir, so the files stay where they are
+// when the lease moves.
+func (a *App) openCardsLease(ctx, runCtx context.Context, c *consolidation.Consolidator, log *zap.Logger) error {
+	if c.CardsDir == "" || a.store == nil {
+		return nil
+	}
+	// One partition (stream.CardsGroup): one instance at a time writes
+	// every user's cards and reads a person's edits of them back. Its read
+	// model holds every user, and the projector tells it of every change
+	// (Observe), so it needs no partition of the events.
+	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleConsolidator).js,
+		stream.LeaseConfig{Group: stream.CardsGroup, Instance: a.Config.Instance, N: 1}, log)
+	if err != nil {
+		return err
+	}
+	c.CardsLease = true
+	a.observer.Store(c)
+	a.goWorker(runCtx, "cards lease", func(ctx context.Context) error {
+		leases.Run(ctx, func(pctx context.Context, _ int) {
+			log.Info("this instance writes the cards", zap.String("cards_dir", c.CardsDir))
+			c.HoldCards(pctx)
+		})
+		return nil
+	})
+	return nil
+}
+
 // openRules loads the rules: the directory, watched for changes, or the
-// built-in defaults when it does not exist. A directory whose rules do not
+// built-in defaults until it exists (it is watched for). A directory whose rules do not
 // load is an error at start (there is no last good set to keep running);
 // after that, a change that breaks them is reported with its line numbers
 // and the last good rules keep running.
@@ -176,15 +211,17 @@ func (a *App) openRules(runCtx context.Context, log *zap.Logger) (func() *rules.
 
 func (a *App) loadRules(runCtx context.Context, log *zap.Logger) (func() *rules.Set, error) {
 	dir := a.Config.Consolidate.RulesDir
-	if info, err := os.Stat(dir); dir == "" || err != nil || !info.IsDir() {
-		set, err := rules.LoadFS(defaultrules.FS, events.Types())
-		if err != nil {
-			return nil, fmt.Errorf("built-in rules: %w", err)
-		}
-		log.Info("no rules directory; the built-in rules are in force", zap.String("rules_dir", dir), zap.Int("rules", len(set.Rules)))
-		return func() *rules.Set { return set }, nil
+	builtin, err := rules.LoadFS(defaultrules.FS, events.Types())
+	if err != nil {
+		return nil, fmt.Errorf("built-in rules: %w", err)
 	}
-	w, err := rules.NewWatcher(dir, events.Types(), a.Config.Consolidate.RulesPoll, nil, log)
+	if info, err := os.Stat(dir); dir == "" || err == nil && !info.IsDir() {
+		log.Info("no rules directory; the built-in rules are in force", zap.String("rules_dir", dir), zap.Int("rules", len(builtin.Rules)))
+		return func() *rules.Set { return builtin }, nil
+	}
+	// A directory that does not exist yet is watched for: created after
+	// start, it is loaded without a restart.
+	w, err := rules.NewWatcherOr(dir, events.Types(), a.Config.Consolidate.RulesPoll, builtin, nil, log)
 	if err != nil {
 		return nil, fmt.Errorf("rules %s:\n%w", dir, err)
 	}
@@ -333,8 +370,8 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 				jr.At = time.Now()
 			}
 			log.Info("job requested", zap.String("job", jr.Job), zap.Time("at", jr.At))
-			ran, err := c.RunJob(runCtx, jr.Job, jr.At)
-			reply(req, JobReply{Ran: ran}, err)
+			ran, published, err := c.RunJobCounted(runCtx, jr.Job, jr.At)
+			reply(req, JobReply{Ran: ran, Published: published}, err)
 		},
 		PendingSubject: func(req micro.Request) {
 			var body queueRequest
@@ -355,7 +392,8 @@ func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx cont
 	}
 	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
 	for subject, h := range endpoints {
-		if err := svc.AddEndpoint(names[subject], natsapi.Timed("consolidator_"+names[subject], h), micro.WithEndpointSubject(subject)); err != nil {
+		name := "consolidator_" + names[subject]
+		if err := svc.AddEndpoint(names[subject], natsapi.Timed(name, natsapi.Recovered(name, log, h)), micro.WithEndpointSubject(subject)); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -79,6 +80,7 @@ func scratchpadOf(t *testing.T, base, user string) memory.Scratchpad {
 // the stream; a person overrides the scratchpad; the cards are written;
 // no user sees another's; and the rebuilt read model equals the live one.
 func TestConsolidationEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
@@ -139,7 +141,7 @@ func TestConsolidationEndToEnd(t *testing.T) {
 	// The cards: written for ana, atomically (no temp file left behind),
 	// and served with the core profile.
 	dir := consolidation.CardsPath(cfg.CardsPath(), memory.Scope{Namespace: "default", User: "ana"})
-	waitFor(t, "ana's cards", func() bool {
+	wait.Until(t, "ana's cards", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, consolidation.UserCard))
 		return err == nil && strings.Contains(string(b), "Atlas")
 	})
@@ -147,7 +149,12 @@ func TestConsolidationEndToEnd(t *testing.T) {
 	for _, f := range files {
 		// Besides the cards: what engram last wrote in each (and before that).
 		n := strings.TrimSuffix(f.Name(), ".prev")
-		if f.Name() != consolidation.MemoryCard && f.Name() != consolidation.UserCard && n != ".MEMORY.md.engram" && n != ".USER.md.engram" {
+		switch f.Name() {
+		case consolidation.MemoryCard, consolidation.UserCard, consolidation.AgentCard, consolidation.ProjectCard,
+			consolidation.InsightsCard:
+			continue
+		}
+		if n != ".MEMORY.md.engram" && n != ".USER.md.engram" {
 			t.Fatalf("stray file %s in the cards dir", f.Name())
 		}
 	}
@@ -202,6 +209,7 @@ const publishRule = `rules:
 // error is reported and the rules that were running keep running. A
 // confirm-mode rule waits in the queue until it is approved over HTTP.
 func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Consolidate.RulesDir = t.TempDir()
 	cfg.Consolidate.RulesPoll = 50 * time.Millisecond
@@ -241,7 +249,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	lineNumbered := regexp.MustCompile(`mine\.yaml:\d+:\d+: YAML syntax`)
-	waitFor(t, "the line-numbered reload error", func() bool {
+	wait.Until(t, "the line-numbered reload error", func() bool {
 		for _, e := range logs.FilterMessageSnippet("rules not reloaded").All() {
 			if lineNumbered.MatchString(fmt.Sprint(e.ContextMap()["error"])) {
 				return true
@@ -288,6 +296,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 // the daily job archives what faded; a job can be asked for over NATS;
 // and the rebuilt read model equals the live one without the consolidator.
 func TestScheduledJobsThenRebuild(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
@@ -360,6 +369,7 @@ func TestScheduledJobsThenRebuild(t *testing.T) {
 // numbers; a consolidator running apart starts and keeps what leaves an
 // agent's window.
 func TestConsolidatorStartAndApart(t *testing.T) {
+	t.Parallel()
 	t.Run("bad rules stop the start", func(t *testing.T) {
 		cfg := testConfig(t, t.TempDir())
 		cfg.Consolidate.RulesDir = t.TempDir()
@@ -391,7 +401,7 @@ func TestConsolidatorStartAndApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the compression episode", func() bool {
+		wait.Until(t, "the compression episode", func() bool {
 			_, err := s.GetLastMsgForSubject(t.Context(), stream.Subject("default", "solo", events.TypeEpisodeBuilt))
 			return err == nil
 		})
@@ -401,6 +411,7 @@ func TestConsolidatorStartAndApart(t *testing.T) {
 // With a model configured, the session's episode and the scratchpad are
 // written by it, once; a rebuild reproduces them without calling it.
 func TestEpisodeWrittenByTheModel(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		switch {
@@ -448,6 +459,7 @@ func TestEpisodeWrittenByTheModel(t *testing.T) {
 // yesterday's log and refresh_profile the core the model chose; a rebuild
 // reproduces both from the events alone, without calling the model.
 func TestDailyAndProfileByTheModel(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string {
 		switch {

@@ -9,6 +9,7 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/wait"
 )
 
 func contextHTTP(t *testing.T, a *App, req map[string]any) retrieval.Response {
@@ -34,6 +35,7 @@ func allItems(b retrieval.Blocks) []retrieval.Item {
 }
 
 func TestContext(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a,
 		turnEvent("c-0", "mei", "s1", 0, "user", "我叫韩梅梅，我喜欢喝美式咖啡"),
@@ -150,7 +152,7 @@ func TestContext(t *testing.T) {
 	t.Run("access reinforcement is an event the projector applies", func(t *testing.T) {
 		resp := contextHTTP(t, a, map[string]any{"user": "mei", "query": "我喜欢喝什么咖啡？"})
 		id := resp.Blocks.Memories[0].ID
-		waitFor(t, "access count", func() bool {
+		wait.Until(t, "access count", func() bool {
 			m, err := a.Store().Memory(t.Context(), memory.Scope{Namespace: "default", User: "mei"}, id)
 			return err == nil && m.AccessCount > 0
 		})

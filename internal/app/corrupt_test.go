@@ -16,6 +16,7 @@ import (
 // out in the error; rebuild --replace builds a fresh read model from the
 // stream whatever state the old file is in, and engram starts on it.
 func TestCorruptReadModelIsRefusedAndRebuilt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	a := startApp(t, cfg, RoleRetriever|RoleIngest)
@@ -40,7 +41,9 @@ func TestCorruptReadModelIsRefusedAndRebuilt(t *testing.T) {
 	if _, err := f.WriteAt(garbage, info.Size()/2/4096*4096); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	b := New(cfg, RoleRetriever, zaptest.NewLogger(t))
 	err = b.Open(t.Context())

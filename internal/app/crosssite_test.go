@@ -44,6 +44,7 @@ func routeRequests(memoryID string) map[string]siteRequest {
 		"GET /v1/memories/{id}":                        {method: "GET", path: mem, query: victim},
 		"GET /v1/pending":                              {method: "GET", path: "/v1/pending", query: victim},
 		"GET /v1/stats":                                {method: "GET", path: "/v1/stats"},
+		"GET /v1/users":                                {method: "GET", path: "/v1/users"},
 		"POST /v1/memories":                            {method: "POST", path: "/v1/memories", contentType: "application/json", body: rule},
 		"PATCH /v1/memories/{id}":                      {method: "PATCH", path: mem, query: victim, contentType: "application/json", body: `{"content":"drinks whisky"}`},
 		"DELETE /v1/memories/{id}":                     {method: "DELETE", path: mem, query: victim},
@@ -65,6 +66,7 @@ func routeRequests(memoryID string) map[string]siteRequest {
 // nothing reaches the stream. The same requests from engram's own origin
 // (the console) are served.
 func TestCrossSiteRefused(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	r := do(t, "POST", base+"/v1/memories?wait=true", "application/json",

@@ -11,11 +11,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // The context response's budget uses snake_case keys like every other key,
 // and an empty scratchpad has no zero "updated" time.
 func TestResponseKeys(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	r := do(t, "POST", base+"/v1/context", "application/json", []byte(`{"user":"ana","query":"what do I like","force":true}`), nil)
@@ -39,6 +41,7 @@ func TestResponseKeys(t *testing.T) {
 
 // Every durable consumer says what it is for (`nats consumer info`).
 func TestConsumerDescriptions(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Embed.BaseURL, cfg.Embed.Model = "http://127.0.0.1:1/v1", "test-embed"
 	a := startApp(t, cfg, RoleAll)
@@ -49,7 +52,7 @@ func TestConsumerDescriptions(t *testing.T) {
 	// The batcher's and consolidator's durables are made once their
 	// partitions are taken, a moment after start.
 	var infos []*jetstream.ConsumerInfo
-	waitFor(t, "projector, batcher, extractor, embedder and consolidator consumers", func() bool {
+	wait.Until(t, "projector, batcher, extractor, embedder and consolidator consumers", func() bool {
 		infos = infos[:0]
 		for ci := range s.ListConsumers(t.Context()).Info() {
 			infos = append(infos, ci)
@@ -67,6 +70,7 @@ func TestConsumerDescriptions(t *testing.T) {
 // server's (engram serve's <data_dir>/nats), so a nats-server started with
 // it never opens engram serve's stream.
 func TestDeployNATSStoreApart(t *testing.T) {
+	t.Parallel()
 	opts, _ := deployNATS(t)
 	cfg := config.Default()
 	got, _ := filepath.Abs(filepath.Join("../..", opts.StoreDir))
@@ -78,6 +82,7 @@ func TestDeployNATSStoreApart(t *testing.T) {
 
 // A worker's -h shows its own defaults: the retriever listens on 7421.
 func TestWorkerHelpDefaults(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	code := serve("retriever", RoleRetriever, []string{"-h"}, WorkerDefaults(config.Default(), "127.0.0.1:7421"), &out)
 	if code != 2 {

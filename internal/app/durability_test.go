@@ -16,12 +16,15 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap"
 )
 
 // The same event twice, and again after a restart, is one row.
 func TestDuplicateEventIsOneRow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	scope := memory.Scope{Namespace: "default", User: "erin"}
@@ -74,6 +77,7 @@ func TestDuplicateEventIsOneRow(t *testing.T) {
 // A turn the agent records again under a new event id (same session and
 // index) replaces the stored one instead of adding a second row.
 func TestReRecordedTurnReplaces(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postEvent(t, a, turnEvent("v1", "fay", "s1", 0, "user", "draft about tulips")))
 	r := postEvent(t, a, turnEvent("v2", "fay", "s1", 0, "user", "final about roses"))
@@ -117,6 +121,7 @@ func TestMain(m *testing.M) {
 // A SIGKILL after the 202 and before projection loses nothing: after a
 // restart the event is searchable.
 func TestKillBetweenAckAndProjection(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, addr := startChild(t, dir, "ingest")
 	body := fmt.Sprintf(`{"specversion":"1.0","id":"k-1","source":"test","type":"turn.recorded","user":"gus",
@@ -125,7 +130,7 @@ func TestKillBetweenAckAndProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -157,7 +162,7 @@ func startChild(t *testing.T, dir, roles string) (*exec.Cmd, string) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var addr string
-	waitFor(t, "child to listen", func() bool {
+	wait.Until(t, "child to listen", func() bool {
 		line, ok := strings.CutPrefix(stdout.String(), "LISTENING ")
 		addr = strings.TrimSpace(line)
 		return ok && strings.HasSuffix(line, "\n")

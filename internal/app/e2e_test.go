@@ -9,6 +9,7 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 )
 
@@ -17,6 +18,7 @@ import (
 // word; another user of the same namespace, and the same user in another
 // namespace, see none of it — over HTTP and over NATS.
 func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	r := postBatch(t, a,
 		turnEvent("zh-1", "alice", "s1", 0, "user", "我住在北京市朝阳区，每天早上喝美式咖啡。"),
@@ -73,17 +75,26 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 		}
 	})
 	t.Run("nats request-reply is scoped too", func(t *testing.T) {
-		// Each tenant's turns; a search lists a hit's neighbours too (as
-		// /v1/context does), never another tenant's.
+		// Each tenant's turns and memories (what the rules read in the
+		// turns); a search lists a hit's neighbours too (as /v1/context
+		// does), never another tenant's.
+		waitSettled(t, a)
 		own := map[string][]string{
 			"default/alice": {"我住在北京市朝阳区，每天早上喝美式咖啡。", "I deployed the billing service to Kubernetes yesterday."},
 			"default/bob":   {"北京 Kubernetes 北京 Kubernetes"},
 			"acme/alice":    {"北京 Kubernetes in another namespace"},
 		}
+		alice := 1
+		for _, m := range listMemories(t, a, "alice", "") {
+			own["default/alice"] = append(own["default/alice"], m.Content)
+			if strings.Contains(m.Content, "北京") {
+				alice++
+			}
+		}
 		for _, tc := range []struct {
 			ns, user string
 			want     int
-		}{{"default", "alice", 1}, {"default", "bob", 1}, {"default", "mallory", 0}, {"acme", "alice", 1}} {
+		}{{"default", "alice", alice}, {"default", "bob", 1}, {"default", "mallory", 0}, {"acme", "alice", 1}} {
 			body, _ := json.Marshal(natsapi.SearchRequest{User: tc.user, Q: "北京"})
 			msg, err := a.op.nc.Request(natsapi.SearchSubject(tc.ns), body, 5e9)
 			if err != nil {
@@ -125,6 +136,7 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 // An agent may publish straight to NATS, in structured or binary mode,
 // leaving namespace and user to the subject.
 func TestDirectNATSPublish(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	js := a.JetStream()
 
@@ -161,6 +173,7 @@ func TestDirectNATSPublish(t *testing.T) {
 // lands in DEADLETTER with a reason naming what is wrong, and the
 // projector moves on.
 func TestMalformedDirectPublishIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	js := a.JetStream()
 	subj := stream.Subject("default", "dave", "turn.recorded")
@@ -182,7 +195,7 @@ func TestMalformedDirectPublishIsDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reason string
-	waitFor(t, "dead letter", func() bool {
+	wait.Until(t, "dead letter", func() bool {
 		m, err := dlq.GetLastMsgForSubject(t.Context(), "dlq.projector-local."+subj)
 		if err != nil {
 			return false

@@ -61,7 +61,7 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, filter Exp
 			if err != nil {
 				return fmt.Errorf("export seq %d: %w", m.Seq, err)
 			}
-			bw.Write(line)
+			_, _ = bw.Write(line) // a bufio.Writer's error sticks: WriteByte reports it
 			if err := bw.WriteByte('\n'); err != nil {
 				return fmt.Errorf("export: %w", err)
 			}

@@ -11,6 +11,7 @@ import (
 // An export imported into a fresh engram gives a read model with the
 // same content checksum, table by table; importing it again adds nothing.
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	evs := conversation("a", "ana", "s1")
 	evs = append(evs, endEvent("a-end", "ana", "s1", 4),

@@ -42,30 +42,15 @@ func (a *App) emitter(role, source string) memory.Emitter {
 }
 
 // appliedBatches adapts a worker that handles batches of applied events
-// to a consumer, its errors mapped through the fate table.
+// to a consumer.
 func appliedBatches(handle func(context.Context, []memory.Applied) []error) func(context.Context, []*stream.Message) []error {
 	return func(ctx context.Context, msgs []*stream.Message) []error {
 		batch := make([]memory.Applied, len(msgs))
 		for i, m := range msgs {
 			batch[i] = m.Applied()
 		}
-		errs := handle(ctx, batch)
-		for i := range errs {
-			errs[i] = fate(errs[i])
-		}
-		return errs
+		return handle(ctx, batch)
 	}
-}
-
-// fate maps a worker's error to the stream's fate table.
-func fate(err error) error {
-	if err == nil {
-		return nil
-	}
-	if memory.ErrorCode(err) == memory.EINVALID {
-		return stream.Permanent(err)
-	}
-	return err
 }
 
 // extractorDurable is the extractor's consumer.
@@ -90,6 +75,23 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		log.Warn("extract.quiet_gap, token_cap and sweep_at are set but the rules decide: change extract_when_quiet, "+
 			"extract_at_token_cap and daily_sweep in the rules directory instead",
 			zap.Duration("quiet_gap", xc.QuietGap), zap.Int("token_cap", xc.TokenCap), zap.String("sweep_at", xc.SweepAt))
+	}
+	x := &extraction.Extractor{Emit: a.emitter(stream.RoleExtractor, extraction.Source), Log: log.Named("extractor"),
+		MaxRetryAfter: a.Config.LLM.MaxRetryAfter, AtOnce: xc.RulesAtOnce}
+	if a.store != nil {
+		x.Known = a.store
+		x.Applied = a.store.Applied
+		x.Extracted = a.store.AppliedAny
+	}
+	if xc.MaskSecrets {
+		x.Mask = &secrets.Masker{}
+	}
+	if a.Config.LLM.BaseURL != "" {
+		client, err := a.llmClient()
+		if err != nil {
+			return err
+		}
+		x.LLM = &llmextract.Extractor{Client: client}
 	}
 	bccfg := stream.ConsumerConfig{
 		Stream:  stream.MemoryStream,
@@ -129,6 +131,9 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		}
 		batcher := extraction.NewBatcher(bcfg, a.emitter(stream.RoleExtractor, "engram/batcher"), plog.Named("batcher"))
 		batcher.Rules = current
+		// The rules read each turn of the user's as it arrives (the
+		// batcher is the one worker that sees every turn once, in order).
+		batcher.Read = x.ReadTurns
 		if a.store != nil {
 			batcher.Handled = a.store.HandledTurns
 		}
@@ -157,21 +162,6 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return err
 	}
 
-	x := &extraction.Extractor{Emit: a.emitter(stream.RoleExtractor, extraction.Source), Log: log.Named("extractor"),
-		MaxRetryAfter: a.Config.LLM.MaxRetryAfter}
-	if a.store != nil {
-		x.Known = a.store
-	}
-	if xc.MaskSecrets {
-		x.Mask = &secrets.Masker{}
-	}
-	if a.Config.LLM.BaseURL != "" {
-		client, err := a.llmClient()
-		if err != nil {
-			return err
-		}
-		x.LLM = &llmextract.Extractor{Client: client}
-	}
 	xcons, err := stream.NewConsumer(ctx, a.bus(stream.RoleExtractor).js, stream.ConsumerConfig{
 		Stream:         stream.MemoryStream,
 		Durable:        extractorDurable,
@@ -191,11 +181,17 @@ func (a *App) openExtraction(ctx, runCtx context.Context) error {
 		return err
 	}
 	a.goWorker(runCtx, "extractor", func(ctx context.Context) error {
+		if a.store != nil {
+			// What was extracted before this start is known before a
+			// request is taken: delivered again (a replay), it is not
+			// sent to the model again.
+			a.waitCaughtUp(ctx, 2*time.Minute, log)
+		}
 		return xcons.Run(ctx, func(ctx context.Context, msgs []*stream.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
-				errs[i] = fate(x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
-					Final: m.Delivered >= xc.MaxAttempts}))
+				errs[i] = x.Handle(ctx, memory.Delivery{Applied: m.Applied(), Attempt: m.Delivered,
+					Final: m.Delivered >= xc.MaxAttempts, Redriven: m.Redriven()})
 			}
 			return errs
 		})

@@ -42,6 +42,7 @@ func find(mems []memory.Memory, subject, predicate string) []memory.Memory {
 // With no LLM configured, the rule extractor turns what users say into
 // memories with subject and predicate, in Chinese and in English.
 func TestExtractionWithoutLLM(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a,
 		turnEvent("zh-0", "lilei", "s1", 0, "user", "我叫李雷，我喜欢喝美式咖啡"),
@@ -93,6 +94,7 @@ func countUnextracted(t *testing.T, a *App) int {
 // memory says the new value; the old one is kept, found through status,
 // history and as_of.
 func TestUpdatesSupersede(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	for _, tc := range []struct {
 		user, before, after, subject, predicate, oldWord, newWord string
@@ -138,6 +140,7 @@ func TestUpdatesSupersede(t *testing.T) {
 // Manual memories go through the stream like everything else: add, patch,
 // delete, and the pending queue's confirm / ignore / snooze.
 func TestManualMemoriesAndPending(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	add := func(body string) string {
@@ -176,7 +179,9 @@ func TestManualMemoriesAndPending(t *testing.T) {
 	pending := func() []string {
 		r := do(t, "GET", base+"/v1/pending?user=kim", "", nil, nil)
 		var out struct{ Pending []memory.Memory }
-		json.Unmarshal([]byte(r.Raw), &out)
+		if err := json.Unmarshal([]byte(r.Raw), &out); err != nil {
+			t.Fatalf("pending: %v in %s", err, r.Raw)
+		}
 		var ids []string
 		for _, m := range out.Pending {
 			ids = append(ids, m.ID)
@@ -208,6 +213,7 @@ func TestManualMemoriesAndPending(t *testing.T) {
 
 // Every memory written with importance ≥ 0.8 is announced on the stream.
 func TestImportantMemoryEvent(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a, turnEvent("i-0", "lu", "s1", 0, "user", "我叫陆明"), endEvent("i-e", "lu", "s1", 1)))
 	waitSettled(t, a)

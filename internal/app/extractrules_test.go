@@ -11,6 +11,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	defaultrules "github.com/engramhq/engram/rules"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -88,6 +89,7 @@ func sessionOf(user string, n int) []any {
 
 // A rule author sets the smallest session extracted when it ends.
 func TestRuleMinMessagesOnSessionEnd(t *testing.T) {
+	t.Parallel()
 	a, _ := rulesApp(t, map[string]string{"extraction.yaml": `
 rules:
   - name: extract_on_session_end
@@ -98,7 +100,7 @@ rules:
 	// The short session's end is handled before the long one's.
 	mustAccept(t, postBatch(t, a, sessionOf("short", 3)...))
 	mustAccept(t, postBatch(t, a, sessionOf("long", 6)...))
-	waitFor(t, "the long session extracted", func() bool { return unextractedOf(t, a, "long") == 0 })
+	wait.For(t, "the long session extracted", func() error { return wait.Equal(unextractedOf(t, a, "long"), 0) })
 	waitSettled(t, a)
 	if got := requests(t, a, "long"); got != 1 {
 		t.Fatalf("%d requests for the 6-message session, want 1", got)
@@ -119,6 +121,7 @@ func compressing(id, user, session string) map[string]any {
 // Removing the compression rule switches extraction on compression off;
 // putting it back switches it on.
 func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
+	t.Parallel()
 	files := shippedRules(t)
 	full := files["compression.yaml"]
 	start := strings.Index(full, "  - name: extract_on_compression")
@@ -131,7 +134,7 @@ func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
 
 	mustAccept(t, postEvent(t, a, compressing("cc-1", "cx", "s1")))
 	mustAccept(t, postBatch(t, a, sessionOf("ctl", 2)...)) // a control: extracted at its end
-	waitFor(t, "the control session extracted", func() bool { return requests(t, a, "ctl") == 1 })
+	wait.For(t, "the control session extracted", func() error { return wait.Equal(requests(t, a, "ctl"), 1) })
 	waitSettled(t, a)
 	if got := requests(t, a, "cx"); got != 0 {
 		t.Fatalf("%d extraction requests on compression without the rule, want 0", got)
@@ -140,7 +143,7 @@ func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "compression.yaml"), []byte(full), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the rules to reload", func() bool {
+	wait.Until(t, "the rules to reload", func() bool {
 		for _, r := range a.rules().Rules {
 			if r.Name == "extract_on_compression" {
 				return true
@@ -149,7 +152,7 @@ func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
 		return false
 	})
 	mustAccept(t, postEvent(t, a, compressing("cc-2", "cx", "s2")))
-	waitFor(t, "extraction on compression", func() bool { return requests(t, a, "cx") == 1 })
+	wait.For(t, "extraction on compression", func() error { return wait.Equal(requests(t, a, "cx"), 1) })
 	waitSettled(t, a)
 	if got := listMemories(t, a, "cx", ""); len(find(got, "user", "name")) != 1 {
 		t.Fatalf("cx's memories after compression: %+v", got)
@@ -159,6 +162,7 @@ func TestRemovingCompressionRuleStopsExtraction(t *testing.T) {
 // extract_now on a schedule requests every turn waiting; firing it again
 // asks for nothing more.
 func TestScheduledExtractNow(t *testing.T) {
+	t.Parallel()
 	a, _ := rulesApp(t, map[string]string{"nightly.yaml": `
 rules:
   - name: nightly_extract
@@ -176,7 +180,7 @@ rules:
 			t.Fatalf("run job: %v %v", ran, err)
 		}
 	}
-	waitFor(t, "the waiting turns extracted", func() bool { return unextractedOf(t, a, "sw") == 0 })
+	wait.For(t, "the waiting turns extracted", func() error { return wait.Equal(unextractedOf(t, a, "sw"), 0) })
 	waitSettled(t, a)
 	if _, err := a.RunJob(t.Context(), "nightly_extract", time.Now()); err != nil {
 		t.Fatal(err)

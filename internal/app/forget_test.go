@@ -17,6 +17,7 @@ import (
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -94,6 +95,7 @@ func describe(where map[string]int) string {
 // user keeps everything. With raw-turn retention on, the turns age out
 // first (their index rows are merged away then) and forget erases the rest.
 func TestForgetErasesEveryByte(t *testing.T) {
+	t.Parallel()
 	for _, retention := range []time.Duration{0, 2 * time.Second} {
 		t.Run("retention="+retention.String(), func(t *testing.T) { testForgetErasesEveryByte(t, retention) })
 	}
@@ -166,7 +168,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 	waitSettled(t, a)
 	zed := memory.Scope{Namespace: "default", User: "zed"}
 	cards := consolidation.CardsPath(cfg.CardsPath(), zed)
-	waitFor(t, "zed's cards", func() bool {
+	wait.Until(t, "zed's cards", func() bool {
 		b, err := os.ReadFile(filepath.Join(cards, consolidation.UserCard))
 		return err == nil && strings.Contains(string(b), canaries[0])
 	})
@@ -181,7 +183,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 		t.Fatalf("the canaries were planted in too few places: %s", describe(where))
 	}
 	if retention > 0 {
-		waitFor(t, "zed's turns to age out", func() bool { return countTurns(t, a, zed) == 0 })
+		wait.For(t, "zed's turns to age out", func() error { return wait.Equal(countTurns(t, a, zed), 0) })
 	}
 
 	r := do(t, "DELETE", base+"/v1/users/zed?namespace=default&reason=request", "", nil, nil)
@@ -222,6 +224,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 
 // Forgetting takes an operator.
 func TestForgetTakesAnOperator(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.HTTP.Tokens = map[string]string{"tenant-token-000000001": "default", "operator-token-0000001": "*"}
 	a := startApp(t, cfg, RoleAll)
@@ -239,6 +242,7 @@ func TestForgetTakesAnOperator(t *testing.T) {
 // A subject that spells a user otherwise than canonically ("%6Eb" for
 // "nb") is refused, so no erasure by subject can miss an event.
 func TestNonCanonicalSubjectRefused(t *testing.T) {
+	t.Parallel()
 	ev := `{"specversion":"1.0","id":"x1","source":"a","type":"turn.recorded","data":{"session_id":"s","turn_index":0,"role":"user","content":"hi"}}`
 	if _, _, err := stream.Decode("mem.default.%6Eb.turn.recorded", nil, []byte(ev), 1<<20); err == nil {
 		t.Fatal("a non-canonical user token was accepted")
@@ -252,6 +256,7 @@ func TestNonCanonicalSubjectRefused(t *testing.T) {
 // (its extraction and episode in flight): what they conclude afterwards
 // is erased too, and the rebuild agrees.
 func TestForgetWhileWorkersAreBusy(t *testing.T) {
+	t.Parallel()
 	const canary = "Quokkazv"
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
@@ -22,15 +21,22 @@ import (
 // are read from it directly and applied first. Sequences the stream no
 // longer has (a purge, a forgotten user) stay gaps.
 func (a *App) inOrder(h stream.BatchHandler, log *zap.Logger) stream.BatchHandler {
+	return a.inOrderOf(&projection{store: a.store}, h, log)
+}
+
+// inOrderOf is inOrder for pr: the position it follows on from is the last
+// sequence pr applied or passed over, and what the stream holds in between
+// that is not pr's to keep is handed over Passed.
+func (a *App) inOrderOf(pr *projection, h stream.BatchHandler, log *zap.Logger) stream.BatchHandler {
 	return func(ctx context.Context, msgs []*stream.Message) []error {
 		if len(msgs) == 0 {
 			return h(ctx, msgs)
 		}
-		last, err := a.store.LastSeq(ctx)
+		last, err := pr.position(ctx)
 		if err != nil {
 			return h(ctx, msgs) // the projector reports the read model's trouble
 		}
-		missing, err := a.missing(ctx, last, msgs)
+		missing, err := a.missing(ctx, pr, last, msgs)
 		if err != nil {
 			// Transient: the batch comes again, and so does the question.
 			errs := make([]error, len(msgs))
@@ -75,7 +81,7 @@ func (a *App) inOrder(h stream.BatchHandler, log *zap.Logger) stream.BatchHandle
 // missing returns the messages MEMORY holds after last and before the
 // batch's last one that the batch lacks, in order. In the common case —
 // the batch starts at last+1 and has no holes — it asks nothing.
-func (a *App) missing(ctx context.Context, last uint64, msgs []*stream.Message) ([]*stream.Message, error) {
+func (a *App) missing(ctx context.Context, pr *projection, last uint64, msgs []*stream.Message) ([]*stream.Message, error) {
 	var out []*stream.Message
 	prev := last
 	for _, m := range msgs {
@@ -89,6 +95,9 @@ func (a *App) missing(ctx context.Context, last uint64, msgs []*stream.Message) 
 			}
 			if got == nil || got.Seq >= m.Seq {
 				break // a gap the stream has too
+			}
+			if pr.keep != nil && !pr.keep(got.Subject) {
+				got.Passed = true
 			}
 			out = append(out, got)
 			from = got.Seq + 1
@@ -113,8 +122,8 @@ func (a *App) nextStored(ctx context.Context, seq uint64) (*stream.Message, erro
 		return nil, fmt.Errorf("read from seq %d: %w", seq, err)
 	}
 	m := &stream.Message{Subject: raw.Subject, Seq: raw.Sequence, Stored: raw.Time,
-		Via: nats.Header(raw.Header).Get(stream.HeaderVia)}
-	m.Event, m.Data, err = stream.Decode(raw.Subject, nats.Header(raw.Header), raw.Data, a.Config.HTTP.MaxEventBytes)
+		Via: raw.Header.Get(stream.HeaderVia)}
+	m.Event, m.Data, err = stream.Decode(raw.Subject, raw.Header, raw.Data, a.Config.HTTP.MaxEventBytes)
 	if err != nil {
 		// Undecodable: the projector dead-lettered it when it was
 		// delivered, and a rebuild skips it. Skip it here too.

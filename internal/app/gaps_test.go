@@ -17,6 +17,7 @@ import (
 // Found by clustertest's failover soak, where a retriever kept acknowledged
 // turns out of its read model for good.
 func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleIngest)
 	// The projector's reads are a reader's (a retriever's); this process
 	// is an ingest, which may read nothing of MEMORY: it borrows the
@@ -40,14 +41,18 @@ func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return s
 	}
 	log := zaptest.NewLogger(t)
 
 	// The projector alone: seq 2 is behind the position once 3 is applied.
 	plain := readModel()
-	h := project(projector.New(plain, log))
+	h := a.project(projector.New(plain, log))
 	h(t.Context(), []*stream.Message{delivered(1)})
 	h(t.Context(), []*stream.Message{delivered(3)})
 	h(t.Context(), []*stream.Message{delivered(2)}) // the redelivery, after its ack wait
@@ -57,7 +62,7 @@ func TestProjectorAppliesWhatTheConsumerPassed(t *testing.T) {
 
 	live := readModel()
 	a.store = live
-	h = a.inOrder(project(projector.New(live, log)), log)
+	h = a.inOrder(a.project(projector.New(live, log)), log)
 	for _, batch := range [][]*stream.Message{{delivered(1)}, {delivered(3)}, {delivered(2)}} {
 		for _, err := range h(t.Context(), batch) {
 			if err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -17,6 +19,9 @@ import (
 // not yet acknowledged) is picked up by the second: every session is
 // extracted exactly once, no turn in two requests, none left behind.
 func TestExtractorHandoverExactlyOnce(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	const partitions, users, rounds, perRound, turnsPer = 4, 12, 8, 6, 3
 	bus := busWithFastLeases(t)
 	srv := llmtest.New(t)
@@ -27,9 +32,7 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, llmURL, model)
-	waitFor(t, "x1 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x1"] == partitions
-	})
+	wait.For(t, "x1 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x1"], partitions) })
 	// Round r opens sessions r*perRound… with their turns, and ends the
 	// sessions the round before opened: each session's turns wait in a
 	// batcher across a round, the handover among them.
@@ -56,14 +59,16 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 			x2 = partitionWorker(t, bus, "x2", RoleExtractor, partitions, llmURL, model)
 		}
 	}
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 2 && held["x2"] == 2
 	})
 	const sessions = rounds * perRound
-	waitFor(t, "every turn extracted", func() bool {
-		return countTurnsAll(t, x1, users) == sessions*turnsPer && countUnextracted(t, x1) == 0 &&
-			countTurnsAll(t, x2, users) == sessions*turnsPer && countUnextracted(t, x2) == 0
+	wait.For(t, "every turn extracted", func() error {
+		return errors.Join(wait.Equal(countTurnsAll(t, x1, users), sessions*turnsPer),
+			wait.Equal(countUnextracted(t, x1), 0),
+			wait.Equal(countTurnsAll(t, x2, users), sessions*turnsPer),
+			wait.Equal(countUnextracted(t, x2), 0))
 	})
 	checkExtractedOnce(t, bus.op, sessions, turnsPer)
 }
@@ -73,7 +78,7 @@ func TestExtractorHandoverExactlyOnce(t *testing.T) {
 // requested. It returns the number of requests.
 func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer int) int {
 	t.Helper()
-	requests, extracted := map[string]bool{}, map[string]int{}
+	requests, extracted, readings := map[string]bool{}, map[string]int{}, map[string]int{}
 	covered := map[string]map[int]string{}
 	for _, m := range readStream(t, js, "mem.*.*."+events.TypeExtractionRequested, "mem.*.*."+events.TypeMemoryExtracted) {
 		switch d := m.Data.(type) {
@@ -90,8 +95,18 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 			}
 			requests[d.RequestID] = true
 		case *events.MemoryExtracted:
+			if d.Pass == events.PassTurn {
+				// The rules' reading of one turn: one event, whoever read it.
+				if readings[d.RequestID]++; readings[d.RequestID] > 1 {
+					t.Errorf("turn reading %s stored %d times", d.RequestID, readings[d.RequestID])
+				}
+				continue
+			}
 			extracted[d.RequestID]++
 		}
+	}
+	if got, want := len(readings), sessions*turnsPer; got != want {
+		t.Errorf("%d turns read at once, want every user turn (%d)", got, want)
 	}
 	if got := len(covered); got != sessions {
 		t.Fatalf("%d sessions requested, want %d", got, sessions)
@@ -116,15 +131,16 @@ func checkExtractedOnce(t *testing.T, js jetstream.JetStream, sessions, turnsPer
 // second joins while sessions end, and every ended session gets its one
 // session-end episode when it ends, not from a later sweep.
 func TestConsolidatorHandover(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	const partitions, users, rounds = 4, 8, 6
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
 	retriever := partitionWorker(t, bus, "retriever", RoleRetriever, partitions, "", "")
 	partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
 	base := "http://" + retriever.HTTPAddr()
-	waitFor(t, "c1 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "consolidator")["c1"] == partitions
-	})
+	wait.For(t, "c1 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "consolidator")["c1"], partitions) })
 	for r := range rounds {
 		s := fmt.Sprintf("s%d", r)
 		var evs []any
@@ -137,11 +153,11 @@ func TestConsolidatorHandover(t *testing.T) {
 			partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 		}
 	}
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
-	waitFor(t, "every session's episode for every user", func() bool {
+	wait.Until(t, "every session's episode for every user", func() bool {
 		for u := range users {
 			if len(episodesOf(t, base, "default", fmt.Sprintf("u%d", u))) < rounds {
 				return false
@@ -177,6 +193,7 @@ func TestConsolidatorHandover(t *testing.T) {
 // covers turns 0 and 1 only, as it does when the batcher saw the events
 // live; turns 2 and 3 came after it.
 func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
+	t.Parallel()
 	const partitions = 4
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
@@ -188,7 +205,7 @@ func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 		turnEvent("r-3", "ana", "s1", 3, "assistant", "Noted as well."),
 	))
 	partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
-	waitFor(t, "the compression's request", func() bool {
+	wait.Until(t, "the compression's request", func() bool {
 		for _, m := range readStream(t, bus.op, "mem.*.*."+events.TypeExtractionRequested) {
 			if m.Data.(*events.ExtractionRequested).Reason == "compressing" {
 				return true
@@ -218,6 +235,7 @@ func TestExtractorRecoversOnlyWhatItsConsumerDelivered(t *testing.T) {
 // or its users' events since would be skipped. Here a lease another
 // instance holds keeps the partition from x1 while the others move on.
 func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
+	t.Parallel()
 	const partitions, users, turnsPer = 4, 8, 2
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
@@ -245,9 +263,7 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 		}
 	}()
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, "", "")
-	waitFor(t, "x1 to hold every partition but the ghost's", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x1"] == partitions-1
-	})
+	wait.For(t, "x1 to hold every partition but the ghost's", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x1"], partitions-1) })
 	var evs []any
 	for u := range users {
 		user := fmt.Sprintf("u%d", u)
@@ -257,7 +273,7 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 		evs = append(evs, endEvent(user+"-end", user, "s1", turnsPer))
 	}
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "the other partitions' sessions extracted", func() bool {
+	wait.Until(t, "the other partitions' sessions extracted", func() bool {
 		if countTurnsAll(t, x1, users) != users*turnsPer {
 			return false
 		}
@@ -271,8 +287,6 @@ func TestPartitionDurableMadeLateStartsWithTheLayout(t *testing.T) {
 	})
 	close(hold)
 	<-release
-	waitFor(t, "x1 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x1"] == partitions
-	})
-	waitFor(t, "every session extracted", func() bool { return countUnextracted(t, x1) == 0 })
+	wait.For(t, "x1 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x1"], partitions) })
+	wait.For(t, "every session extracted", func() error { return wait.Equal(countUnextracted(t, x1), 0) })
 }

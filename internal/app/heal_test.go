@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
@@ -23,6 +25,7 @@ import (
 // /healthz says so with 503, and once there is room JetStream comes back
 // by itself: ingest accepts and projects again, without a restart.
 func TestJetStreamOffThenHealed(t *testing.T) {
+	t.Parallel()
 	a := New(testConfig(t, t.TempDir()), RoleAll, zaptest.NewLogger(t))
 	a.healEvery = time.Hour // the test turns the crank itself
 	if err := a.Open(t.Context()); err != nil {
@@ -43,7 +46,7 @@ func TestJetStreamOffThenHealed(t *testing.T) {
 	}
 
 	(&healer{a: a, log: a.Log}).once()
-	waitFor(t, "/healthz 200 again", func() bool { return do(t, "GET", base+"/healthz", "", nil, nil).Status == http.StatusOK })
+	wait.For(t, "/healthz 200 again", func() error { return wait.Equal(do(t, "GET", base+"/healthz", "", nil, nil).Status, http.StatusOK) })
 	r := postEvent(t, a, turnEvent("h-2", "hu", "s1", 2, "user", "after space came back"))
 	mustAccept(t, r)
 	waitProjected(t, a, lastSeqOf(r))
@@ -83,7 +86,11 @@ func fillFile(t *testing.T, path string, n int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	chunk := make([]byte, 1<<20)
 	for n > 0 {
 		w := min(n, int64(len(chunk)))
@@ -99,6 +106,7 @@ func fillFile(t *testing.T, path string, n int64) {
 // stored; once space returns, ingest accepts again within seconds, by
 // itself; every acknowledged event is in the stream and the read model.
 func TestDiskFullHeals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mountTmpfs(t, dir, "48m")
 	cfg := testConfig(t, filepath.Join(dir, "data"))
@@ -131,7 +139,7 @@ func TestDiskFullHeals(t *testing.T) {
 		t.Fatal("nothing was accepted before the disk filled")
 	}
 	var health, ready httpResult
-	waitFor(t, "/healthz and /readyz to say 503 and name the disk", func() bool {
+	wait.Until(t, "/healthz and /readyz to say 503 and name the disk", func() bool {
 		health, ready = do(t, "GET", base+"/healthz", "", nil, nil), do(t, "GET", base+"/readyz", "", nil, nil)
 		return health.Status == http.StatusServiceUnavailable && ready.Status == http.StatusServiceUnavailable &&
 			strings.Contains(health.Raw, "no space left") && strings.Contains(ready.Raw, "no space left")
@@ -154,9 +162,9 @@ func TestDiskFullHeals(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("ingest accepted again %v after space came back", time.Since(freed).Round(time.Millisecond))
-	waitFor(t, "/healthz and /readyz 200 again", func() bool {
-		return do(t, "GET", base+"/healthz", "", nil, nil).Status == http.StatusOK &&
-			do(t, "GET", base+"/readyz", "", nil, nil).Status == http.StatusOK
+	wait.For(t, "/healthz and /readyz 200 again", func() error {
+		return errors.Join(wait.Equal(do(t, "GET", base+"/healthz", "", nil, nil).Status, http.StatusOK),
+			wait.Equal(do(t, "GET", base+"/readyz", "", nil, nil).Status, http.StatusOK))
 	})
 
 	waitSettled(t, a)
@@ -189,6 +197,7 @@ func TestDiskFullHeals(t *testing.T) {
 // engram started on a read-only data dir says so, not that the dir is in
 // use by another engram.
 func TestReadOnlyDataDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mountTmpfs(t, dir, "4m")
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {

@@ -15,7 +15,9 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -92,7 +94,7 @@ func do(t *testing.T, method, u, contentType string, body []byte, hdr map[string
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, u, err)
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, _ := io.ReadAll(resp.Body)
 	checkResponse(t, method, u, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
 	var m map[string]any
@@ -151,22 +153,13 @@ func searchHTTP(t *testing.T, a *App, ns, user, q string) []searchHit {
 // waitProjected waits until the read model has applied seq.
 func waitProjected(t *testing.T, a *App, seq uint64) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("projection of seq %d", seq), func() bool {
+	wait.For(t, fmt.Sprintf("projection of seq %d", seq), func() error {
 		got, err := a.Store().LastSeq(t.Context())
-		return err == nil && got >= seq
-	})
-}
-
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+		if err == nil && got < seq {
+			err = fmt.Errorf("the read model is at seq %d", got)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 func lastSeqOf(r httpResult) uint64 {
@@ -205,7 +198,7 @@ func waitSettled(t *testing.T, a *App) uint64 {
 	t.Helper()
 	var last uint64
 	var calmSince time.Time
-	waitFor(t, "workers to settle", func() bool {
+	wait.Until(t, "workers to settle", func() bool {
 		busy := func() bool { calmSince = time.Time{}; return false }
 		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
 		if err != nil {

@@ -15,9 +15,12 @@ import (
 // announcement's id is derived from the fact and the read model is asked
 // first, so the stream holds one memory.write.important for it.
 func TestImportantAnnouncedOnceAcrossRestarts(t *testing.T) {
-	restarts := 50
-	if testing.Short() {
-		restarts = 5
+	t.Parallel()
+	// Five restarts find an announcement repeated by a restart; the soak
+	// (go test -tags soak) does fifty, a minute or two on two cores.
+	restarts := 5
+	if soakTag {
+		restarts = 50
 	}
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)

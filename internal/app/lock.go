@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // LockDataDir takes an exclusive lock on the data dir, so that a second
@@ -21,7 +23,7 @@ func LockDataDir(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		quiet.Close(f) // on a path that fails with its own error
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%s is locked: another engram is running on this data dir (stop it, or point ENGRAM_NATS_URL at its NATS)", dir)
 		}
@@ -29,7 +31,7 @@ func LockDataDir(dir string) (unlock func(), err error) {
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		quiet.Close(f) // nothing was written to it
 	}, nil
 }
 
@@ -45,8 +47,7 @@ func checkDataDir(dir string) error {
 		return dataDirError(dir, err)
 	}
 	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
+	if err := errors.Join(f.Close(), os.Remove(name)); err != nil {
 		return dataDirError(dir, err)
 	}
 	return nil

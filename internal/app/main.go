@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
@@ -119,7 +120,7 @@ func serve(name string, roles Roles, args []string, base config.Config, stderr i
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
 	}
-	defer log.Sync()
+	defer quiet.Do(log.Sync) // fails on a terminal (EINVAL); nothing is left to tell
 	log = log.Named(name)
 
 	unlock := func() {}

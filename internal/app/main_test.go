@@ -13,6 +13,7 @@ import (
 // A process started while the bus is electing leaders tries again; one
 // whose start fails for another reason does not.
 func TestBusNotReady(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err  error
 		want bool

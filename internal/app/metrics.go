@@ -33,11 +33,14 @@ func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
 		}
 		lag := info.State.LastSeq - min(last, info.State.LastSeq)
 		s.ProjectorLag = &lag
-		q, err := a.store.Quality(ctx, "", 0)
+		q, err := a.store.Quality(ctx, "", "", 0)
 		if err != nil {
 			return s, err
 		}
 		s.Quality = &metrics.Quality{ConfirmationRate: q.ConfirmationRate, WrongWriteRate: q.WrongWriteRate}
+	}
+	if a.reads != nil {
+		s.Partitions = a.reads.figures(info.State.LastSeq)
 	}
 	consumers := mem.ListConsumers(ctx)
 	for ci := range consumers.Info() {
@@ -89,7 +92,7 @@ func declareMetrics() {
 // counts its own) and not derived by engram's workers.
 func countNATSAccepted(msgs []*stream.Message, errs []error) {
 	for i, m := range msgs {
-		if (errs != nil && errs[i] != nil) || m.Delivered != 1 || m.Via != "" {
+		if (errs != nil && errs[i] != nil) || m.Delivered != 1 || m.Via != "" || m.Passed {
 			continue
 		}
 		if strings.HasPrefix(m.Event.Source(), "engram/") {

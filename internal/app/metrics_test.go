@@ -75,6 +75,8 @@ next:
 // events are counted by the path they came in by, requests by route and
 // endpoint.
 func TestMetrics(t *testing.T) {
+	// Not parallel: it counts what the process-wide metrics gained, which
+	// another test's requests would add to.
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	fams := scrape(t, a)
 	for _, s := range [][]string{
@@ -150,6 +152,7 @@ func TestMetrics(t *testing.T) {
 
 // Every metric deploy/grafana-dashboard.json queries is one engram serves.
 func TestGrafanaDashboard(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../deploy/grafana-dashboard.json")
 	if err != nil {
 		t.Fatal(err)

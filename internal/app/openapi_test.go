@@ -153,6 +153,7 @@ func checkResponse(t *testing.T, method, rawURL string, status int, contentType 
 // The document lists exactly the routes the server registers, and serves
 // at /openapi.json.
 func TestOpenAPIRoutes(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	d, err := loadAPIDoc()
 	if err != nil {

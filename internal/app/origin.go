@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/projector"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,10 +37,10 @@ const (
 	originForeign
 )
 
-// originOf judges the read model against MEMORY as info describes it.
-func (a *App) originOf(ctx context.Context, info *jetstream.StreamInfo) (originVerdict, string, error) {
+// originOf judges the read model store against MEMORY as info describes it.
+func (a *App) originOf(ctx context.Context, store *sqlite.Store, info *jetstream.StreamInfo) (originVerdict, string, error) {
 	origin := stream.OriginOf(info)
-	recorded, err := a.store.Origin(ctx)
+	recorded, err := store.Origin(ctx)
 	if err != nil {
 		return 0, "", err
 	}
@@ -48,7 +48,7 @@ func (a *App) originOf(ctx context.Context, info *jetstream.StreamInfo) (originV
 		return originSame, recorded, nil
 	}
 	if recorded == "" {
-		applied, err := a.store.LastSeq(ctx)
+		applied, err := store.LastSeq(ctx)
 		if err != nil {
 			return 0, "", err
 		}
@@ -66,12 +66,12 @@ func (a *App) originOf(ctx context.Context, info *jetstream.StreamInfo) (originV
 // there is now (follow), recording its origin, and emptying the read
 // model first when an operator accepted a new stream. A foreign stream is
 // reported as drift; the read model is left as it is.
-func (a *App) checkOrigin(ctx context.Context) (follow bool, err error) {
+func (a *App) checkOrigin(ctx context.Context, store *sqlite.Store) (follow bool, err error) {
 	info, err := stream.MemoryInfo(ctx, a.js)
 	if err != nil {
 		return false, err
 	}
-	v, recorded, err := a.originOf(ctx, info)
+	v, recorded, err := a.originOf(ctx, store, info)
 	if err != nil {
 		return false, err
 	}
@@ -80,17 +80,17 @@ func (a *App) checkOrigin(ctx context.Context) (follow bool, err error) {
 	switch v {
 	case originSame:
 	case originAdopt:
-		if err := a.store.SetOrigin(ctx, origin); err != nil {
+		if err := store.SetOrigin(ctx, origin); err != nil {
 			return false, err
 		}
 	case originAccepted:
 		log.Warn("the MEMORY stream is not the one the read model was built from, and an operator accepted it "+
 			"(engram streams accept): emptying the read model and applying the stream from its start",
 			zap.String(fieldWas, recorded), zap.String(fieldNow, origin))
-		if err := a.store.Reset(ctx); err != nil {
+		if err := store.Reset(ctx); err != nil {
 			return false, err
 		}
-		if err := a.store.SetOrigin(ctx, origin); err != nil {
+		if err := store.SetOrigin(ctx, origin); err != nil {
 			return false, err
 		}
 	case originForeign:
@@ -117,11 +117,11 @@ func recreatedReason(recorded, origin string) string {
 // is nil when the read model may not follow MEMORY yet (a foreign stream):
 // it waits. When the stream turns out to have been replaced, it stops,
 // and goes on only once the read model may follow the new one.
-func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
-	h := a.inOrder(project(p), log)
+func (a *App) runProjector(ctx context.Context, pr *projection, cons *stream.Consumer, p *projector.Projector, log *zap.Logger) error {
+	h := pr.track(a.inOrderOf(pr, a.project(p), log))
 	for {
 		if cons == nil {
-			if cons = a.awaitOrigin(ctx, log); cons == nil {
+			if cons = a.awaitOrigin(ctx, pr, log); cons == nil {
 				return nil
 			}
 		}
@@ -129,9 +129,9 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 		var watch conc.WaitGroup
 		moved := false
 		watch.Go(func() {
-			if moved = a.watchOrigin(pctx, log); moved {
-				if a.feed != nil {
-					a.feed.held.Store(true)
+			if moved = a.watchOrigin(pctx, pr.store, log); moved {
+				if pr.feed != nil {
+					pr.feed.held.Store(true)
 				}
 				stop()
 			}
@@ -148,24 +148,31 @@ func (a *App) runProjector(ctx context.Context, cons *stream.Consumer, p *projec
 
 // awaitOrigin waits until the read model may follow MEMORY (checkOrigin),
 // then starts its consumer; nil when ctx ends first.
-func (a *App) awaitOrigin(ctx context.Context, log *zap.Logger) *stream.Consumer {
+func (a *App) awaitOrigin(ctx context.Context, pr *projection, log *zap.Logger) *stream.Consumer {
 	for {
 		var follow bool
 		check := func() (err error) {
-			follow, err = a.checkOrigin(ctx)
+			follow, err = a.checkOrigin(ctx, pr.store)
 			return err
 		}
 		var err error
-		if a.feed != nil {
-			err = a.feed.reset(check)
+		if pr.feed != nil {
+			err = pr.feed.reset(check)
 		} else {
 			err = check()
 		}
+		if err == nil && follow && pr.passed != nil {
+			// Emptied for another stream, a copy starts that one anew.
+			var last uint64
+			if last, err = pr.store.LastSeq(ctx); err == nil {
+				pr.passed.Store(last)
+			}
+		}
 		if err == nil && follow {
 			var cons *stream.Consumer
-			if cons, err = a.projectorConsumer(ctx, log); err == nil {
-				if a.feed != nil {
-					a.feed.held.Store(false)
+			if cons, err = a.projectorConsumer(ctx, pr, log); err == nil {
+				if pr.feed != nil {
+					pr.feed.held.Store(false)
 				}
 				return cons
 			}
@@ -184,7 +191,7 @@ func (a *App) awaitOrigin(ctx context.Context, log *zap.Logger) *stream.Consumer
 // watchOrigin polls MEMORY until ctx ends (false) or the read model may
 // not simply go on applying it (true): the stream is another. A missing
 // stream is waited for: it is being recreated, or NATS is away.
-func (a *App) watchOrigin(ctx context.Context, log *zap.Logger) bool {
+func (a *App) watchOrigin(ctx context.Context, store *sqlite.Store, log *zap.Logger) bool {
 	t := time.NewTicker(a.originEvery)
 	defer t.Stop()
 	for {
@@ -200,7 +207,7 @@ func (a *App) watchOrigin(ctx context.Context, log *zap.Logger) bool {
 			log.Debug("check stream origin", zap.Error(err))
 			continue
 		}
-		v, recorded, err := a.originOf(cctx, info)
+		v, recorded, err := a.originOf(cctx, store, info)
 		cancel()
 		if err == nil && v != originSame {
 			log.Warn("the MEMORY stream was replaced", zap.String(fieldWas, recorded), zap.String(fieldNow, stream.OriginOf(info)))
@@ -219,14 +226,14 @@ const (
 // live one built from another stream shows as different. A live read
 // model from before origins were recorded has none, and neither then
 // does the rebuilt one.
-func recordOrigin(ctx context.Context, js jetstream.JetStream, cfg config.Config, built *sqlite.Store, hadLive bool) error {
+func recordOrigin(ctx context.Context, js jetstream.JetStream, livePath string, built *sqlite.Store, hadLive bool) error {
 	if hadLive {
-		live, err := sqlite.Open(ctx, cfg.ReadModelPath())
+		live, err := sqlite.Open(ctx, livePath)
 		if err != nil {
 			return fmt.Errorf("live read model: %w", err)
 		}
 		recorded, err := live.Origin(ctx)
-		live.Close()
+		quiet.Close(live) // only read
 		if err != nil || recorded == "" {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
@@ -36,6 +37,7 @@ func searchable(t *testing.T, a *App, q string) bool {
 // old position, they would be skipped) until an operator accepts it;
 // then it starts over from the new stream.
 func TestRecreatedStreamWhileStopped(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleIngest|RoleRetriever)
 	for i, word := range []string{"alpha", "gamma", "delta"} {
@@ -77,7 +79,7 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = startApp(t, cfg, RoleIngest|RoleRetriever)
-	waitFor(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
+	wait.Until(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
 	if searchable(t, a, "alpha") {
 		t.Fatal("the old stream's turns are still in the read model after the operator accepted the new one")
 	}
@@ -91,6 +93,7 @@ func TestRecreatedStreamWhileStopped(t *testing.T) {
 // model kept; once an operator accepts the new stream, the read model is
 // rebuilt from it without a restart.
 func TestRecreatedStreamWhileRunning(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a, _ := startWatched(t, cfg, RoleIngest|RoleRetriever, reportGrace)
 	r := postEvent(t, a, turnEvent("old-alpha", "ana", "s1", 0, "user", "alpha 旧的"))
@@ -111,7 +114,7 @@ func TestRecreatedStreamWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	recreateMemory(t, js)
-	waitFor(t, "the recreated stream reported", func() bool {
+	wait.Until(t, "the recreated stream reported", func() bool {
 		code, reason := probe(t, a, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "not the stream the read model was built from")
 	})
@@ -124,14 +127,14 @@ func TestRecreatedStreamWhileRunning(t *testing.T) {
 	if _, err := stream.AcceptMemory(t.Context(), js); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
+	wait.Until(t, "the new stream's event in the read model", func() bool { return searchable(t, a, "beta") })
 	if searchable(t, a, "alpha") {
 		t.Fatal("the old stream's turns are still in the read model")
 	}
 	if got, err := a.Store().LastSeq(t.Context()); err != nil || got != 1 {
 		t.Fatalf("read model at seq %d (%v), want 1", got, err)
 	}
-	waitFor(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
+	wait.Until(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
 }
 
 // assertRebuildEqualsLive stops a and checks that `engram rebuild` finds

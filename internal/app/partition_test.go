@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,8 +10,9 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -62,6 +64,9 @@ func partitionsHeld(t *testing.T, bus *testBus, group string) map[string]int {
 // is extracted exactly once: each turn in one request, each request
 // answered once, no turn left unextracted.
 func TestExtractorsFailOverExactlyOnce(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	// The first ended sessions are in the extractors' backlog when x1
 	// dies; the open ones wait in the batchers, and end after.
 	const partitions, users, ended, open, turnsPer = 4, 12, 36, 12, 3
@@ -77,7 +82,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
 	x1 := partitionWorker(t, bus, "x1", RoleExtractor, partitions, llmURL, model)
 	x2 := partitionWorker(t, bus, "x2", RoleExtractor, partitions, llmURL, model)
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "extractor")
 		return held["x1"] == 2 && held["x2"] == 2
 	})
@@ -100,7 +105,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 		evs = append(evs, turns(s)...)
 	}
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "the batchers to take every turn", func() bool {
+	wait.Until(t, "the batchers to take every turn", func() bool {
 		for p := range partitions {
 			c, err := bus.op.Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
 			if err != nil {
@@ -119,7 +124,7 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 		evs = append(append(evs, turns(s)...), endEvent(session+"-end", fmt.Sprintf("u%d", s%users), session, turnsPer))
 	}
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "the extractors to be in the middle of the backlog", func() bool { return srv.Calls() >= ended/4 })
+	wait.Until(t, "the extractors to be in the middle of the backlog", func() bool { return srv.Calls() >= ended/4 })
 	crash(x1)
 	if calls := srv.Calls(); calls >= ended {
 		t.Fatalf("%d calls before the crash: the backlog was already done", calls)
@@ -127,11 +132,10 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 	for s := ended; s < sessions; s++ {
 		end(s)
 	}
-	waitFor(t, "x2 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "extractor")["x2"] == partitions
-	})
-	waitFor(t, "every turn extracted", func() bool {
-		return countTurnsAll(t, x2, users) == sessions*turnsPer && countUnextracted(t, x2) == 0
+	wait.For(t, "x2 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "extractor")["x2"], partitions) })
+	wait.For(t, "every turn extracted", func() error {
+		return errors.Join(wait.Equal(countTurnsAll(t, x2, users), sessions*turnsPer),
+			wait.Equal(countUnextracted(t, x2), 0))
 	})
 
 	// The stream's record: each turn in exactly one request, each
@@ -145,6 +149,9 @@ func TestExtractorsFailOverExactlyOnce(t *testing.T) {
 // other takes its partitions, and every session ended before and after
 // gets its one episode.
 func TestConsolidatorsFailOver(t *testing.T) {
+	// Not parallel: partition leases live 10 s and renew every 2.5 s, and
+	// on two loaded cores beside other tests a renewal comes late enough
+	// to move partitions mid-test.
 	const partitions, users = 4, 8
 	bus := busWithFastLeases(t)
 	ingest := partitionWorker(t, bus, "ingest", RoleIngest, partitions, "", "")
@@ -152,7 +159,7 @@ func TestConsolidatorsFailOver(t *testing.T) {
 	c1 := partitionWorker(t, bus, "c1", RoleConsolidator, partitions, "", "")
 	partitionWorker(t, bus, "c2", RoleConsolidator, partitions, "", "")
 	base := "http://" + retriever.HTTPAddr()
-	waitFor(t, "two partitions each", func() bool {
+	wait.Until(t, "two partitions each", func() bool {
 		held := partitionsHeld(t, bus, "consolidator")
 		return held["c1"] == 2 && held["c2"] == 2
 	})
@@ -175,13 +182,11 @@ func TestConsolidatorsFailOver(t *testing.T) {
 		}
 	}
 	session("s1")
-	waitFor(t, "a session episode for every user", episodes(1))
+	wait.Until(t, "a session episode for every user", episodes(1))
 	crash(c1)
 	session("s2")
-	waitFor(t, "c2 to hold every partition", func() bool {
-		return partitionsHeld(t, bus, "consolidator")["c2"] == partitions
-	})
-	waitFor(t, "both sessions' episodes for every user", episodes(2))
+	wait.For(t, "c2 to hold every partition", func() error { return wait.Equal(partitionsHeld(t, bus, "consolidator")["c2"], partitions) })
+	wait.Until(t, "both sessions' episodes for every user", episodes(2))
 	for u := range users {
 		for _, ep := range episodesOf(t, base, "default", fmt.Sprintf("u%d", u)) {
 			if ep.Source != events.SourceSessionEnd {
@@ -222,7 +227,7 @@ func readStream(t *testing.T, js jetstream.JetStream, subjects ...string) []*str
 		}
 		got := 0
 		for m := range batch.Messages() {
-			e, data, err := stream.Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), 1<<20)
+			e, data, err := stream.Decode(m.Subject(), m.Headers(), m.Data(), 1<<20)
 			if err != nil {
 				t.Fatalf("decode %s: %v", m.Subject(), err)
 			}
@@ -235,4 +240,34 @@ func readStream(t *testing.T, js jetstream.JetStream, subjects ...string) []*str
 		left -= uint64(got)
 	}
 	return out
+}
+
+// userStore is the read model of a that holds scope's rows: its own, or
+// the copy of scope's partition a partitioned retriever keeps (nil while
+// it keeps none).
+func userStore(a *App, scope memory.Scope) *sqlite.Store {
+	if a.reads == nil {
+		return a.store
+	}
+	a.reads.mu.Lock()
+	defer a.reads.mu.Unlock()
+	if part := a.reads.parts[stream.PartitionOf(scope.Namespace, scope.User, a.reads.n)]; part != nil {
+		return part.store
+	}
+	return nil
+}
+
+// dailySummaries are scope's days on date as a's read model has them
+// (none while it keeps no copy of scope's partition).
+func dailySummaries(t *testing.T, a *App, scope memory.Scope, date string) []memory.DailySummary {
+	t.Helper()
+	s := userStore(a, scope)
+	if s == nil {
+		return nil
+	}
+	days, err := s.DailySummaries(t.Context(), scope, date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return days
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"syscall"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // holdPort keeps addr taken for the test: it listens there, or, when
@@ -20,13 +22,14 @@ func holdPort(t *testing.T, addr string) {
 	if err != nil {
 		t.Fatalf("hold %s: %v", addr, err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() { quiet.Close(ln) })
 }
 
 // Tests never take engram's fixed ports: with 4222 and 7420 taken (as
 // they are while `make run` is up), a test instance asking for port 0
 // gets free ports for NATS and HTTP and works.
 func TestNoFixedPorts(t *testing.T) {
+	t.Parallel()
 	holdPort(t, "127.0.0.1:4222")
 	holdPort(t, "127.0.0.1:7420")
 	cfg := testConfig(t, t.TempDir())

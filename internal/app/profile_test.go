@@ -8,6 +8,7 @@ import (
 // (tier 1) when they are written, not at the weekly refresh; a passing
 // like does not.
 func TestCoreProfileAtWrite(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a,
 		turnEvent("p-0", "mei", "s1", 0, "user", "我叫林梅。以后回答都用中文。"),

@@ -13,6 +13,7 @@ import (
 // Progress written to a file or a pipe (not a terminal) comes as plain
 // lines, ending with the total.
 func TestProgressLines(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	var out bytes.Buffer
 	rep, err := Migrate(t.Context(), cfg, MigrateOptions{System: SystemMyclaw, Dir: "../migrate/testdata/myclaw",

@@ -25,7 +25,14 @@ func (a *App) openConfirmQueue(ctx context.Context) (kvQueue, error) {
 	return kvQueue{kv}, err
 }
 
-// Put keeps p; a firing already waiting stays as it is.
+// decidedMark is what a taken firing's key holds from then on: a firing
+// decided is remembered, so seeing its event again queues nothing.
+type decidedMark struct {
+	Decided bool `json:"decided"`
+}
+
+// Put keeps p; a firing already waiting, or decided before, stays as it
+// is.
 func (q kvQueue) Put(ctx context.Context, p consolidation.Pending) error {
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -37,8 +44,18 @@ func (q kvQueue) Put(ctx context.Context, p consolidation.Pending) error {
 	return nil
 }
 
-// Take deletes the firing at the revision it read, so of two instances
-// taking it at once one gets it and the other "not found".
+// Return puts a taken firing back, waiting.
+func (q kvQueue) Return(ctx context.Context, p consolidation.Pending) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = q.kv.Put(ctx, p.ID, b)
+	return err
+}
+
+// Take marks the firing decided at the revision it read, so of two
+// instances taking it at once one gets it and the other "not found".
 func (q kvQueue) Take(ctx context.Context, id string) (consolidation.Pending, error) {
 	var p consolidation.Pending
 	e, err := q.kv.Get(ctx, id)
@@ -48,13 +65,23 @@ func (q kvQueue) Take(ctx context.Context, id string) (consolidation.Pending, er
 	if err != nil {
 		return p, err
 	}
+	if decided(e.Value()) {
+		return p, memory.Errorf(memory.ENOTFOUND, "pending firing %s was decided already", id)
+	}
 	if err := json.Unmarshal(e.Value(), &p); err != nil {
 		return p, fmt.Errorf("pending firing %s: %w", id, err)
 	}
-	if err := q.kv.Delete(ctx, id, jetstream.LastRevision(e.Revision())); err != nil {
+	mark, _ := json.Marshal(decidedMark{Decided: true})
+	if _, err := q.kv.Update(ctx, id, mark, e.Revision()); err != nil {
 		return p, memory.Errorf(memory.ENOTFOUND, "pending firing %s was taken by another instance", id)
 	}
 	return p, nil
+}
+
+// decided reports whether a key holds a decided firing's mark.
+func decided(v []byte) bool {
+	var m decidedMark
+	return json.Unmarshal(v, &m) == nil && m.Decided
 }
 
 // List is every waiting firing, oldest first.
@@ -71,6 +98,9 @@ func (q kvQueue) List(ctx context.Context) ([]consolidation.Pending, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if decided(e.Value()) {
+			continue
 		}
 		var p consolidation.Pending
 		if err := json.Unmarshal(e.Value(), &p); err != nil {

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// README's /v1/context example: the turn README records, then README's
+// The README tour's /v1/context example: the turn it records, then its
 // question, gives the coffee preference README shows, with its reason.
 func TestReadmeCoffeeExample(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a, turnEvent("turn-0001", "lilei", "s-42", 0, "user", "我住在北京市朝阳区，平时喜欢喝美式咖啡。"),
 		endEvent("end-0001", "lilei", "s-42", 1)))

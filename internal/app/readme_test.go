@@ -10,11 +10,12 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 )
 
-// README.md's HTTP table lists every route of the OpenAPI document, and
+// docs/api.md's HTTP table lists every route of the OpenAPI document, and
 // names the `user` parameter wherever the document requires it; it lists
 // every valid kind and category.
 func TestREADMEMatchesAPI(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	t.Parallel()
+	b, err := os.ReadFile("../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestREADMEMatchesAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, ops := range doc.Paths {
-		// README writes /v1/pending/{id}/confirm\|ignore\|snooze for {action}.
+		// docs/api.md writes /v1/pending/{id}/confirm\|ignore\|snooze for {action}.
 		stem := strings.TrimSuffix(path, "{action}")
 		var lines []string
 		for _, l := range strings.Split(readme, "\n") {
@@ -40,25 +41,25 @@ func TestREADMEMatchesAPI(t *testing.T) {
 			}
 		}
 		if len(lines) == 0 {
-			t.Errorf("README.md's API table does not list %s", path)
+			t.Errorf("docs/api.md's API table does not list %s", path)
 			continue
 		}
 		for method, op := range ops {
 			for _, p := range op.Parameters {
 				if p.Name == "user" && p.In == "query" && p.Required && !strings.Contains(strings.Join(lines, "\n"), "user=") {
-					t.Errorf("%s %s needs user, and README.md does not say so: %q", strings.ToUpper(method), path, lines)
+					t.Errorf("%s %s needs user, and docs/api.md does not say so: %q", strings.ToUpper(method), path, lines)
 				}
 			}
 		}
 	}
 	for _, k := range memory.Kinds {
 		if !strings.Contains(readme, "`"+string(k)+"`") {
-			t.Errorf("README.md does not list the kind %s", k)
+			t.Errorf("docs/api.md does not list the kind %s", k)
 		}
 	}
 	for _, c := range memory.Categories {
 		if !strings.Contains(readme, "`"+string(c)+"`") {
-			t.Errorf("README.md does not list the category %s", c)
+			t.Errorf("docs/api.md does not list the category %s", c)
 		}
 	}
 }

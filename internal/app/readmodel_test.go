@@ -10,6 +10,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // workersApart starts workers as separate processes would, against one
@@ -32,6 +33,7 @@ func workersApart(t *testing.T) (start func(roles Roles, dir string) *App, bus *
 // session episodes, the scratchpad, the scheduled jobs and the core
 // profile, from a read model of its own.
 func TestConsolidatorApartDoesEverything(t *testing.T) {
+	t.Parallel()
 	start, bus := workersApart(t)
 	ingest := start(RoleIngest, t.TempDir())
 	retriever := start(RoleRetriever, t.TempDir())
@@ -41,11 +43,11 @@ func TestConsolidatorApartDoesEverything(t *testing.T) {
 
 	evs := append(conversation("a", "ana", "s1"), endEvent("a-end", "ana", "s1", 4))
 	mustAccept(t, postBatch(t, ingest, evs...))
-	waitFor(t, "ana's session episode", func() bool {
+	wait.Until(t, "ana's session episode", func() bool {
 		eps := episodesOf(t, base, "default", "ana")
 		return len(eps) == 1 && eps[0].Source == events.SourceSessionEnd && strings.Contains(eps[0].Summary, "billing")
 	})
-	waitFor(t, "ana's scratchpad", func() bool {
+	wait.Until(t, "ana's scratchpad", func() bool {
 		pad := scratchpadOf(t, base, "ana")
 		return pad.Source == events.SourceEpisode && strings.Contains(pad.Content, "Atlas")
 	})
@@ -61,7 +63,7 @@ func TestConsolidatorApartDoesEverything(t *testing.T) {
 	if err := json.Unmarshal(msg.Data, &reply); err != nil || len(reply.Ran) != 3 {
 		t.Fatalf("weekly: %s (%v)", msg.Data, err)
 	}
-	waitFor(t, "kim's core profile", func() bool {
+	wait.Until(t, "kim's core profile", func() bool {
 		var prof struct{ Core []memory.Memory }
 		getJSON(t, base, "/v1/profile?user=kim", &prof)
 		return len(prof.Core) == 1 && prof.Core[0].Content == "The user's name is Kim"
@@ -71,6 +73,7 @@ func TestConsolidatorApartDoesEverything(t *testing.T) {
 // An extractor run apart and restarted while a session's turns wait
 // extracts them: the new process finds them in its read model.
 func TestExtractorApartRecoversAfterRestart(t *testing.T) {
+	t.Parallel()
 	start, _ := workersApart(t)
 	ingest := start(RoleIngest, t.TempDir())
 	retriever := start(RoleRetriever, t.TempDir())
@@ -80,7 +83,7 @@ func TestExtractorApartRecoversAfterRestart(t *testing.T) {
 	mustAccept(t, r)
 	// The batcher has the turn (its consumer moved past it) and waits
 	// for the quiet gap; the process stops before it comes.
-	waitFor(t, "the extractor's read model and batcher to take the turn", func() bool {
+	wait.Until(t, "the extractor's read model and batcher to take the turn", func() bool {
 		if x.Store() != nil {
 			if got, err := x.Store().LastSeq(t.Context()); err != nil || got < lastSeqOf(r) {
 				return false
@@ -97,7 +100,7 @@ func TestExtractorApartRecoversAfterRestart(t *testing.T) {
 
 	start(RoleExtractor, dir)
 	mustAccept(t, postEvent(t, ingest, endEvent("zh-end", "lilei", "s1", 1)))
-	waitFor(t, "lilei's memories", func() bool {
+	wait.Until(t, "lilei's memories", func() bool {
 		r := do(t, "GET", "http://"+retriever.HTTPAddr()+"/v1/memories?user=lilei", "", nil, nil)
 		return strings.Contains(r.Raw, "美式咖啡")
 	})
@@ -108,10 +111,12 @@ func TestExtractorApartRecoversAfterRestart(t *testing.T) {
 // model's position never reaches it) is passed once the projector has
 // acknowledged it, not after the two-minute limit.
 func TestCatchUpPassesADeadLetteredHead(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	sent := postEvent(t, a, turnEvent("ok-1", "ann", "s1", 0, "user", "hello"))
 	mustAccept(t, sent)
-	waitProjected(t, a, lastSeqOf(sent))
+	// Settled, so the turn's reading is in before the malformed event.
+	waitSettled(t, a)
 	bad := `{"specversion":"1.0","type":"turn.recorded","source":"test/agent","id":"bad-1","subject":"ann",` +
 		`"time":"2026-01-02T03:04:05Z","namespace":"default","data":{"session_id":"s1","turn_index":-1,"role":"user"}}`
 	ack, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad))

@@ -42,6 +42,9 @@ func (a *App) Readiness(ctx context.Context) error {
 	if err := a.stopped.err(); err != nil {
 		return err
 	}
+	if a.reads != nil {
+		return a.reads.readiness()
+	}
 	c := a.catchUp
 	if c == nil || c.done.Load() {
 		return nil

@@ -8,12 +8,15 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // /readyz stays 503 while the projector replays the stream into an empty
 // read model, and says 200 only once it has caught up; /healthz says the
 // process is alive all along.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startApp(t, testConfig(t, dir), RoleAll)
 	var evs []any
@@ -36,7 +39,7 @@ func TestReadyz(t *testing.T) {
 	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
 		t.Fatalf("/healthz during replay: %d %s", r.Status, r.Raw)
 	}
-	waitFor(t, "/readyz 200", func() bool {
+	wait.Until(t, "/readyz 200", func() bool {
 		r := do(t, "GET", base+"/readyz", "", nil, nil)
 		if r.Status == http.StatusServiceUnavailable {
 			if !strings.Contains(r.Raw, "catching up") {
@@ -54,11 +57,13 @@ func TestReadyz(t *testing.T) {
 		return true
 	})
 
-	// A read model behind the stream's start position is not ready.
+	// A read model behind the stream's start position is not ready. (The
+	// stream holds the rules' readings of the turns too.)
+	applied := waitSettled(t, b)
 	b.catchUp.done.Store(false)
-	b.catchUp.target = target + 1000
+	b.catchUp.target = applied + 1000
 	r = do(t, "GET", base+"/readyz", "", nil, nil)
-	if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Raw, fmt.Sprintf("%d of %d events applied", target, target+1000)) {
+	if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Raw, fmt.Sprintf("%d of %d events applied", applied, applied+1000)) {
 		t.Fatalf("/readyz behind: %d %s", r.Status, r.Raw)
 	}
 	if r := do(t, "GET", base+"/healthz", "", nil, nil); r.Status != http.StatusOK {
@@ -71,18 +76,19 @@ func TestReadyz(t *testing.T) {
 // goes on, and /healthz stays green (it is alive, one part of it is not
 // working).
 func TestStoppedWorkerTurnsReadinessRed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
-	waitFor(t, "/readyz 200", func() bool { return do(t, "GET", base+"/readyz", "", nil, nil).Status == http.StatusOK })
+	wait.For(t, "/readyz 200", func() error { return wait.Equal(do(t, "GET", base+"/readyz", "", nil, nil).Status, http.StatusOK) })
 
 	a.goWorker(t.Context(), "tester", func(context.Context) error {
 		var m map[string]int
-		m["x"]++
+		m["x"]++ //nolint:staticcheck // the panic is the test
 		return nil
 	})
 	a.goWorker(t.Context(), "quitter", func(context.Context) error { return errors.New("lost its consumer") })
 	var last httpResult
-	waitFor(t, "/readyz to name both stopped workers", func() bool {
+	wait.Until(t, "/readyz to name both stopped workers", func() bool {
 		last = do(t, "GET", base+"/readyz", "", nil, nil)
 		return last.Status == http.StatusServiceUnavailable && strings.Contains(last.Raw, "quitter") && strings.Contains(last.Raw, "tester")
 	})

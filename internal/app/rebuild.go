@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,6 +26,10 @@ type RebuildOptions struct {
 	Replace bool
 	// Progress receives a progress bar; nil for none.
 	Progress io.Writer
+	// Partition, when set, rebuilds a partitioned retriever's copy of that
+	// partition of the users (of the config's Partitions): from the
+	// partition's events alone, compared with the copy in the data dir.
+	Partition *int
 }
 
 // RebuildReport says what Rebuild did.
@@ -46,8 +51,20 @@ type RebuildReport struct {
 // external NATS (cfg.NATS.URL).
 func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *zap.Logger) (*RebuildReport, error) {
 	start := time.Now()
+	livePath := cfg.ReadModelPath()
+	var keep func(subject string) bool
+	if p := opts.Partition; p != nil {
+		if *p < 0 || *p >= cfg.Partitions || cfg.Partitions < 2 {
+			return nil, fmt.Errorf("partition %d: the users are in %d partitions (ENGRAM_PARTITIONS), numbered from 0", *p, cfg.Partitions)
+		}
+		livePath = cfg.ReadPartitionPath(*p, cfg.Partitions)
+		keep = func(subject string) bool {
+			q, ok := stream.PartitionOfSubject(subject, cfg.Partitions)
+			return !ok || q == *p
+		}
+	}
 	if opts.Out == "" {
-		opts.Out = cfg.ReadModelPath() + ".rebuild"
+		opts.Out = livePath + ".rebuild"
 	}
 	rep := &RebuildReport{Out: opts.Out}
 	js, closeNATS, err := OpenOperator(ctx, cfg, log)
@@ -57,8 +74,8 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	defer closeNATS()
 
 	var live *sqlite.Store
-	if _, err := os.Stat(cfg.ReadModelPath()); err == nil {
-		live, err = sqlite.Open(ctx, cfg.ReadModelPath())
+	if _, err := os.Stat(livePath); err == nil {
+		live, err = sqlite.Open(ctx, livePath)
 		if err != nil {
 			// A live read model that cannot be read (corrupt, say) is
 			// rebuilt from the whole stream; --replace swaps the new one
@@ -74,7 +91,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	if live != nil {
 		var err error
 		rep.Live, rep.Target, err = live.Checksum(ctx)
-		live.Close()
+		quiet.Close(live) // only read
 		if err != nil {
 			return nil, fmt.Errorf("live read model: %w", err)
 		}
@@ -100,11 +117,11 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 	if err != nil {
 		return nil, err
 	}
-	defer built.Close()
-	if err := replayInto(ctx, js, built, rep, cfg.HTTP.MaxEventBytes, opts.Progress); err != nil {
+	defer quiet.Close(built) // on a failing path; the success path closes it below
+	if err := replayInto(ctx, js, built, rep, cfg.HTTP.MaxEventBytes, keep, opts.Progress); err != nil {
 		return nil, err
 	}
-	if err := recordOrigin(ctx, js, cfg, built, rep.HadLive); err != nil {
+	if err := recordOrigin(ctx, js, livePath, built, rep.HadLive); err != nil {
 		return nil, err
 	}
 	if rep.Built, _, err = built.Checksum(ctx); err != nil {
@@ -114,32 +131,39 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 		rep.Diff = rep.Live.Diff(rep.Built)
 	}
 	rep.Took = time.Since(start)
+	if err := built.Close(); err != nil {
+		return nil, fmt.Errorf("close rebuilt read model: %w", err)
+	}
 	if opts.Replace && len(rep.Diff) == 0 {
-		if err := built.Close(); err != nil {
-			return nil, err
-		}
-		if err := os.Rename(opts.Out, cfg.ReadModelPath()); err != nil {
+		if err := os.Rename(opts.Out, livePath); err != nil {
 			return nil, fmt.Errorf("replace live read model: %w", err)
 		}
 		for _, suffix := range []string{"-wal", "-shm"} {
-			_ = os.Remove(cfg.ReadModelPath() + suffix)
+			_ = os.Remove(livePath + suffix)
 		}
-		rep.Out = cfg.ReadModelPath()
+		rep.Out = livePath
 	}
 	return rep, nil
 }
 
 // replayInto applies the stream up to rep.Target to store exactly as the
 // projector does: same batches' semantics, same skips.
-func replayInto(ctx context.Context, js jetstream.JetStream, store *sqlite.Store, rep *RebuildReport, maxEventBytes int, progress io.Writer) error {
+// A partition's copy (keep set) applies its partition's events only, and
+// its projector never decodes the others: they are passed over here too.
+func replayInto(ctx context.Context, js jetstream.JetStream, store *sqlite.Store, rep *RebuildReport, maxEventBytes int,
+	keep func(subject string) bool, progress io.Writer) error {
 	bar := newProgress(progress, int64(rep.Target), "rebuild")
 	defer bar.Finish()
-	return stream.Replay(ctx, js, rep.Target, 1024, maxEventBytes, func(b stream.ReplayBatch) error {
+	return stream.ReplayKept(ctx, js, rep.Target, 1024, maxEventBytes, keep, func(b stream.ReplayBatch) error {
 		rep.Read += len(b.Messages) + len(b.Undecodable)
 		rep.Skipped += len(b.Undecodable)
 		batch := make([]memory.Applied, len(b.Messages))
 		for i, m := range b.Messages {
 			batch[i] = m.Applied()
+		}
+		if len(batch) == 0 {
+			bar.Set(int64(b.Last))
+			return nil
 		}
 		for i, err := range store.Apply(ctx, batch) {
 			switch {

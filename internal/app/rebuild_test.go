@@ -55,6 +55,7 @@ func mixedWorkload(t *testing.T, a *App) uint64 {
 const emptySum = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 func TestRebuildEqualsLive(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	a := startApp(t, cfg, RoleAll)
@@ -87,7 +88,9 @@ func TestRebuildEqualsLive(t *testing.T) {
 		if _, err := db.Exec(`UPDATE turns SET content = content || '!' WHERE id = 3`); err != nil {
 			t.Fatal(err)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 		rep, err := Rebuild(t.Context(), cfg, RebuildOptions{}, zaptest.NewLogger(t))
 		if err != nil {
 			t.Fatal(err)

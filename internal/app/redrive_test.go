@@ -11,6 +11,7 @@ import (
 // to every worker of the subject: one redriven dead letter that fails
 // again makes one new dead letter, not one per worker.
 func TestRedriveReachesOnlyTheConsumerThatFailed(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	bad, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": "bad-1", "source": "test", "type": "turn.recorded",
 		"data": map[string]any{"session_id": "s", "turn_index": -1, "role": "user", "content": "x"}})

@@ -16,6 +16,7 @@ import (
 // which stays in the history; a rebuild reaches the same read model from
 // the recorded results, without the model.
 func TestReextractSupersedes(t *testing.T) {
+	t.Parallel()
 	var city atomic.Value
 	city.Store("Paris")
 	srv := llmtest.New(t)

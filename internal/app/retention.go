@@ -23,12 +23,15 @@ import (
 //     them is not extracted yet: then that turn and every later one of the
 //     user stay, and the extraction of the waiting turns is requested, so
 //     a session idle past the age is extracted before its turns go;
-//  3. their events leave the stream (stream.ExpireTurns), then a
+//  3. what engram wrote word for word from them (an extractive episode,
+//     the scratchpad, the days' logs) is published again without their
+//     words and the versions it replaces are erased (retentionscrub.go);
+//  4. their events leave the stream (stream.ExpireTurns), then a
 //     turns.expired receipt with the same bound is published, which makes
 //     every read model drop the same turns. A rebuild replays the receipt
 //     over a stream that no longer has the events, and agrees.
 //
-// A crash between 3's two steps leaves the read model holding turns the
+// A crash between 4's two steps leaves the read model holding turns the
 // stream dropped; the next run plans them again and publishes the receipt.
 
 // retentionSource is the CloudEvents source of the receipts and of the
@@ -151,6 +154,11 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		if !r.mine(x.Scope) {
 			continue
 		}
+		// What engram wrote word for word from the turns goes with them.
+		replaced, err := r.scrub(ctx, x, now.UTC())
+		if err != nil {
+			return run, err
+		}
 		gone, err := stream.ExpireTurns(ctx, a.op.js, x.Scope.Namespace, x.Scope.User, x.Before)
 		run.Events += gone.Events
 		run.DeadLetters += gone.DeadLetters
@@ -159,7 +167,7 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		}
 		id := "expire-" + strconv.FormatUint(x.Before, 10)
 		if err := emit(ctx, memory.Outgoing{Type: events.TypeTurnsExpired, ID: id, Scope: x.Scope, Time: now.UTC(),
-			Data: &events.TurnsExpired{BeforeSeq: x.Before, StoredBefore: run.Cutoff}}); err != nil {
+			Data: &events.TurnsExpired{BeforeSeq: x.Before, StoredBefore: run.Cutoff, Replaced: replaced}}); err != nil {
 			return run, fmt.Errorf("retention: publish the receipt: %w", err)
 		}
 		run.Users++

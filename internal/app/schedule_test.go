@@ -7,12 +7,14 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
 // Scheduled firings missed while engram was down run when it starts
 // again: here the weekly profile refresh of a week ago.
 func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleAll)
 	postMemory(t, a, `{"user":"kim","kind":"identity","category":"identity","subject":"user","predicate":"name","content":"The user's name is Kim","importance":0.95}`)
@@ -39,7 +41,7 @@ func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
 	closeNATS()
 
 	a = startApp(t, cfg, RoleAll)
-	waitFor(t, "the missed weekly profile refresh", func() bool {
+	wait.Until(t, "the missed weekly profile refresh", func() bool {
 		getJSON(t, "http://"+a.HTTPAddr(), "/v1/profile?user=kim", &prof)
 		return len(prof.Core) == 1 && prof.Core[0].Content == "The user's name is Kim"
 	})
@@ -47,6 +49,7 @@ func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
 
 // Of several consolidators, one runs each firing; "last" only moves on.
 func TestScheduleFiringClaimedOnce(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a := startApp(t, cfg, RoleIngest)
 	log := zaptest.NewLogger(t)

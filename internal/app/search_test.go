@@ -8,6 +8,7 @@ import (
 // path that recalls reads the query the same way): the answer after a
 // question ranks first though it shares none of the question's words.
 func TestSearchRanksTurnsAsContext(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	r := postBatch(t, a,
 		turnEvent("q-0", "ana", "s1", 0, "user", "I took Monday off, it was a long week."),

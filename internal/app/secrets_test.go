@@ -19,6 +19,7 @@ import (
 // file under the data dir holds it. A namespace that opted out keeps
 // what it sent.
 func TestSecretsMaskedAtIngest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	cfg.Extract.UnmaskedNamespaces = []string{"raw"}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"go.uber.org/zap/zaptest"
 )
@@ -17,6 +18,8 @@ import (
 // a real engram, in GET /v1/stats and /metrics; the read model's figures
 // are the same after a restart and in a rebuilt read model.
 func TestQualityStats(t *testing.T) {
+	// Not parallel: it counts what the process-wide metrics gained, which
+	// another test's requests would add to.
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	a := startApp(t, cfg, RoleAll)
@@ -91,8 +94,9 @@ func TestQualityStats(t *testing.T) {
 	want := map[string]any{
 		"users": 1.0, "turns": 1.0, "episodes": 0.0,
 		"confirmed": 2.0, "ignored": 1.0, "confirmation_rate": 2.0 / 3,
-		// written: 6; wrong: Beijing (superseded) and running (ignored).
-		"written": 6.0, "wrong_writes": 2.0, "wrong_write_rate": 2.0 / 6, "window_days": 7.0,
+		// wrong: running (ignored), per 2 confirmed (seed 004 §9); written
+		// 6, Beijing superseded soon (an update, not a wrong write).
+		"written": 6.0, "wrong_writes": 1.0, "wrong_write_rate": 0.5, "superseded_soon": 1.0, "window_days": 7.0,
 		"context_served": float64(prior.Served + 2), "retrieval_hit_rate": float64(prior.Hits+1) / float64(prior.Served+2), "memory_token_share": float64(memTokens) / float64(allTokens),
 	}
 	for k, v := range want {
@@ -112,8 +116,8 @@ func TestQualityStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, line := range []string{"engram_memory_confirmation_ratio 0.6666666666666666", "engram_memory_wrong_write_ratio 0.3333333333333333",
+	quiet.Close(resp.Body)
+	for _, line := range []string{"engram_memory_confirmation_ratio 0.6666666666666666", "engram_memory_wrong_write_ratio 0.5",
 		`engram_context_served_total{result="hit"}`, `engram_context_tokens_total{block="memory"}`} {
 		if !strings.Contains(string(raw), line) {
 			t.Errorf("/metrics has no %q", line)
@@ -150,8 +154,8 @@ func TestQualityStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rebuilt.Close()
-	st, err := rebuilt.Quality(t.Context(), ns, memory.DefaultWrongWriteWindow)
+	defer quiet.Close(rebuilt)
+	st, err := rebuilt.Quality(t.Context(), ns, "", memory.DefaultWrongWriteWindow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,7 @@ func (a *App) checkStreams(ctx context.Context, w *firstWatch, log *zap.Logger) 
 	if a.store == nil {
 		return
 	}
-	v, recorded, err := a.originOf(ctx, info)
+	v, recorded, err := a.originOf(ctx, a.store, info)
 	if err != nil {
 		log.Debug("read the read model's origin", zap.Error(err))
 		return

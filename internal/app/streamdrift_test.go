@@ -10,6 +10,7 @@ import (
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -96,6 +97,7 @@ var ana = memory.Scope{Namespace: "default", User: "ana"}
 // puts engram's configuration back (engram streams apply) and accepts
 // the loss (engram streams accept).
 func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	a, logs := startWatched(t, cfg, RoleAll, reportGrace)
 	postTurns(t, a, 50, "alpha")
@@ -110,11 +112,11 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	if _, err := js.UpdateStream(t.Context(), sc); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the limit reported by /healthz", func() bool {
+	wait.Until(t, "the limit reported by /healthz", func() bool {
 		code, reason := probe(t, a, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "max_msgs 1")
 	})
-	waitFor(t, "the lost events reported by /readyz", func() bool {
+	wait.Until(t, "the lost events reported by /readyz", func() bool {
 		code, reason := probe(t, a, "/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "no longer holds 49 events")
 	})
@@ -177,6 +179,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 // A purge is reported as soon as it is judged, and the read model keeps
 // every row; an operator's accept ends the report, and the rows stay.
 func TestPurgedMemoryIsReported(t *testing.T) {
+	t.Parallel()
 	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleIngest|RoleRetriever, reportGrace)
 	postTurns(t, a, 5, "alpha")
 	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
@@ -186,7 +189,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 	if err := s.Purge(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the purge reported", func() bool {
+	wait.Until(t, "the purge reported", func() bool {
 		code, reason := probe(t, a, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.Contains(reason, "no longer holds 5 events")
 	})
@@ -202,7 +205,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 	if _, err := stream.AcceptMemory(t.Context(), a.JetStream()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
+	wait.Until(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
 	if got := driftMetric(t, a, driftTruncated); got != "0" {
 		t.Fatalf("engram_stream_drift{kind=truncated} %s after the accept, want 0", got)
 	}
@@ -215,6 +218,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 // open the stream moves its first sequence, and the read model drops
 // their rows with the receipt.
 func TestForgetIsNotDrift(t *testing.T) {
+	t.Parallel()
 	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleAll, erasureGrace)
 	postTurns(t, a, 5, "alpha")
 	r := postEvent(t, a, turnEvent("bo-0", "bo", "s-bo", 0, "user", "bo's turn"))
@@ -235,7 +239,7 @@ func TestForgetIsNotDrift(t *testing.T) {
 		t.Fatalf("MEMORY's first sequence %d after forgetting the user of 1–5, want past them", info.State.FirstSeq)
 	}
 	// Judged after the grace, once the read model has what the stream holds.
-	waitFor(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() == info.State.FirstSeq })
+	wait.For(t, "the first sequence judged", func() error { return wait.Equal(a.drift.judgedFirst(), info.State.FirstSeq) })
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz after a forget: %d %q", code, reason)
 	}
@@ -248,11 +252,12 @@ func TestForgetIsNotDrift(t *testing.T) {
 // the stream age out, its first sequence moves, and the receipt that
 // follows the deletes drops the read model's rows.
 func TestRetentionIsNotDrift(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.Retention.RawTurns = 2 * time.Second
 	a, logs := startWatched(t, cfg, RoleAll, erasureGrace)
 	postTurns(t, a, 3, "alpha")
-	waitFor(t, "ana's turns to age out", func() bool { return countTurns(t, a, ana) == 0 })
+	wait.For(t, "ana's turns to age out", func() error { return wait.Equal(countTurns(t, a, ana), 0) })
 	info, err := stream.MemoryInfo(t.Context(), a.JetStream())
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +265,7 @@ func TestRetentionIsNotDrift(t *testing.T) {
 	if info.State.FirstSeq <= 3 {
 		t.Fatalf("MEMORY's first sequence %d after the turns 1–3 aged out, want past them", info.State.FirstSeq)
 	}
-	waitFor(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() >= info.State.FirstSeq })
+	wait.Until(t, "the first sequence judged", func() bool { return a.drift.judgedFirst() >= info.State.FirstSeq })
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz after retention: %d %q", code, reason)
 	}

@@ -13,6 +13,7 @@ import (
 // next event must not make B's event a duplicate: CloudEvents identity is
 // the tenant's, not the stream's.
 func TestDedupIsScopedByTenant(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
 	cfg.HTTP.Tokens = map[string]string{"token-of-tenant-a-0001": "a", "token-of-tenant-b-0001": "b"}
 	a := startApp(t, cfg, RoleAll)
@@ -48,6 +49,7 @@ func TestDedupIsScopedByTenant(t *testing.T) {
 // A client memory_id is the tenant's name for its memory: the same id in
 // another namespace is another memory, not a dead letter.
 func TestMemoryIDIsScopedByTenant(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	base := "http://" + a.HTTPAddr()
 	for _, ns := range []string{"a", "b"} {

@@ -23,6 +23,7 @@ func memoryItem(items []retrieval.Item, content string) (retrieval.Item, bool) {
 // when the endpoint fails the answer falls back to full text and says so;
 // and a rebuild takes the vectors from the stream without calling it.
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	emb := llmtest.New(t)
 	cfg := testConfig(t, t.TempDir())
 	cfg.Embed.BaseURL, cfg.Embed.Model = emb.URL, "test-embed"

@@ -8,6 +8,7 @@ import (
 // /v1/context with a session_id returns that session's window end to end,
 // in the shape /openapi.json documents (do validates every response).
 func TestContextSessionWindow(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	var evs []any
 	for i := range 12 {

@@ -111,6 +111,7 @@ func deployNATS(t *testing.T) (*server.Options, *stream.Auth) {
 // against it (ingest, retriever, extractor, consolidator, as the cmd/
 // binaries do) together do the job of the single binary.
 func TestSeparateWorkersAgainstDeployConfig(t *testing.T) {
+	t.Parallel()
 	bus := externalNATS(t)
 
 	worker := func(roles Roles) *App {

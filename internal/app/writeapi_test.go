@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/wait"
 )
 
 // The retriever run apart serves the whole write API: manual memories,
 // pending decisions, the scratchpad, and the consolidator's confirm queue
 // (asked over NATS from the consolidator run apart).
 func TestWriteAPIOnSeparateRetriever(t *testing.T) {
+	t.Parallel()
 	bus := externalNATS(t)
 	worker := func(roles Roles) *App {
 		cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
@@ -70,7 +73,7 @@ func TestWriteAPIOnSeparateRetriever(t *testing.T) {
 	var pend struct {
 		Pending []struct{ ID string } `json:"pending"`
 	}
-	waitFor(t, "the confirm-mode firing", func() bool {
+	wait.Until(t, "the confirm-mode firing", func() bool {
 		r := do(t, "GET", base+"/v1/consolidation/pending?user=ann", "", nil, nil)
 		return r.Status == 200 && json.Unmarshal([]byte(r.Raw), &pend) == nil && len(pend.Pending) == 1
 	})

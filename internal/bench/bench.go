@@ -16,6 +16,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
 )
@@ -118,7 +119,7 @@ func (e *Engram) Post(ctx context.Context, contentType string, body []byte) (uin
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		return 0, fmt.Errorf("ingest: %d %s", resp.StatusCode, raw)
@@ -150,7 +151,7 @@ func (e *Engram) Search(ctx context.Context, ns, user, q string, limit int) ([]m
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	var out struct {
 		Results []memory.SearchResult `json:"results"`
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/tokens"
@@ -58,7 +59,7 @@ func ContextScale(ctx context.Context, memories, turns, users, queries, ingest i
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(tmp)
+		defer quiet.RemoveAll(tmp)
 		dir = tmp
 	}
 	name := filepath.Join(dir, fmt.Sprintf("ctx-%d-%d-%d.db", memories, turns, users))
@@ -68,7 +69,7 @@ func ContextScale(ctx context.Context, memories, turns, users, queries, ingest i
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
+	defer quiet.Close(store) // a scratch store, dropped after the run
 	if !loaded {
 		if err := loadContextScale(ctx, store, memories, turns, users, progress); err != nil {
 			return nil, err
@@ -141,7 +142,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		defer quiet.Close(resp.Body)
 		raw, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return err
@@ -167,7 +168,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		text := q.query()
 		t0 := time.Now()
 		if err := post(text); err != nil {
-			stopIngest()
+			_, _ = stopIngest() // on a path that fails with its own error
 			return nil, err
 		}
 		d[i] = time.Since(t0)
@@ -187,7 +188,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		}
 		t0 := time.Now()
 		if err := post(q.query(), recent...); err != nil {
-			stopIngest()
+			_, _ = stopIngest() // on a path that fails with its own error
 			return nil, err
 		}
 		dialogue[i] = time.Since(t0)

@@ -1,4 +1,4 @@
-// Package bench measures engram the way README.md reports it: ingest
+// Package bench measures engram the way docs/benchmarks.md reports it: ingest
 // throughput through the whole pipeline against inserting the same rows
 // straight into SQLite, acknowledgement latency, search latency at scale,
 // and LoCoMo retrieval recall. `make bench` runs it (cmd/engram-bench).

@@ -12,6 +12,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap"
 )
 
@@ -55,7 +56,7 @@ func clearBacklog(ctx context.Context, instances, sessions int, latency time.Dur
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(root)
+	defer quiet.RemoveAll(root)
 	const partitions = 4
 	hubCfg := config.Default()
 	hubCfg.DataDir = filepath.Join(root, "hub")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/sourcegraph/conc/pool"
@@ -49,12 +50,12 @@ func Ingest(ctx context.Context, e, alone *Engram, js *stream.RateStream, n, bat
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer quiet.RemoveAll(dir)
 	store, err := sqlite.Open(ctx, filepath.Join(dir, "direct.db"))
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
+	defer quiet.Close(store) // a scratch store, dropped after the run
 
 	var tJS, tAck, tPipe, tDirect, tAlone time.Duration
 	per := (n + rounds - 1) / rounds
@@ -171,7 +172,7 @@ func IngestIn(ctx context.Context, setup IngestSetup, n, rounds int) (*IngestRes
 		if dir, err = os.MkdirTemp("", "engram-cluster-"); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
+		defer quiet.RemoveAll(dir)
 		if cluster, err = stream.StartCluster(dir, setup.Nodes, stream.Sync(setup.Sync)); err != nil {
 			return nil, err
 		}

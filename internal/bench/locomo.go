@@ -13,6 +13,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/locomo"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // LoadLoCoMo ingests every conversation through the HTTP API, one user per
@@ -85,7 +86,7 @@ func LoCoMoContext(e *Engram) locomo.Retriever {
 		if err != nil {
 			return nil, err
 		}
-		defer resp.Body.Close()
+		defer quiet.Close(resp.Body)
 		var out struct {
 			Blocks struct {
 				Turns []struct {

@@ -17,12 +17,13 @@ import (
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/extractbench"
 	"github.com/engramhq/engram/internal/locomo"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
 // Main runs the benchmarks named by -only (default all) and prints the
-// figures README.md reports.
+// figures docs/benchmarks.md reports.
 func Main(args []string, out io.Writer) int {
 	if len(args) >= 2 && args[0] == "-only" && args[1] == "extract" {
 		return extractbench.Main(args[2:], out) // no engram to start: it measures extraction alone
@@ -45,7 +46,7 @@ func Main(args []string, out io.Writer) int {
 	xLatency := fs.Duration("extract-latency", 200*time.Millisecond, "the test model's fixed latency in the extractors run")
 	scale := fs.Int("scale", 1000000, "largest search scale (turns in one namespace); steps are 100k and this")
 	queries := fs.Int("queries", 1000, "queries per search scale step")
-	locomoPath := fs.String("locomo", "../shared/data/locomo/locomo10.json", "LoCoMo data file")
+	locomoPath := fs.String("locomo", "testdata/locomo/locomo10.json", "LoCoMo data file (not shipped: see docs/benchmarks.md)")
 	locomoConvs := fs.String("locomo-convs", "", "only these LoCoMo conversations, through /v1/context (\"0-4\": the half tuned on); default all ten, with /v1/search and each half")
 	locomoEnded := fs.Bool("locomo-ended", false, "end every LoCoMo session, as an agent would, and wait for rule extraction (no LLM) before asking: engram as shipped, with the memories it writes down")
 	sync := fs.String("sync", "", "JetStream sync policy for the run (default: engram's default; the ingest run: both always and 1s)")
@@ -60,12 +61,17 @@ func Main(args []string, out io.Writer) int {
 			fmt.Fprintln(out, err)
 			return 1
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			quiet.Close(f) // on a path that fails with its own error
 			fmt.Fprintln(out, err)
 			return 1
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(out, "cpu profile:", err)
+			}
+		}()
 	}
 	var lex textseg.Lexicons
 	for _, l := range strings.Split(*lexicons, ",") {
@@ -89,6 +95,16 @@ func Main(args []string, out io.Writer) int {
 	}
 	ctx := context.Background()
 	logf := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
+	if missing := locomoMissing(*locomoPath, run); missing != "" {
+		// Said first, not after the hour the other benchmarks take.
+		logf("%s", missing)
+		delete(run, "locomo")
+		delete(run, "llm")
+		if len(run) == 0 {
+			return 1
+		}
+		defer logf("%s", missing)
+	}
 	logf("engram bench — %s, %d CPUs, %s/%s, %s", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
 
 	if run["ingest"] {
@@ -151,7 +167,7 @@ func Main(args []string, out io.Writer) int {
 	if run["locomo"] {
 		// Its own engram: FTS5 takes BM25's IDF from the whole index, so
 		// another benchmark's data in the same read model would shift the
-		// ranking (see README, Benchmarks).
+		// ranking (see docs/benchmarks.md).
 		e, err := StartQuality(ctx, *sync)
 		if err != nil {
 			logf("start: %v", err)
@@ -207,7 +223,7 @@ func Main(args []string, out io.Writer) int {
 			return 1
 		}
 		// Conversations 0–4 are what retrieval is tuned on; 5–9 are only
-		// reported (README, Benchmarks).
+		// reported (docs/benchmarks.md).
 		for _, half := range []struct {
 			name     string
 			from, to int
@@ -365,3 +381,20 @@ func cpuModel() string {
 	}
 	return "unknown CPU"
 }
+
+// locomoMissing says why the LoCoMo benchmarks cannot run and how to get
+// their data, or "" when they can (or are not asked for).
+func locomoMissing(path string, run map[string]bool) string {
+	if !run["locomo"] && !run["llm"] {
+		return ""
+	}
+	if _, err := os.Stat(path); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("locomo, llm: skipped: no LoCoMo data at %s. It is not shipped (CC BY-NC 4.0); get it with\n"+
+		"  mkdir -p testdata/locomo && curl -fLo testdata/locomo/locomo10.json %s\n"+
+		"or name a copy with LOCOMO=PATH (make) or -locomo PATH.", path, locomoURL)
+}
+
+// locomoURL is where the LoCoMo authors publish the data set.
+const locomoURL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"

@@ -18,6 +18,8 @@ import (
 	"unicode"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // RecallSet is one user of a hand-written recall set (testdata/recall,
@@ -570,7 +572,7 @@ func askContext(ctx context.Context, e *Engram, s *RecallSet, query string, rece
 	if err != nil {
 		return a, err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if resp.StatusCode != 200 {
 		raw, _ := io.ReadAll(resp.Body)
 		return a, fmt.Errorf("context: %d %s", resp.StatusCode, raw)
@@ -714,7 +716,7 @@ func plainTokens(text string) []string {
 		}
 	}
 	for _, r := range text {
-		if unicode.Is(unicode.Han, r) {
+		if chars.IsHan(r) {
 			flush()
 			if prevHan != 0 {
 				out = append(out, string([]rune{prevHan, r}))

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/sqlite"
 	"go.uber.org/zap"
@@ -34,12 +35,12 @@ func SearchScale(ctx context.Context, steps []int, other, users, queries int, pr
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer quiet.RemoveAll(dir)
 	store, err := sqlite.Open(ctx, filepath.Join(dir, "scale.db"))
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
+	defer quiet.Close(store) // a scratch store, dropped after the run
 	// Queries go through the real HTTP handler, as agents send them.
 	srv := httptest.NewServer((&httpapi.Server{Searcher: retrieval.NewEngine(store), Log: zap.NewNop()}).Handler())
 	defer srv.Close()

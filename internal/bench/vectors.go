@@ -46,7 +46,7 @@ func newEmbedServer() *httptest.Server {
 			data[i] = map[string]any{"object": "embedding", "index": i, "embedding": llmtest.Embedding(in, embedDims)}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data,
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data,
 			"usage": map[string]int{"prompt_tokens": len(inputs), "total_tokens": len(inputs)}})
 	}))
 }

@@ -26,6 +26,7 @@ func cardMemories() []memory.Memory {
 // What MemoryMDFile writes, ParseMemoryMD reads back: the same ids, kinds
 // and texts, the escaping undone.
 func TestMemoryMDFileRoundTrip(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	card := MemoryMDFile(cardMemories(), now, 0)
 	if !strings.Contains(card, "- User's name is Ana <!-- m_aaaa -->\n") {
@@ -51,6 +52,7 @@ func TestMemoryMDFileRoundTrip(t *testing.T) {
 // A person edits one line, adds one, deletes one and moves one to another
 // section; the diff says exactly that.
 func TestDiffMemoryMD(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	card := MemoryMDFile(cardMemories(), now, 0)
 	edited := strings.Replace(card, "User's name is Ana <!--", "User's name is Anna <!--", 1)
@@ -80,6 +82,7 @@ func TestDiffMemoryMD(t *testing.T) {
 // back as added (with the section), updated and deleted; project lines
 // and moves between sections are not edits.
 func TestDiffUserMD(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	mk := func(id string, kind memory.Kind, pred, content string) memory.Memory {
 		return memory.Memory{ID: id, Kind: kind, Category: memory.CategoryConfig, Subject: "user", Predicate: pred,

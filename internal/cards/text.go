@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // EntryMaxChars bounds one entry's text (before escaping), so that one long
@@ -14,7 +16,7 @@ const EntryMaxChars = 200
 // on one line, at most max characters before escaping, with markdown and
 // HTML escaped. It returns "" for content with nothing printable.
 func inline(s string, max int) string {
-	return escape(truncate(clean(s), max))
+	return escape(chars.ClipHead(clean(s), max))
 }
 
 // clean makes s one line: every kind of space and line break (including
@@ -42,18 +44,6 @@ func clean(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// truncate cuts s to at most max runes, marking a cut with "…".
-func truncate(s string, max int) string {
-	if max <= 0 {
-		return ""
-	}
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	runes := []rune(s)[:max-1]
-	return strings.TrimRight(string(runes), " ") + "…"
 }
 
 // escape backslash-escapes what markdown (CommonMark and GFM) or HTML would
@@ -118,7 +108,7 @@ func chinese(texts []string) bool {
 		han, latin := 0, 0
 		for _, r := range t {
 			switch {
-			case unicode.Is(unicode.Han, r):
+			case chars.IsHan(r):
 				han++
 			case r < utf8.RuneSelf && unicode.IsLetter(r), unicode.Is(unicode.Latin, r):
 				latin++

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // FileMode is the mode of a written card: cards hold what a user told an
@@ -38,8 +40,8 @@ func WriteAtomicIf(path string, data []byte, ok func() bool) (written bool, err 
 	tmp := f.Name()
 	defer func() {
 		if err != nil || !written {
-			f.Close()
-			os.Remove(tmp)
+			quiet.Close(f) // the write failed already; the temporary goes
+			quiet.Do(func() error { return os.Remove(tmp) })
 		}
 	}()
 	if _, err := f.Write(data); err != nil {

@@ -90,6 +90,7 @@ func TestWriteAtomic(t *testing.T) {
 }
 
 func TestWriteAtomicErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("missing directory", func(t *testing.T) {
 		if err := WriteAtomic(filepath.Join(t.TempDir(), "nope", "MEMORY.md"), []byte("x")); err == nil {
 			t.Fatal("WriteAtomic into a missing directory succeeded")

@@ -17,14 +17,16 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 const usage = `engram — long-term memory for LLM agents
 
 Usage:
   engram serve   [flags]                  run engram: embedded NATS + JetStream, every worker, HTTP API
-  engram rebuild [--replace]              rebuild the read model from the stream, verify it equals the live one
+  engram rebuild [--replace] [--partition K]  rebuild the read model (or a retriever's copy of partition K) from the stream, verify it equals the live one
   engram search  [flags] QUERY            search a user's memory through a running engram
   engram memories --user U [--as-of T] [--history ID]  a user's memories, what was current then, a memory's history
   engram dlq     ls|show|redrive|rm       read, redrive and erase dead letters (events a worker gave up on)
@@ -40,7 +42,8 @@ Usage:
   engram migrate myclaw|openakita DIR --user U  import another memory system's files
   engram creds   [agent NS]               the bus's users (operator, each worker kind, agents) and how to use them
   engram streams status|apply|accept      the streams themselves: set them up, put engram's configuration back, accept a change
-  engram version
+  engram health  [--ready]                exit 0 when the running engram is live (ready): the image's healthcheck
+  engram version                          the version and the commit it was built from
 
 Run 'engram COMMAND -h' for a command's flags. Every flag has an ENGRAM_* variable.
 `
@@ -82,8 +85,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return creds(args[1:], stdout, stderr)
 	case "streams":
 		return streamsCmd(args[1:], stdout, stderr)
+	case "health":
+		return health(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "engram", app.Version)
+		fmt.Fprintln(stdout, "engram", app.CurrentBuild())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -105,6 +110,8 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "where to write the rebuilt read model (default <data-dir>/engram.db.rebuild)")
 	replace := fs.Bool("replace", false, "swap the rebuilt read model in when it equals the live one (server stopped)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	partition := fs.Int("partition", -1, "rebuild a partitioned retriever's copy of this partition of the users (0..ENGRAM_PARTITIONS-1) "+
+		"from its events alone, and compare it with the copy in the data dir")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -122,6 +129,9 @@ func rebuild(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	opts := app.RebuildOptions{Out: *out, Replace: *replace}
+	if *partition >= 0 {
+		opts.Partition = partition
+	}
 	if !*quiet {
 		opts.Progress = stderr
 	}
@@ -186,7 +196,7 @@ func search(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram search: %v (is engram serve running?)\n", err)
 		return 1
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	var body struct {
 		Results []struct {
 			ID, Kind, Content, SessionID string
@@ -203,18 +213,15 @@ func search(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram search: %s: %s\n", body.Error.Code, body.Error.Message)
 		return 1
 	}
+	if len(body.Results) == 0 {
+		// Silence reads as a hang or a broken pipe; say what was searched.
+		fmt.Fprintf(stderr, "no results for %q (namespace %s, user %s)\n", q.Get("q"), *ns, *user)
+		return 0
+	}
 	for _, r := range body.Results {
-		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), oneLine(r.Content, 100))
+		fmt.Fprintf(stdout, "%-10s %6.2f  %s  %s\n", r.ID, r.Score, r.Time.Format("2006-01-02 15:04"), chars.ClipHead(chars.OneLine(r.Content), 100))
 	}
 	return 0
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 func envOr(name, def string) string {

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -247,6 +249,15 @@ func rulesRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "ran %s\n", strings.Join(reply.Ran, ", "))
+	if len(reply.Published) == 0 {
+		fmt.Fprintln(stdout, "published nothing: nothing was due")
+		return 0
+	}
+	types := slices.Sorted(maps.Keys(reply.Published))
+	fmt.Fprintln(stdout, "published:")
+	for _, t := range types {
+		fmt.Fprintf(stdout, "  %6d %s\n", reply.Published[t], t)
+	}
 	return 0
 }
 

@@ -24,6 +24,7 @@ func writeFile(t *testing.T, path, body string) string {
 }
 
 func TestRulesValidate(t *testing.T) {
+	t.Parallel()
 	t.Run("the shipped rules", func(t *testing.T) {
 		out, errOut, code := run(t, "rules", "validate", "../../rules")
 		if code != 0 || !strings.Contains(out, "ok,") {
@@ -69,6 +70,7 @@ func TestRulesValidate(t *testing.T) {
 }
 
 func TestRulesTest(t *testing.T) {
+	t.Parallel()
 	ev := writeFile(t, filepath.Join(t.TempDir(), "ended.json"), `{"specversion":"1.0","id":"e1","source":"agent",
 		"type":"session.ended","user":"ana","data":{"session_id":"s1","message_count":5,"reason":"done"}}`)
 	out, errOut, code := run(t, "rules", "test", "../../rules", "--event", ev)
@@ -103,9 +105,11 @@ func TestRulesTest(t *testing.T) {
 
 // A job runs now on a running engram, asked over NATS.
 func TestRulesRun(t *testing.T) {
+	t.Parallel()
 	a := runningEngram(t)
 	out, errOut, code := run(t, "rules", "run", "weekly", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir)
-	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") {
+	if code != 0 || !strings.Contains(out, "ran weekly_dedupe, weekly_profile, maintenance_cap") ||
+		!strings.Contains(out, "published nothing") {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
 	}
 	if _, errOut, code := run(t, "rules", "run", "nope", "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir); code != 1 || !strings.Contains(errOut, "nope") {
@@ -116,6 +120,7 @@ func TestRulesRun(t *testing.T) {
 // The fixtures of internal/migrate go in as events; a second run adds
 // nothing; engram then serves what was migrated.
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errOut, code := run(t, "migrate", "myclaw", "../migrate/testdata/myclaw", "--user", "yang", "--data-dir", dir, "--quiet")
 	if code != 0 {
@@ -147,7 +152,9 @@ func TestMigrate(t *testing.T) {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	}()
 	scope := memory.Scope{Namespace: "default", User: "yang"}
 	deadline := time.Now().Add(20 * time.Second)

@@ -88,7 +88,7 @@ func creds(args []string, stdout, stderr io.Writer) int {
 		ns = agent
 	}
 	fmt.Fprintf(stdout, "\nAn agent of namespace %q (events in, search and context out; nothing else):\n"+
-		"  nats --server %s --nkey %s --inbox-prefix %s \\\n    req %s '{\"specversion\":\"1.0\",\"id\":\"t1\",\"source\":\"my/agent\",\"type\":\"turn.recorded\",\"user\":\"ana\",\"data\":{\"session_id\":\"s1\",\"turn_index\":0,\"role\":\"user\",\"content\":\"hi\"}}'\n"+
+		"  nats --server %s --nkey %s --inbox-prefix %s \\\n    req %s '{\"specversion\":\"1.0\",\"id\":\"nats-0001\",\"source\":\"my/agent\",\"type\":\"turn.recorded\",\"user\":\"ana\",\"data\":{\"session_id\":\"s-nats\",\"turn_index\":0,\"role\":\"user\",\"content\":\"Hello over NATS.\"}}'\n"+
 		"  (in Go: nats.Nkey option from the seed, nats.CustomInboxPrefix(%q))\n",
 		ns, server, abs(auth.SeedFile(stream.RoleAgent, ns)), stream.AgentInboxPrefix(ns), stream.InputSubject(ns), stream.AgentInboxPrefix(ns))
 	if agent != "" {

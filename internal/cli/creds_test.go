@@ -10,6 +10,7 @@ import (
 // engram creds makes the users, prints how to use them, adds an agent and
 // writes the nats-server config block.
 func TestCreds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "auth.conf")
 	// A data dir from before each worker kind had its own seed.

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
@@ -194,7 +195,7 @@ func printDLQTable(w io.Writer, rows []dlqRow, width int) {
 	for i, r := range rows {
 		cells[i] = []string{strconv.FormatUint(r.Seq, 10), r.Time.Format(time.DateTime), r.Consumer, r.EventType, r.EventID}
 		for j, s := range cells[i] {
-			cells[i][j] = oneLine(s, caps[j])
+			cells[i][j] = chars.ClipHead(chars.OneLine(s), caps[j])
 			widths[j] = max(widths[j], utf8.RuneCountInString(cells[i][j]))
 		}
 	}
@@ -209,7 +210,7 @@ func printDLQTable(w io.Writer, rows []dlqRow, width int) {
 			b.WriteString(s)
 			b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(s)+2))
 		}
-		b.WriteString(oneLine(reason, reasonWidth-1))
+		b.WriteString(chars.ClipHead(chars.OneLine(reason), reasonWidth))
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 	line(head, "REASON")
@@ -235,7 +236,7 @@ func dlqShow(args []string, stdout, stderr io.Writer) int {
 	}
 	seqs, err := parseSeqs(pos)
 	if err != nil || len(seqs) == 0 {
-		c.fail(errors.Join(err, errors.New("usage: engram dlq show SEQ...")))
+		c.fail(errors.Join(err, errors.New("usage: engram dlq show SEQ [SEQ ...]")))
 		return 2
 	}
 	ctx, stop := signalContext()

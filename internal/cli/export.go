@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap"
 )
 
@@ -49,13 +50,14 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	w := stdout
+	var file *os.File
 	if *out != "" {
-		file, err := os.Create(*out)
+		file, err = os.Create(*out)
 		if err != nil {
 			fmt.Fprintf(stderr, "engram export: %v\n", err)
 			return 1
 		}
-		defer file.Close()
+		defer quiet.Close(file) // a second Close, or on a failing path; success closes it below
 		w = file
 	}
 	ctx, stop := signalContext()
@@ -67,6 +69,9 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeFn()
 	rep, err := app.Export(ctx, js, w, app.ExportFilter{Namespace: *ns, User: *user}, cfg.HTTP.MaxEventBytes)
+	if err == nil && file != nil {
+		err = file.Close() // the export is on disk only if this says so
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "engram export: %v\n", err)
 		return 1
@@ -82,10 +87,11 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, exportUsage); fs.PrintDefaults() }
 	var f app.Flags
 	f.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseAnyOrder(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fs.Usage()
 		return 2
 	}
@@ -94,12 +100,12 @@ func importCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram import: %v\n", err)
 		return 2
 	}
-	file, err := os.Open(fs.Arg(0))
+	file, err := os.Open(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "engram import: %v\n", err)
 		return 1
 	}
-	defer file.Close()
+	defer quiet.Close(file) // only read
 	ctx, stop := signalContext()
 	defer stop()
 	js, closeFn, err := openStream(ctx, cfg, stderr, app.OpenOperatorCreate)

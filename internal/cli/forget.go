@@ -15,6 +15,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 const forgetUsage = `Usage:
@@ -94,7 +95,7 @@ func running(ctx context.Context, cfg config.Config) bool {
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body) // only whether it answered matters
 	return true
 }
 
@@ -124,7 +125,7 @@ func forgetRemote(ctx context.Context, cfg config.Config, scope memory.Scope, re
 	if err != nil {
 		return nil, fmt.Errorf("ask the running engram at %s: %w", cfg.HTTP.Addr, err)
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	var body map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return nil, fmt.Errorf("the running engram at %s answered %s: %w", cfg.HTTP.Addr, resp.Status, err)

@@ -89,7 +89,11 @@ func TestDLQServerRunningWithoutFlags(t *testing.T) {
 	if err := a.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close(context.Background())
+	defer func() {
+		if err := a.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
 	unlock, err := app.LockDataDir(dir) // what engram serve holds
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -46,7 +48,7 @@ func TestStatsAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		var out struct {
 			MemoryID string `json:"memory_id"`
 		}
@@ -94,6 +96,7 @@ func TestStatsAndDelete(t *testing.T) {
 
 // engram help lists every command Main runs.
 func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, "help")
 	if code != 0 {
 		t.Fatalf("help: exit %d", code)
@@ -119,7 +122,7 @@ func TestForgetOfflineDoesNotWaitForStoppedWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 	})
 	start := time.Now()
 	out, errOut, code := run(t, "forget", "--data-dir", dir, "--http-addr", "127.0.0.1:1", "--user", "ann")
@@ -142,7 +145,7 @@ func TestReextractCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		deadline := time.Now().Add(20 * time.Second)
 		for n, _ := a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}); n != 1; n, _ = a.Store().CountTurns(t.Context(), memory.Scope{Namespace: "default", User: "ann"}) {
 			if time.Now().After(deadline) {
@@ -192,7 +195,7 @@ func TestStatsShowsRetention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		if resp.StatusCode != 202 {
 			t.Fatalf("post: %d", resp.StatusCode)
 		}
@@ -212,4 +215,128 @@ func TestStatsShowsRetention(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Retention.RawTurns != "720h0m0s" || st.Retention.Oldest == nil {
 		t.Fatalf("stats --json: exit %d: %s %s", code, out, errOut)
 	}
+}
+
+// engram stats --user reads that user's quality figures: a user who moved
+// and upgraded Python has a wrong-write rate of 0 (seed 004 §9: rejected /
+// confirmed), whatever another user rejected; users with memories and no
+// turns are users.
+func TestStatsPerUserQuality(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	runApp(t, dir, func(a *app.App) {
+		base := "http://" + a.HTTPAddr()
+		post := func(url, body string) string {
+			t.Helper()
+			resp, err := http.Post(base+url, "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 202 {
+				t.Fatalf("%s: %d %s", url, resp.StatusCode, raw)
+			}
+			var out struct {
+				MemoryID string `json:"memory_id"`
+			}
+			_ = json.Unmarshal(raw, &out)
+			return out.MemoryID
+		}
+		add := func(user, kind, pred, content string, conf float64) string {
+			return post("/v1/memories?wait=true", fmt.Sprintf(`{"user":%q,"kind":%q,"category":"identity","subject":"user",`+
+				`"predicate":%q,"content":%q,"importance":0.6,"confidence":%v}`, user, kind, pred, content, conf))
+		}
+		add("ana", "fact", "location", "用户住在北京", 1)
+		add("ana", "skill", "uses", "用户用 Python 3.10 写脚本", 1)
+		add("ana", "fact", "location", "用户搬到了上海", 1)
+		add("ana", "skill", "uses", "用户升级到了 Python 3.12", 1)
+		tea := add("ana", "preference", "likes", "用户喜欢喝茶", 0.7)
+		dog := add("bob", "preference", "likes", "用户喜欢狗", 0.7)
+		post("/v1/pending/"+tea+"/confirm?user=ana&wait=true", `{}`)
+		post("/v1/pending/"+dog+"/ignore?user=bob&wait=true", `{}`)
+	})
+	type figures struct {
+		ReadModel struct {
+			Users int `json:"users"`
+		} `json:"read_model"`
+		Quality memory.Stats `json:"quality"`
+	}
+	stats := func(args ...string) figures {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"stats", "--data-dir", dir, "--json"}, args...)...)
+		var f figures
+		if code != 0 || json.Unmarshal([]byte(out), &f) != nil {
+			t.Fatalf("stats %v: exit %d: %s %s", args, code, out, errOut)
+		}
+		return f
+	}
+	ana := stats("--user", "ana").Quality
+	if ana.User != "ana" || ana.WrongWriteRate != 0 || ana.WrongWrites != 0 || ana.Confirmed != 1 || ana.Memories["superseded"] != 2 {
+		t.Errorf("ana: user %q, wrong-write rate %v (%d rejected, %d confirmed), superseded %d; want ana, 0 (0, 1), 2",
+			ana.User, ana.WrongWriteRate, ana.WrongWrites, ana.Confirmed, ana.Memories["superseded"])
+	}
+	if bob := stats("--user", "bob").Quality; bob.WrongWrites != 1 || bob.Confirmed != 0 {
+		t.Errorf("bob: %d rejected, %d confirmed; want 1, 0", bob.WrongWrites, bob.Confirmed)
+	}
+	if all := stats(); all.ReadModel.Users != 2 || all.Quality.Users != 2 {
+		t.Errorf("users: read model %d, quality %d; want 2 (neither has a turn)", all.ReadModel.Users, all.Quality.Users)
+	}
+	out, errOut, code := run(t, "stats", "--data-dir", dir, "--user", "ana")
+	if code != 0 || !strings.Contains(out, "wrong-write rate      0.0%  (0 rejected per 1 confirmed)") ||
+		!strings.Contains(out, `user "ana" of namespace "default"`) {
+		t.Errorf("stats --user ana: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// engram delete takes its memory id before or after the flags: the order
+// the usage line gives (MEMORY_ID --user U) and the other.
+func TestDeleteArgumentsInAnyOrder(t *testing.T) {
+	t.Setenv("ENGRAM_NATS_URL", "")
+	dir := t.TempDir()
+	var ids []string
+	runApp(t, dir, func(a *app.App) {
+		for _, content := range []string{"tea", "coffee"} {
+			body := `{"user":"ann","kind":"preference","category":"config","subject":"user","predicate":"prefers","content":"` + content + `","importance":0.9}`
+			resp, err := http.Post("http://"+a.HTTPAddr()+"/v1/memories?wait=true", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out struct {
+				MemoryID string `json:"memory_id"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+			if resp.StatusCode != 202 || err != nil {
+				t.Fatalf("add: %d %v", resp.StatusCode, err)
+			}
+			ids = append(ids, out.MemoryID)
+		}
+	})
+	for _, args := range [][]string{
+		{"delete", ids[0], "--data-dir", dir, "--user", "ann"},
+		{"delete", "--data-dir", dir, "--user", "ann", ids[1]},
+	} {
+		if out, errOut, code := run(t, args...); code != 0 || !strings.Contains(out, "deleted memory") {
+			t.Errorf("%v: exit %d: %s %s", args, code, out, errOut)
+		}
+	}
+	if _, errOut, code := run(t, "delete", ids[0], ids[1], "--data-dir", dir, "--user", "ann"); code != 2 || !strings.Contains(errOut, "one memory id") {
+		t.Errorf("two ids: exit %d: %s", code, errOut)
+	}
+	runApp(t, dir, func(a *app.App) {
+		for _, id := range ids {
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				_, err := a.Store().Memory(t.Context(), memory.Scope{Namespace: "default", User: "ann"}, id)
+				if memory.ErrorCode(err) == memory.ENOTFOUND {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("memory %s still there after delete: %v", id, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	})
 }

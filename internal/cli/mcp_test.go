@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap/zaptest"
 )
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 // its stdin and stdout against a running engram, with a token and a
 // default user.
 func TestMCPCommand(t *testing.T) {
+	t.Parallel()
 	const token = "cli-mcp-token-0123456789"
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
@@ -40,7 +42,9 @@ func TestMCPCommand(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 
 	cmd := exec.Command(os.Args[0], "mcp", "--addr", a.HTTPAddr())
@@ -50,7 +54,7 @@ func TestMCPCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("initialize engram mcp: %v", err)
 	}
-	defer cs.Close()
+	defer quiet.Close(cs)
 	if got := cs.InitializeResult().ServerInfo.Name; got != "engram" {
 		t.Fatalf("server %q", got)
 	}

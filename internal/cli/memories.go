@@ -10,7 +10,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // memories lists a user's memories through a running engram: what is
@@ -64,15 +66,21 @@ func memories(args []string, stdout, stderr io.Writer) int {
 	if body.Memory != nil {
 		m := body.Memory
 		fmt.Fprintf(stdout, "%s  %s  %s/%s  %s\n  said %s, learned %s\n", m.ID, m.Status, m.Subject, m.Predicate,
-			oneLine(m.Content, 100), m.SaidAt.Format(when), m.LearnedAt.Format(when))
+			chars.ClipHead(chars.OneLine(m.Content), 100), m.SaidAt.Format(when), m.LearnedAt.Format(when))
 		for _, c := range body.History {
-			fmt.Fprintf(stdout, "  %-10s said %s  learned %s  %s\n", c.Change, c.SaidAt.Format(when), c.Time.Format(when), oneLine(c.New, 80))
+			// The note says why (superseded by m_…, a reason); else the
+			// content the change left.
+			text := c.New
+			if c.Note != "" {
+				text = c.Note
+			}
+			fmt.Fprintf(stdout, "  %-10s said %s  learned %s  %s\n", c.Change, c.SaidAt.Format(when), c.Time.Format(when), chars.ClipHead(chars.OneLine(text), 80))
 		}
 		return 0
 	}
 	for _, m := range body.Memories {
 		fmt.Fprintf(stdout, "%-24s %-10s said %s  learned %s  %s/%s  %s\n", m.ID, m.Status, m.SaidAt.Format(when),
-			m.LearnedAt.Format(when), m.Subject, m.Predicate, oneLine(m.Content, 80))
+			m.LearnedAt.Format(when), m.Subject, m.Predicate, chars.ClipHead(chars.OneLine(m.Content), 80))
 	}
 	return 0
 }
@@ -95,7 +103,7 @@ func getJSON(target, token string, v any, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram: %v (is engram serve running?)\n", err)
 		return 1
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		fmt.Fprintf(stderr, "engram: bad response (HTTP %d): %v\n", resp.StatusCode, err)
 		return 1

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -16,6 +17,7 @@ import (
 // when each version was said) and a memory's history with both its
 // times.
 func TestMemoriesAsOfAndHistory(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.DataDir, cfg.HTTP.Addr, cfg.NATS.Listen = t.TempDir(), "127.0.0.1:0", ""
 	a := app.New(cfg, app.RoleAll, zaptest.NewLogger(t))
@@ -25,7 +27,9 @@ func TestMemoriesAsOfAndHistory(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 	for _, body := range []string{
 		`{"user":"mia","kind":"identity","category":"identity","subject":"user","predicate":"location","content":"User moved to Porto","importance":0.8,"said_at":"2025-11-02T09:00:00Z"}`,
@@ -35,7 +39,7 @@ func TestMemoriesAsOfAndHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("add: %d", resp.StatusCode)
 		}

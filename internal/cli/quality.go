@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // contextFigures are what the running engram's context blocks held since
@@ -47,7 +48,7 @@ func runningContextFigures(ctx context.Context, cfg config.Config, namespace, to
 	if err != nil {
 		return f, false
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return f, false
 	}
@@ -63,8 +64,13 @@ func printQuality(w io.Writer, q memory.Stats, c contextFigures, running bool, a
 	fmt.Fprintln(w, "quality (seed 004 §9):")
 	fmt.Fprintf(w, "  confirmation rate   %s  (%d confirmed of %d decided)\n",
 		pct(q.ConfirmationRate), q.Confirmed, q.Confirmed+q.Ignored)
-	fmt.Fprintf(w, "  wrong-write rate    %s  (%d of %d written were ignored or superseded within %g days)\n",
-		pct(q.WrongWriteRate), q.WrongWrites, q.Written, q.WindowDays)
+	if q.Confirmed == 0 && q.WrongWrites > 0 {
+		fmt.Fprintf(w, "  wrong-write rate        -   (%d rejected, none confirmed: rejected / confirmed has no value)\n", q.WrongWrites)
+	} else {
+		fmt.Fprintf(w, "  wrong-write rate    %s  (%d rejected per %d confirmed)\n", pct(q.WrongWriteRate), q.WrongWrites, q.Confirmed)
+	}
+	fmt.Fprintf(w, "  superseded soon     %d of %d written, within %g days (updates and corrections; not counted as wrong)\n",
+		q.SupersededSoon, q.Written, q.WindowDays)
 	if !running {
 		fmt.Fprintf(w, "  retrieval hit rate and memory-token share: no running engram answered at %q\n", addr)
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -30,7 +31,9 @@ func TestStatsQuality(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 	base := "http://" + a.HTTPAddr()
 	req, _ := http.NewRequest("POST", base+"/v1/memories?wait=true", strings.NewReader(
@@ -41,7 +44,7 @@ func TestStatsQuality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	if resp.StatusCode != 202 {
 		t.Fatalf("add memory: %d", resp.StatusCode)
 	}
@@ -57,7 +60,7 @@ func TestStatsQuality(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"quality (seed 004 §9):", "confirmation rate     0.0%  (0 confirmed of 0 decided)",
-		"wrong-write rate      0.0%  (0 of 1 written were ignored or superseded within 7 days)",
+		"wrong-write rate      0.0%  (0 rejected per 0 confirmed)", "superseded soon     0 of 1 written, within 7 days",
 		"retrieval hit rate", "context blocks the running engram served since it started", "memory-token share"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output has no %q:\n%s", want, out)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -12,20 +13,30 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
-// Every `engram rules run NAME` in README.md runs on a running engram.
+// Every `engram rules run NAME` in README.md and docs/ runs on a running
+// engram, in a code block or in prose.
 func TestREADMERulesRun(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	t.Parallel()
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := regexp.MustCompile("engram rules run ([^\\s`]+)").FindAllStringSubmatch(string(readme), -1)
+	var text []byte
+	for _, p := range append(pages, "../../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, b...)
+	}
+	names := regexp.MustCompile("engram rules run ([^\\s`]+)").FindAllStringSubmatch(string(text), -1)
 	if len(names) == 0 {
-		t.Fatal("README.md has no `engram rules run` example")
+		t.Fatal("neither README.md nor docs/ has an `engram rules run` example")
 	}
 	a := runningEngram(t)
 	for _, m := range names {
 		if out, errOut, code := run(t, "rules", "run", m[1], "--nats-url", a.NATSURL(), "--data-dir", a.Config.DataDir); code != 0 {
-			t.Errorf("README's `engram rules run %s`: exit %d, %q %q", m[1], code, out, errOut)
+			t.Errorf("the docs' `engram rules run %s`: exit %d, %q %q", m[1], code, out, errOut)
 		}
 	}
 }
@@ -45,7 +56,9 @@ func runningEngram(t *testing.T) *app.App {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 	return a
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
-	"github.com/engramhq/engram/internal/stream"
 )
 
 const replayUsage = `Usage:
@@ -23,7 +22,10 @@ there, and the worker picks up from there when engram next starts. Workers
 publish their conclusions under deterministic ids, so what they concluded
 before is not stored twice. Read models are not replayed: engram rebuild.
 
-engram must be stopped (on this data dir; with --nats-url, stop the worker).
+engram must be stopped (on this data dir; with --nats-url, stop the
+worker): a consumer a worker is consuming is refused and left as it was.
+A replayed extractor does not ask the model again about a request whose
+extraction is already in the stream (engram reextract does, on purpose).
 `
 
 func replay(args []string, stdout, stderr io.Writer) int {
@@ -75,7 +77,7 @@ func replay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeFn()
-	if err := stream.ReplayFrom(ctx, js, *consumer, seq, at); err != nil {
+	if err := app.Replay(ctx, js, *consumer, seq, at); err != nil {
 		fmt.Fprintf(stderr, "engram replay: %v\n", err)
 		return 1
 	}

@@ -12,6 +12,7 @@
 // and restarted by its pid like any deployed process. Ports are taken free
 // on loopback; state lives in t.TempDir.
 //
-// The fast versions run in `make test` (a few seconds of load); ENGRAM_SOAK=1
-// runs the long ones (more users and sessions, several kill rounds).
+// The fast versions run in `make test` (a few seconds of load); go test
+// -tags soak (or ENGRAM_SOAK=1) runs the long ones (more users and
+// sessions, several kill rounds).
 package clustertest

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 )
 
@@ -49,16 +49,16 @@ var wallClock = map[string][]string{
 }
 
 // readModelSumsWith is the content checksum of the compared tables of
-// the read model in dataDir (its process stopped), without the columns in
-// skip.
-func readModelSumsWith(t *testing.T, dataDir string, skip map[string][]string) sqlite.TableSums {
+// the read model c (its process stopped), without the columns in skip,
+// of the rows of the users keep keeps (all when nil).
+func readModelSumsWith(t *testing.T, c readCopy, skip map[string][]string, keep func(namespace, user string) bool) sqlite.TableSums {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(dataDir, "engram.db"))
+	s, err := sqlite.Open(t.Context(), c.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	sums, err := s.ContentChecksumOf(t.Context(), compared, skip)
+	defer quiet.Close(s)
+	sums, err := s.ContentChecksumWhere(t.Context(), compared, skip, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +68,9 @@ func readModelSumsWith(t *testing.T, dataDir string, skip map[string][]string) s
 func scopeOf(user string) memory.Scope { return memory.Scope{Namespace: "default", User: user} }
 
 // The same workload through the single binary and through the workers
-// apart on a three-node cluster ends in the same read model, in each of
-// the cluster's retrievers.
+// apart on a three-node cluster ends in the same read model: each
+// partition's copy, kept by the retriever that held it, holds the single
+// binary's rows of that partition's users.
 func TestEquivalence(t *testing.T) {
 	users := 4
 	if soak() {
@@ -98,60 +99,77 @@ func TestEquivalence(t *testing.T) {
 	cluster.stopAll()
 	t.Logf("cluster: %v", time.Since(start))
 
-	want := readModelSumsWith(t, single.readModels()[0], wallClock)
-	checkExtractedOnce(t, single.readModels()[0], users)
-	for _, rm := range cluster.readModels() {
-		got := readModelSumsWith(t, rm, wallClock)
+	whole := single.readCopies()[0]
+	checkExtractedOnce(t, []readCopy{whole}, users)
+	copies := cluster.readCopies()
+	for _, c := range copies {
+		want := readModelSumsWith(t, whole, wallClock, c.keeps)
+		got := readModelSumsWith(t, c, wallClock, nil)
 		if diff := want.Diff(got); len(diff) > 0 {
 			for _, table := range diff {
-				t.Errorf("%s: table %s differs from the single binary's: %s, want %s", filepath.Base(rm), table, got[table], want[table])
+				t.Errorf("%s: table %s differs from the single binary's rows of its users: %s, want %s", c, table, got[table], want[table])
 			}
-			t.Logf("compare: sqlite3 %s/engram.db and %s/engram.db", single.readModels()[0], rm)
+			t.Logf("compare: sqlite3 %s and %s", whole.path, c.path)
 		}
-		checkExtractedOnce(t, rm, users)
+		var rows []string
+		for _, table := range compared {
+			rows = append(rows, table+" "+strings.SplitN(want[table], ":", 2)[0])
+		}
+		t.Logf("%s: %s rows", c, strings.Join(rows, ", "))
 	}
-	for table, sum := range want {
-		t.Logf("%s %s", table, sum)
-	}
+	checkExtractedOnce(t, copies, users)
 }
 
 // checkExtractedOnce: every turn of the workload that an extraction
 // names is in exactly one, every extraction ended extracted, and each of
-// the users' two sessions has one. Counted from the extraction records, so
-// it holds however many extractors ran.
-func checkExtractedOnce(t *testing.T, dataDir string, users int) {
+// the users' two sessions has one. Counted from the extraction records of
+// the read models that together hold every user (copies), so it holds
+// however many extractors ran.
+func checkExtractedOnce(t *testing.T, copies []readCopy, users int) {
 	t.Helper()
-	in := turnsExtracted(t, dataDir, t.Errorf)
+	in := turnsExtracted(t, copies, t.Errorf)
 	sessions := map[string]bool{}
 	for key, n := range in {
 		if n != 1 {
-			t.Errorf("%s: turn %s is in %d extractions, want 1", filepath.Base(dataDir), key, n)
+			t.Errorf("turn %s is in %d extractions, want 1", key, n)
 		}
 		sessions[key[:strings.LastIndex(key, "/")]] = true
 	}
 	if got, want := len(sessions), 2*users; got != want {
-		t.Errorf("%s: %d sessions extracted, want %d", filepath.Base(dataDir), got, want)
+		t.Errorf("%d sessions extracted, want %d", got, want)
 	}
 }
 
 // turnsExtracted counts, per turn ("user/session/index"), the extraction
-// records of the read model in dataDir that name it; report is told of
-// each record that did not end extracted.
-func turnsExtracted(t *testing.T, dataDir string, report func(format string, args ...any)) map[string]int {
+// records of the read models copies that name it; report is told of each
+// record that did not end extracted.
+func turnsExtracted(t *testing.T, copies []readCopy, report func(format string, args ...any)) map[string]int {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(dataDir, "engram.db"))
+	in := map[string]int{}
+	for _, c := range copies {
+		turnsExtractedIn(t, c, in, report)
+	}
+	return in
+}
+
+func turnsExtractedIn(t *testing.T, c readCopy, in map[string]int, report func(format string, args ...any)) {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), c.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	recs, err := s.ExtractionRecords(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := map[string]int{}
 	for _, r := range recs {
 		if r.Status != "extracted" {
-			report("%s: extraction %s of %s/%s is %s", filepath.Base(dataDir), r.RequestID, r.User, r.Session, r.Status)
+			report("%s: extraction %s of %s/%s is %s", c, r.RequestID, r.User, r.Session, r.Status)
 		}
 		var turns []int
 		if err := json.Unmarshal([]byte(r.Turns), &turns); err != nil {
@@ -161,5 +179,4 @@ func turnsExtracted(t *testing.T, dataDir string, report func(format string, arg
 			in[fmt.Sprintf("%s/%s/%d", r.User, r.Session, i)]++
 		}
 	}
-	return in
 }

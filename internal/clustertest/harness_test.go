@@ -21,33 +21,40 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/cli"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
+	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
 
-// Instances of each worker the cluster runs. Ingests and retrievers
-// multiply freely. Extractors and consolidators share work by partitions
-// of users (ENGRAM_PARTITIONS); every check below (each turn in one
-// extraction, each job firing run once, the read models equal) is written
-// to hold for any count. Two of each over four partitions: partitions
-// move between instances as they start (the first takes every partition,
-// then gives half to the second) and when one is killed.
-const (
-	ingests       = 2
-	retrievers    = 2
-	extractors    = 2
-	consolidators = 2
-	partitions    = 4
-)
+// topology is how many instances of each worker a cluster runs, and over
+// how many partitions of the users (ENGRAM_PARTITIONS). Ingests multiply
+// freely; extractors, consolidators and retrievers share the work by
+// partitions, and every check below (each turn in one extraction, each
+// job firing run once, each partition's copy equal to the single binary's
+// rows of its users) is written to hold for any count.
+type topology struct {
+	ingests, retrievers, extractors, consolidators, partitions int
+	// leaseTTL, when set, is the partition bucket's TTL: how long a dead
+	// instance's partitions wait for another (stream.DefaultLeaseTTL).
+	leaseTTL time.Duration
+}
+
+// defaultTopology is two of each over four partitions: partitions move
+// between instances as they start (the first takes every partition, then
+// gives half to the second) and when one is killed.
+var defaultTopology = topology{ingests: 2, retrievers: 2, extractors: 2, consolidators: 2, partitions: 4}
 
 // childEnv puts the test binary in a child mode: "nats" for a cluster
 // node, or a worker's name ("ingest", …, "engram" for the single binary).
 const childEnv = "ENGRAM_CLUSTERTEST_CHILD"
 
-// soak says whether to run the long versions (ENGRAM_SOAK=1).
-func soak() bool { return os.Getenv("ENGRAM_SOAK") == "1" }
+// soak says whether to run the long versions (go test -tags soak, or
+// ENGRAM_SOAK=1).
+func soak() bool { return soakTag || os.Getenv("ENGRAM_SOAK") == "1" }
 
 // childBinary is what the children run: this test binary, or, when it
 // was built with the race detector, a copy built without (once per run).
@@ -68,12 +75,12 @@ func TestMain(m *testing.M) {
 			bin := filepath.Join(dir, "children")
 			if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "clustertest: build the children without -race: %v\n%s", err, out)
-				os.RemoveAll(dir)
+				quiet.RemoveAll(dir)
 				os.Exit(1)
 			}
 			childBinary = bin
 			code := m.Run()
-			os.RemoveAll(dir)
+			quiet.RemoveAll(dir)
 			os.Exit(code)
 		}
 		os.Exit(m.Run())
@@ -194,7 +201,11 @@ func (p *proc) start(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	cmd := exec.Command(childBinary, "-test.run=^$")
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -204,14 +215,16 @@ func (p *proc) start(t *testing.T) {
 	p.cmd, p.done = cmd, make(chan struct{})
 	done := p.done
 	go func() { _ = cmd.Wait(); close(done) }()
-	waitFor(t, 60*time.Second, p.name+" to start", func() bool {
+	wait.Within(t, 60*time.Second, p.name+" to start", func() error {
 		select {
 		case <-done:
 			t.Fatalf("%s exited at start:\n%s", p.name, p.tail())
 		default:
 		}
-		b, _ := os.ReadFile(p.log)
-		return bytes.Contains(b, []byte("engram started"))
+		if b, _ := os.ReadFile(p.log); !bytes.Contains(b, []byte("engram started")) {
+			return fmt.Errorf("its log ends:\n%s", p.tail())
+		}
+		return nil
 	})
 }
 
@@ -271,6 +284,7 @@ func (p *proc) tail() string {
 type deployment struct {
 	t        *testing.T
 	dir      string
+	parts    int     // the users' partitions: 1 for the single binary
 	nodes    []*proc // the cluster's nats-servers; none for the single binary
 	procs    map[string][]*proc
 	natsURL  string
@@ -304,12 +318,67 @@ func (d *deployment) apiURL(user int) string {
 	return "http://" + rs[user%len(rs)].http
 }
 
-// readModels are the data dirs whose read models must agree: each
-// retriever's, or the single binary's.
+// readModels are the data dirs that hold read models: each retriever's,
+// or the single binary's.
 func (d *deployment) readModels() []string {
 	var out []string
 	for _, p := range append(d.procs["engram"], d.procs["retriever"]...) {
 		out = append(out, filepath.Join(d.dir, p.name))
+	}
+	return out
+}
+
+// readCopy is a read model to check: the single binary's, whole, or the
+// copy of one partition of the users a retriever keeps.
+type readCopy struct {
+	dir, path string
+	// partition is the copy's, of parts; -1 for a whole read model.
+	partition, parts int
+}
+
+func (c readCopy) String() string {
+	if c.partition < 0 {
+		return filepath.Base(c.dir)
+	}
+	return fmt.Sprintf("%s/%s", filepath.Base(c.dir), filepath.Base(c.path))
+}
+
+// keeps says whether a row of user belongs in the copy.
+func (c readCopy) keeps(namespace, user string) bool {
+	return c.partition < 0 || stream.PartitionOf(namespace, user, c.parts) == c.partition
+}
+
+// readCopies are the read models that together hold every user once: the
+// single binary's, or, for each partition, the most advanced copy of it
+// the retrievers kept (with the processes stopped; a copy a retriever was
+// still building when it stopped is behind the one that served).
+func (d *deployment) readCopies() []readCopy {
+	d.t.Helper()
+	if len(d.procs["engram"]) > 0 {
+		dir := filepath.Join(d.dir, d.procs["engram"][0].name)
+		return []readCopy{{dir: dir, path: filepath.Join(dir, "engram.db"), partition: -1}}
+	}
+	var out []readCopy
+	for p := range d.parts {
+		var best readCopy
+		var bestSeq uint64
+		for _, dir := range d.readModels() {
+			path := filepath.Join(dir, fmt.Sprintf("engram-%dof%d.db", p+1, d.parts))
+			if _, err := os.Stat(path); err != nil {
+				continue
+			}
+			st, err := sqlite.ReadStats(d.t.Context(), path, "", "")
+			if err != nil {
+				d.t.Fatalf("%s: %v", path, err)
+			}
+			if best.path == "" || st.LastSeq > bestSeq {
+				best, bestSeq = readCopy{dir: dir, path: path, partition: p, parts: d.parts}, st.LastSeq
+			}
+		}
+		if best.path == "" {
+			d.t.Fatalf("no retriever kept a copy of partition %d", p)
+		}
+		out = append(out, best)
 	}
 	return out
 }
@@ -354,16 +423,13 @@ func (d *deployment) keepLogs() {
 	// The read models too, each as <process>.db (with its write-ahead
 	// log), to look into with sqlite3.
 	for _, dir := range d.readModels() {
-		for _, f := range []string{"engram.db", "engram.db-wal"} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-				logs = append(logs, filepath.Join(dir, f))
-			}
-		}
+		dbs, _ := filepath.Glob(filepath.Join(dir, "engram*.db*"))
+		logs = append(logs, dbs...)
 	}
 	for _, l := range logs {
 		name := filepath.Base(l)
-		if rest, ok := strings.CutPrefix(name, "engram.db"); ok {
-			name = filepath.Base(filepath.Dir(l)) + ".db" + rest
+		if strings.HasPrefix(name, "engram") && strings.Contains(name, ".db") {
+			name = filepath.Base(filepath.Dir(l)) + "." + name
 		}
 		b, err := os.ReadFile(l)
 		if err == nil {
@@ -390,17 +456,23 @@ func freePorts(t *testing.T, n int) []int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		defer quiet.Close(l)
 		out[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	return out
 }
 
 // startCluster starts three nats-server nodes (R3 streams), sets the
-// streams up as the operator, and starts the workers apart, each kind as
-// its own bus user (its seed from ENGRAM_NATS_NKEY_DIR), with env added
-// to its environment.
+// streams up as the operator, and starts the workers apart of the
+// default topology, each kind as its own bus user (its seed from
+// ENGRAM_NATS_NKEY_DIR), with env added to its environment.
 func startCluster(t *testing.T, env ...string) *deployment {
+	t.Helper()
+	return startClusterOf(t, defaultTopology, env...)
+}
+
+// startClusterOf is startCluster with the workers of topo.
+func startClusterOf(t *testing.T, topo topology, env ...string) *deployment {
 	t.Helper()
 	dir := t.TempDir()
 	auth, err := stream.EnsureAuth(filepath.Join(dir, "nats-auth"), []string{"default"})
@@ -413,13 +485,13 @@ func startCluster(t *testing.T, env ...string) *deployment {
 		}
 	}
 	write("auth.conf", auth.ServerConfig())
-	ports := freePorts(t, 6+ingests+retrievers)
+	ports := freePorts(t, 6+topo.ingests+topo.retrievers)
 	routes := ""
 	for _, p := range ports[3:6] {
 		routes += fmt.Sprintf("  \"nats-route://route:secret@127.0.0.1:%d\"\n", p)
 	}
 	write("routes.conf", "authorization { user: route, password: \"secret\" }\nroutes: [\n"+routes+"]\n")
-	d := &deployment{t: t, dir: dir, procs: map[string][]*proc{}, operator: auth.SeedFile(stream.RoleOperator, "")}
+	d := &deployment{t: t, dir: dir, parts: topo.partitions, procs: map[string][]*proc{}, operator: auth.SeedFile(stream.RoleOperator, "")}
 	var urls []string
 	for n := range 3 {
 		conf, err := os.ReadFile(fmt.Sprintf("../../deploy/cluster/n%d.conf", n+1))
@@ -458,7 +530,7 @@ func startCluster(t *testing.T, env ...string) *deployment {
 				"ENGRAM_DATA_DIR=" + filepath.Join(dir, name),
 				"ENGRAM_INSTANCE=" + name,
 				"ENGRAM_SHUTDOWN_TIMEOUT=20s",
-				"ENGRAM_PARTITIONS=" + strconv.Itoa(partitions),
+				"ENGRAM_PARTITIONS=" + strconv.Itoa(topo.partitions),
 			}}
 			p.env = append(p.env, env...)
 			if role == "ingest" || role == "retriever" {
@@ -469,10 +541,10 @@ func startCluster(t *testing.T, env ...string) *deployment {
 			d.procs[role] = append(d.procs[role], p)
 		}
 	}
-	add("ingest", ingests)
-	add("retriever", retrievers)
-	add("extractor", extractors)
-	add("consolidator", consolidators)
+	add("ingest", topo.ingests)
+	add("retriever", topo.retrievers)
+	add("extractor", topo.extractors)
+	add("consolidator", topo.consolidators)
 	// Workers may not create streams: the operator sets them up, with
 	// three replicas, as deploy/cluster.sh does.
 	ocfg := d.operatorConfig(t.TempDir())
@@ -482,6 +554,11 @@ func startCluster(t *testing.T, env ...string) *deployment {
 	if _, err := app.ApplyStreams(ctx, ocfg, zaptest.NewLogger(t)); err != nil {
 		t.Fatalf("engram streams apply: %v", err)
 	}
+	if topo.leaseTTL > 0 {
+		if _, err := stream.SetupStreams(ctx, d.operatorJS(t), stream.StreamsConfig{Replicas: 3, LeaseTTL: topo.leaseTTL}, stream.Restore); err != nil {
+			t.Fatalf("partition bucket with a TTL of %v: %v", topo.leaseTTL, err)
+		}
+	}
 	for _, p := range d.all() {
 		p.start(t)
 	}
@@ -489,8 +566,8 @@ func startCluster(t *testing.T, env ...string) *deployment {
 }
 
 // startSingle starts the single binary (`engram serve`): embedded NATS,
-// every worker in one process.
-func startSingle(t *testing.T) *deployment {
+// every worker in one process, with env added to its environment.
+func startSingle(t *testing.T, env ...string) *deployment {
 	t.Helper()
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
@@ -507,7 +584,8 @@ func startSingle(t *testing.T) *deployment {
 		"ENGRAM_NATS_LISTEN=" + fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		"ENGRAM_SHUTDOWN_TIMEOUT=20s",
 	}}
-	d := &deployment{t: t, dir: dir, procs: map[string][]*proc{"engram": {p}},
+	p.env = append(p.env, env...)
+	d := &deployment{t: t, dir: dir, parts: 1, procs: map[string][]*proc{"engram": {p}},
 		natsURL: fmt.Sprintf("nats://127.0.0.1:%d", ports[1]), operator: auth.SeedFile(stream.RoleOperator, "")}
 	t.Cleanup(func() { p.kill(t); d.keepLogs() })
 	p.start(t)
@@ -617,27 +695,27 @@ func settle(t *testing.T, js jetstream.JetStream, parts int, calm time.Duration)
 func waitPulling(t *testing.T, js jetstream.JetStream, parts int) {
 	t.Helper()
 	want := partitionDurables(parts)
-	waitFor(t, time.Minute, fmt.Sprintf("every consumer to pull (%v among them)", want), func() bool {
+	wait.Within(t, time.Minute, fmt.Sprintf("every consumer to pull (%v among them)", want), func() error {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		s, err := js.Stream(ctx, stream.MemoryStream)
 		if err != nil {
-			return false
+			return err
 		}
 		lister := s.ListConsumers(ctx)
 		pulling := map[string]bool{}
 		for ci := range lister.Info() {
 			if ci.NumWaiting == 0 {
-				return false
+				return fmt.Errorf("%s has no pull waiting", ci.Name)
 			}
 			pulling[ci.Name] = true
 		}
 		for _, name := range want {
 			if !pulling[name] {
-				return false
+				return fmt.Errorf("%s does not pull", name)
 			}
 		}
-		return lister.Err() == nil
+		return lister.Err()
 	})
 }
 
@@ -652,16 +730,4 @@ func partitionDurables(parts int) []string {
 		}
 	}
 	return want
-}
-
-// waitFor polls cond until it holds or limit passes.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

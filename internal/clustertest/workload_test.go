@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/app"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -123,10 +124,7 @@ func (w workload) run(ctx context.Context, d *deployment) error {
 	// does before it takes events (an extractor recovers its partitions'
 	// waiting turns, those up to its batcher's ack floor, before its
 	// batcher pulls), as with the single binary.
-	parts := partitions
-	if len(d.procs["engram"]) > 0 {
-		parts = 1 // the single binary's default
-	}
+	parts := d.parts
 	waitPulling(d.t, js, parts)
 	steps := []struct {
 		name string
@@ -232,7 +230,7 @@ func (w workload) post(ctx context.Context, ingest string, evs []any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusAccepted {
 		return fmt.Errorf("POST /v1/events: %d %s", resp.StatusCode, raw)
@@ -256,7 +254,7 @@ func call(ctx context.Context, method, url, body string, hdr map[string]string, 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, _ := io.ReadAll(resp.Body)
 	if status != 0 && resp.StatusCode != status || status == 0 && resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, raw)

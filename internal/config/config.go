@@ -45,9 +45,11 @@ type Config struct {
 	// run apart need different names.
 	Instance string `yaml:"instance"`
 	// Partitions is how many parts the users are split into for the
-	// extractors' batchers and the consolidators: each part is held by one
-	// instance at a time, so up to this many instances share the work. It
-	// must be the same on every instance.
+	// extractors' batchers, the consolidators and the retrievers run
+	// apart: each part is held by one instance at a time, so up to this
+	// many instances share the work, and a retriever keeps the read model
+	// of the parts it holds only (docs/scale.md). It must be the same on
+	// every instance.
 	Partitions int `yaml:"partitions"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -55,6 +57,35 @@ type Config struct {
 	Consolidate Consolidate `yaml:"consolidate"`
 	// Retention is how long raw history is kept.
 	Retention Retention `yaml:"retention"`
+	// Retrieval is what /v1/context answers with when a request does not
+	// say.
+	Retrieval Retrieval `yaml:"retrieval"`
+}
+
+// Retrieval configures the retriever's defaults.
+type Retrieval struct {
+	// Preset reproduces one seed's retrieval as written for every request
+	// that names none: "seed000" (seed 000 §8.1's layout), "seed002"
+	// (seed 002's budget, its §5.2 scoring and 5 memories) or "seed004"
+	// (seed 004 §5's budget, hybrid scoring and 5 pieces of evidence).
+	// Empty: engram's defaults.
+	Preset string `yaml:"preset"`
+	// Personas are personas a request may name, beside the built-in
+	// tech_expert (skill and error ×1.2, seed 000 §5.5) and jarvis (rule,
+	// preference and context ×1.2); one of the same name replaces it.
+	Personas map[string]Persona `yaml:"personas"`
+	// Onboarding asks the agent, in /v1/context, to settle who it and
+	// the user are while the user has not (seed 004 §3) for every request
+	// that does not say. Off by default: an agent that does not know of
+	// identity.confirmed would be asked in every block. The seed004
+	// preset turns it on.
+	Onboarding bool `yaml:"onboarding"`
+}
+
+// Persona weighs up the kinds of memory a persona favours.
+type Persona struct {
+	Kinds []string `yaml:"kinds"`
+	Boost float64  `yaml:"boost"`
 }
 
 // Retention configures how long raw history is kept (seeds 000 §4.5 and
@@ -84,6 +115,10 @@ type HTTP struct {
 	// MaxEventBytes bounds one event; MaxBatchEvents one batch.
 	MaxEventBytes  int `yaml:"max_event_bytes"`
 	MaxBatchEvents int `yaml:"max_batch_events"`
+	// WaitMemories bounds how long POST /v1/events?wait=memories waits
+	// for the rules' reading of its turns; past it, the answer says the
+	// reading is still pending.
+	WaitMemories time.Duration `yaml:"wait_memories"`
 }
 
 // NATS configures JetStream: an embedded server (URL empty) or an external one.
@@ -152,6 +187,11 @@ type Extract struct {
 	// events enter the stream as sent. MaskSecrets false opts every
 	// namespace out.
 	UnmaskedNamespaces []string `yaml:"unmasked_namespaces"`
+	// RulesAtOnce has the rules read each of the user's turns as it
+	// arrives, so what they find is a memory within moments; the session's
+	// batch (the LLM's, when one is configured) still comes after the quiet
+	// gap. Processes that run apart must agree on it.
+	RulesAtOnce bool `yaml:"rules_at_once"`
 }
 
 // MaskAtIngest reports whether events of namespace ns have their secrets
@@ -164,7 +204,8 @@ func (x Extract) MaskAtIngest(ns string) bool {
 // (daily 03:00, weekly Monday 04:00) are in the rule files.
 type Consolidate struct {
 	// RulesDir holds the rule files (*.yaml), reloaded when they change.
-	// When it does not exist, the defaults built into engram are in force.
+	// Until it exists, the defaults built into engram are in force; it is
+	// loaded when it is created, without a restart.
 	RulesDir string `yaml:"rules_dir"`
 	// RulesPoll is how often RulesDir is checked for changes.
 	RulesPoll time.Duration `yaml:"rules_poll"`
@@ -187,6 +228,7 @@ func Default() Config {
 			Addr:           "127.0.0.1:7420",
 			MaxEventBytes:  1 << 20,
 			MaxBatchEvents: 1000,
+			WaitMemories:   2 * time.Second,
 		},
 		NATS: NATS{
 			Listen:          "127.0.0.1:4222",
@@ -199,7 +241,7 @@ func Default() Config {
 		LLM:      LLM{Timeout: 60 * time.Second, MaxRetryAfter: 5 * time.Minute},
 		Embed:    Embed{Timeout: 30 * time.Second, QueryTimeout: 2 * time.Second},
 		Extract: Extract{QuietGap: 3 * time.Minute, TokenCap: 6000, SweepAt: "03:00", MaxAttempts: 4,
-			MaskSecrets: true},
+			MaskSecrets: true, RulesAtOnce: true},
 		Partitions:      1,
 		ShutdownTimeout: 15 * time.Second,
 		Consolidate:     Consolidate{RulesDir: "rules", RulesPoll: 2 * time.Second},
@@ -260,6 +302,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_RULES_DIR":          &c.Consolidate.RulesDir,
 		"ENGRAM_CARDS_DIR":          &c.Consolidate.CardsDir,
 		"ENGRAM_CONTEXT_MODEL":      &c.ContextModel,
+		"ENGRAM_RETRIEVAL_PRESET":   &c.Retrieval.Preset,
 	}
 	for name, p := range str {
 		if v, ok := getenv(name); ok {
@@ -293,6 +336,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 		"ENGRAM_EXTRACT_QUIET_GAP":     &c.Extract.QuietGap,
 		"ENGRAM_RULES_POLL":            &c.Consolidate.RulesPoll,
 		"ENGRAM_RETENTION_RAW_TURNS":   &c.Retention.RawTurns,
+		"ENGRAM_HTTP_WAIT_MEMORIES":    &c.HTTP.WaitMemories,
 	}
 	for name, p := range durs {
 		if v, ok := getenv(name); ok {
@@ -309,6 +353,20 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			return fmt.Errorf("ENGRAM_MASK_SECRETS: %q is not true or false", v)
 		}
 		c.Extract.MaskSecrets = b
+	}
+	if v, ok := getenv("ENGRAM_RETRIEVAL_ONBOARDING"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_RETRIEVAL_ONBOARDING: %q is not true or false", v)
+		}
+		c.Retrieval.Onboarding = b
+	}
+	if v, ok := getenv("ENGRAM_EXTRACT_RULES_AT_ONCE"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_EXTRACT_RULES_AT_ONCE: %q is not true or false", v)
+		}
+		c.Extract.RulesAtOnce = b
 	}
 	if v, ok := getenv("ENGRAM_UNMASKED_NAMESPACES"); ok {
 		c.Extract.UnmaskedNamespaces = nil
@@ -357,6 +415,9 @@ func parseTokens(v string) (map[string]string, error) {
 func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("data_dir: must not be empty")
+	}
+	if c.HTTP.WaitMemories <= 0 || c.HTTP.WaitMemories > 30*time.Second {
+		return fmt.Errorf("http.wait_memories: %v is outside (0, 30s]", c.HTTP.WaitMemories)
 	}
 	if c.HTTP.Addr != "" {
 		host, _, err := net.SplitHostPort(c.HTTP.Addr)
@@ -446,6 +507,27 @@ func (c Config) Validate() error {
 	if c.Extract.MaxAttempts < 1 || c.Extract.MaxAttempts > 20 {
 		return fmt.Errorf("extract.max_attempts: %d is outside 1..20", c.Extract.MaxAttempts)
 	}
+	switch c.Retrieval.Preset {
+	case "", "seed000", "seed002", "seed004":
+	default:
+		return fmt.Errorf("retrieval.preset: %q: want seed000, seed002, seed004 or empty (ENGRAM_RETRIEVAL_PRESET)", c.Retrieval.Preset)
+	}
+	for name, p := range c.Retrieval.Personas {
+		if name == "" || strings.ToLower(name) != name {
+			return fmt.Errorf("retrieval.personas: %q: a persona's name is lower case and not empty", name)
+		}
+		if len(p.Kinds) == 0 {
+			return fmt.Errorf("retrieval.personas.%s.kinds: name at least one kind of memory", name)
+		}
+		for _, k := range p.Kinds {
+			if !slices.Contains(events.Kinds(), k) {
+				return fmt.Errorf("retrieval.personas.%s.kinds: %q is not one of %s", name, k, strings.Join(events.Kinds(), ", "))
+			}
+		}
+		if p.Boost <= 0 || p.Boost > 10 {
+			return fmt.Errorf("retrieval.personas.%s.boost: %v is outside (0, 10]", name, p.Boost)
+		}
+	}
 	if c.Consolidate.RulesPoll <= 0 {
 		return errors.New("consolidate.rules_poll: must be positive")
 	}
@@ -512,6 +594,13 @@ func IsLoopback(host string) bool {
 
 // Paths under DataDir.
 func (c Config) ReadModelPath() string { return filepath.Join(c.DataDir, "engram.db") }
+
+// ReadPartitionPath is where a partitioned retriever keeps its copy of
+// partition p of n: engram-<p+1>of<n>.db, beside where the whole read
+// model would be.
+func (c Config) ReadPartitionPath(p, n int) string {
+	return filepath.Join(c.DataDir, fmt.Sprintf("engram-%dof%d.db", p+1, n))
+}
 
 // CardsPath is where the cards are written.
 func (c Config) CardsPath() string {

@@ -56,7 +56,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		path := ""
 		if tc.file != "" {
 			path = filepath.Join(t.TempDir(), "c.yaml")
-			os.WriteFile(path, []byte(tc.file), 0o600)
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 		_, err := Load(Default(), path, env(tc.env))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -101,5 +103,29 @@ func TestRetention(t *testing.T) {
 	cfg, err = Load(Default(), path, env(map[string]string{"ENGRAM_RETENTION_RAW_TURNS": "0"}))
 	if err != nil || cfg.Retention.RawTurns != 0 {
 		t.Fatalf("ENGRAM_RETENTION_RAW_TURNS=0: %s, %v; want 0", cfg.Retention.RawTurns, err)
+	}
+}
+
+// retrieval.preset and retrieval.personas are checked, naming the key.
+func TestRetrievalConfig(t *testing.T) {
+	cfg, err := Load(Default(), "", env(map[string]string{"ENGRAM_RETRIEVAL_PRESET": "seed002"}))
+	if err != nil || cfg.Retrieval.Preset != "seed002" {
+		t.Fatalf("ENGRAM_RETRIEVAL_PRESET: preset %q, %v", cfg.Retrieval.Preset, err)
+	}
+	for _, c := range []struct {
+		r    Retrieval
+		want string
+	}{
+		{Retrieval{Preset: "seed001"}, "retrieval.preset"},
+		{Retrieval{Personas: map[string]Persona{"Coach": {Kinds: []string{"rule"}, Boost: 1.2}}}, "lower case"},
+		{Retrieval{Personas: map[string]Persona{"coach": {Boost: 1.2}}}, "retrieval.personas.coach.kinds"},
+		{Retrieval{Personas: map[string]Persona{"coach": {Kinds: []string{"habit"}, Boost: 1.2}}}, `"habit"`},
+		{Retrieval{Personas: map[string]Persona{"coach": {Kinds: []string{"rule"}}}}, "retrieval.personas.coach.boost"},
+	} {
+		cfg := Default()
+		cfg.Retrieval = c.r
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %s", c.r, err, c.want)
+		}
 	}
 }

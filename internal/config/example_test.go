@@ -46,7 +46,7 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 	return out
 }
 
-// Every variable README.md's configuration table names is read.
+// Every variable docs/configuration.md's table names is read.
 func TestContextModelEnv(t *testing.T) {
 	cfg, err := Load(Default(), "", env(map[string]string{"ENGRAM_CONTEXT_MODEL": "qwen3"}))
 	if err != nil || cfg.ContextModel != "qwen3" {

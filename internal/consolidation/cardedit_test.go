@@ -15,6 +15,7 @@ import (
 // importCardEdits publishes a person's edit once, and reads neither engram's
 // own card from before a crash (.prev) nor an emptied card as an edit.
 func TestImportCardEdits(t *testing.T) {
+	t.Parallel()
 	var got []memory.Outgoing
 	c := New(func(_ context.Context, evs ...memory.Outgoing) error { got = append(got, evs...); return nil }, nil, nil, nil)
 	dir := t.TempDir()

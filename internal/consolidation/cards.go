@@ -22,11 +22,46 @@ import (
 	"go.uber.org/zap"
 )
 
-// Card file names.
+// Card file names. MEMORY.md and USER.md are read back when a person
+// edits them; the L1 cards of seed 004 beside them (the agent's identity
+// card, the projects' log, the hot insights) are only written.
 const (
-	MemoryCard = "MEMORY.md"
-	UserCard   = "USER.md"
+	MemoryCard   = "MEMORY.md"
+	UserCard     = "USER.md"
+	AgentCard    = "AGENT.md"
+	ProjectCard  = "PROJECT.md"
+	InsightsCard = "INSIGHTS.md"
 )
+
+// projectDays is how far back PROJECT.md reads episodes.
+const projectDays = 365
+
+// L1 renders a user's seed 004 L1 cards beside MEMORY.md and USER.md:
+// the agent's identity card (from the identity the user confirmed, nil
+// when none, and the persona traits), the projects' rolling log and the
+// hot insights. The consolidator writes them to files and the HTTP API
+// serves them; both render with this.
+func L1(id *memory.Identity, mems []memory.Memory, pad *memory.Scratchpad, eps []memory.Episode, now time.Time) (agentMD, projectMD, insightsMD string) {
+	return cards.AgentMD(id, mems, now), cards.ProjectMD(mems, pad, eps, now), cards.InsightsMD(mems, now)
+}
+
+// l1 reads what the L1 cards are rendered from and renders them.
+func (c *Consolidator) l1(ctx context.Context, scope memory.Scope, mems []memory.Memory, pad *memory.Scratchpad, now time.Time) (agentMD, projectMD, insightsMD string, err error) {
+	id, ok, err := c.Store.Identity(ctx, scope)
+	if err != nil {
+		return "", "", "", memory.Errorf(memory.EUNAVAILABLE, "read the identity: %v", err)
+	}
+	eps, err := c.Store.EpisodesEnded(ctx, scope, now.AddDate(0, 0, -projectDays), now.Add(time.Minute))
+	if err != nil {
+		return "", "", "", memory.Errorf(memory.EUNAVAILABLE, "read the episodes: %v", err)
+	}
+	var idp *memory.Identity
+	if ok {
+		idp = &id
+	}
+	a, p, i := L1(idp, mems, pad, eps, now)
+	return a, p, i, nil
+}
 
 // Cards renders a user's two cards from their active memories and
 // scratchpad at now: MEMORY.md within maxChars (≤ 0: cards.MemoryMDChars)
@@ -95,6 +130,9 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	}
 	c.cardsMu.Lock()
 	defer c.cardsMu.Unlock()
+	if c.CardsLease && !c.cardsHeld {
+		return nil // another instance writes the cards
+	}
 	dir := CardsPath(c.CardsDir, scope)
 	mems, err := c.Store.ActiveMemories(ctx, scope)
 	if err != nil {
@@ -125,12 +163,28 @@ func (c *Consolidator) renderCards(ctx context.Context, scope memory.Scope, now 
 	if err != nil {
 		return err
 	}
+	agentMD, projectMD, insightsMD, err := c.l1(ctx, scope, mems, &pad, now)
+	if err != nil {
+		return err
+	}
 	if perKind > 0 && perKind < cards.MemoryMDPerKind {
 		mems = topPerKind(mems, perKind, now)
 	}
 	memMD, userMD := cards.MemoryMDFile(mems, now, maxChars), cards.UserMDFile(mems, &pad, now)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("cards dir: %w", err)
+	}
+	for _, w := range []struct{ name, body string }{{AgentCard, agentMD}, {ProjectCard, projectMD}, {InsightsCard, insightsMD}} {
+		path := filepath.Join(dir, w.name)
+		if w.body == "" {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if err := cards.WriteAtomic(path, []byte(w.body)); err != nil {
+			return err
+		}
 	}
 	// What engram wrote is kept beside the card, so that a person's edit
 	// can be told from it (importCardEdits). It is written before the
@@ -278,7 +332,7 @@ func (c *Consolidator) importCardEdits(ctx context.Context, scope memory.Scope, 
 		taken = append(taken, func() error { return cards.WriteAtomic(path, edited) })
 	}
 	if len(outs) > 0 {
-		if err := emitErr(c.Emit(ctx, outs...)); err != nil {
+		if err := emitErr(c.emit(ctx, outs...)); err != nil {
 			return false, err
 		}
 	}
@@ -345,7 +399,7 @@ func (c *Consolidator) noteCardStat(path string, body []byte) {
 // A file not seen before (after a restart) is compared with what engram
 // last wrote.
 func (c *Consolidator) pollCards() {
-	if c.CardsDir == "" || c.Store == nil {
+	if c.CardsDir == "" || c.Store == nil || !c.holdsCards() {
 		return
 	}
 	nss, _ := os.ReadDir(c.CardsDir)
@@ -434,7 +488,21 @@ func unPathToken(s string) (string, bool) {
 // renderCardsAction runs render_cards for one user, at the firing's (or
 // the event's) time.
 func (c *Consolidator) renderCardsAction(ctx context.Context, r *run, a rules.Action, scope memory.Scope) error {
+	if !c.holdsCards() {
+		return memory.Errorf(memory.EINVALID, "the cards are written by another consolidator instance")
+	}
 	return c.renderCards(ctx, scope, r.at, a.Int("max_chars"), a.Int("per_kind"))
+}
+
+// cardsOnly reports whether every action of a rule renders cards: with
+// CardsLease, such a rule's firings are the cards' writer's to run.
+func cardsOnly(r rules.Rule) bool {
+	for _, a := range r.Do {
+		if a.Type != rules.ActRenderCards {
+			return false
+		}
+	}
+	return len(r.Do) > 0
 }
 
 // cardsDue is a user's pending card render: when, and the stream position
@@ -448,6 +516,59 @@ type cardsDue struct {
 var cardTriggers = []string{events.TypeEpisodeBuilt, events.TypeScratchpadUpdated, events.TypeProfileRefreshed,
 	events.TypeMemoriesMerged, events.TypeMemoriesArchived, events.TypeMemoryExtracted, events.TypeMemoryAdded,
 	events.TypeMemoryUpdated, events.TypeMemoryDeleted, events.TypePendingConfirmed}
+
+// holdsCards reports whether this instance writes the cards now.
+func (c *Consolidator) holdsCards() bool {
+	c.cardsMu.Lock()
+	defer c.cardsMu.Unlock()
+	return !c.CardsLease || c.cardsHeld
+}
+
+// HoldCards makes this instance the cards' writer until ctx ends (with
+// CardsLease; the caller holds a lease that one instance at a time
+// holds). Taking them, it renders every user's cards: what changed, and
+// what a person edited, while another instance wrote them is caught up.
+// Giving them up waits for a render under way, so two instances never
+// write the cards at once.
+func (c *Consolidator) HoldCards(ctx context.Context) {
+	c.cardsMu.Lock()
+	c.cardsHeld = true
+	c.cardsMu.Unlock()
+	c.cardStatReset()
+	if c.CardsDir != "" && c.Store != nil {
+		scopes, err := c.Store.Scopes(ctx)
+		if err != nil && ctx.Err() == nil {
+			c.Log.Warn("cards taken, but the users cannot be listed to render theirs", zap.Error(err))
+		}
+		c.mu.Lock()
+		if c.cards == nil {
+			c.cards = map[memory.Scope]cardsDue{}
+		}
+		for _, s := range scopes {
+			c.cards[s] = cardsDue{at: time.Now(), seq: c.cards[s].seq}
+		}
+		c.mu.Unlock()
+		c.poke()
+	}
+	<-ctx.Done()
+	c.cardsMu.Lock()
+	c.cardsHeld = false
+	c.cardsMu.Unlock()
+}
+
+// cardStatReset forgets what the poll saw: files another instance wrote
+// are compared with what engram last wrote when next looked at.
+func (c *Consolidator) cardStatReset() {
+	c.mu.Lock()
+	c.cardStat = nil
+	c.mu.Unlock()
+}
+
+// Observe is told of every event the read model applied (in a worker
+// whose read model holds every user, unlike the partitions its consumer
+// handles): an event that changes what a user's cards show makes them
+// due, as Handle does for the events it is handed.
+func (c *Consolidator) Observe(a memory.Applied) { c.noteCards(a) }
 
 // noteCards schedules a render of the event's user's cards CardsDelay
 // after the last change (debounced: a burst of changes renders once).

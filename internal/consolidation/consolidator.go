@@ -38,6 +38,12 @@ type Store interface {
 	Episodes(ctx context.Context, scope memory.Scope, session string, limit int) ([]memory.Episode, error)
 	EpisodesEnded(ctx context.Context, scope memory.Scope, from, to time.Time) ([]memory.Episode, error)
 	DailySummaries(ctx context.Context, scope memory.Scope, date string) ([]memory.DailySummary, error)
+	// Identity is what the user confirmed on first meeting the agent; ok
+	// is false before they have.
+	Identity(ctx context.Context, scope memory.Scope) (id memory.Identity, ok bool, err error)
+	// Changes counts what changed for a user from since to until (the
+	// nightly report's figures; Text and Traits left empty).
+	Changes(ctx context.Context, scope memory.Scope, since, until time.Time) (memory.Report, error)
 	// Unextracted is every user's turns not extracted yet, recorded
 	// before a time, oldest first (memory.TurnSource).
 	Unextracted(ctx context.Context, before time.Time, limit int) ([]memory.Turn, error)
@@ -72,6 +78,9 @@ type Consolidator struct {
 	// Rewriter rewrites merged memories with a model; a nil Client keeps
 	// the kept memory's wording.
 	Rewriter dedupe.Rewriter
+	// Judge, with a Client, decides inside loose dedupe clusters which
+	// memories are one fact (seed 000 §5.7), and words their merge.
+	Judge dedupe.Judge
 	// Model writes the day summaries of compress_daily and chooses the
 	// core profile of refresh_profile; nil keeps each day's log as
 	// written and the profile maintain.CoreProfile chooses, as does a
@@ -90,6 +99,11 @@ type Consolidator struct {
 	// files a person edited (their edits become memory events); ≤ 0
 	// looks only when a card is rendered anyway.
 	CardsPoll time.Duration
+	// CardsLease, when set, makes the cards one instance's to write: this
+	// one renders and reads them back only while it holds the cards
+	// (HoldCards), so consolidators run apart keep one set of cards, and
+	// a person's edit is read back once. Unset, it always does.
+	CardsLease bool
 	// CatchUp bounds how long an action waits for the read model to
 	// apply the event that triggered it.
 	CatchUp time.Duration
@@ -101,10 +115,13 @@ type Consolidator struct {
 
 	mu      sync.Mutex
 	pending []*Pending
+	decided map[string]bool                    // firings approved or dismissed, when the queue is in memory
 	pads    map[memory.Scope]memory.Scratchpad // the last scratchpad written per user
 	cards   map[memory.Scope]cardsDue
-	// cardsMu serializes renders, so an edit is imported once.
-	cardsMu sync.Mutex
+	// cardsMu serializes renders, so an edit is imported once; it also
+	// guards cardsHeld, so no render runs once the cards are given up.
+	cardsMu   sync.Mutex
+	cardsHeld bool
 	// cardStat is each MEMORY.md's size and time as last seen by the poll.
 	cardStat map[string]cardStat
 	wake     chan struct{}
@@ -121,6 +138,8 @@ const (
 	MinSessionTurns = 3
 	// maxPending bounds the confirm queue; the oldest firing is dropped.
 	maxPending = 1000
+	// maxDecided bounds the decided firings an in-memory queue remembers.
+	maxDecided = 10000
 )
 
 // New returns a Consolidator with the defaults.
@@ -246,6 +265,10 @@ func (c *Consolidator) act(ctx context.Context, r *run, a rules.Action) error {
 		return c.perScope(ctx, r, a, c.enforceCap)
 	case rules.ActRenderCards:
 		return c.perScope(ctx, r, a, c.renderCardsAction)
+	case rules.ActCompact:
+		return c.compact(ctx, r, a)
+	case rules.ActReport:
+		return c.perScope(ctx, r, a, c.report)
 	case rules.ActPublish:
 		return c.publish(ctx, r, a)
 	}
@@ -373,7 +396,7 @@ func (c *Consolidator) publish(ctx context.Context, r *run, a rules.Action) erro
 		return memory.Errorf(memory.EINVALID, "publish data: %v", err)
 	}
 	id := "rule-" + r.rule.Name + "-" + hashOf(r.trigger.Source, r.trigger.ID, a.Text("type"), fmt.Sprint(a.Line))
-	return emitErr(c.Emit(ctx, memory.Outgoing{Type: a.Text("type"), ID: id, Scope: r.trigger.Scope,
+	return emitErr(c.emit(ctx, memory.Outgoing{Type: a.Text("type"), ID: id, Scope: r.trigger.Scope,
 		Agent: r.trigger.Agent, Time: r.at, Data: json.RawMessage(raw)}))
 }
 

@@ -131,6 +131,24 @@ func (f *fakeStore) EpisodesEnded(_ context.Context, s memory.Scope, from, to ti
 	return out, nil
 }
 
+func (f *fakeStore) Identity(context.Context, memory.Scope) (memory.Identity, bool, error) {
+	return memory.Identity{}, false, nil
+}
+
+// Changes counts the memories created in the span; the SQLite store
+// counts the rest from their history.
+func (f *fakeStore) Changes(_ context.Context, s memory.Scope, since, until time.Time) (memory.Report, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := memory.Report{Since: since, Until: until}
+	for _, m := range f.mems[s] {
+		if m.Created.After(since) && !m.Created.After(until) {
+			r.Learned++
+		}
+	}
+	return r, nil
+}
+
 func (f *fakeStore) DailySummaries(_ context.Context, s memory.Scope, date string) ([]memory.DailySummary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -225,6 +243,7 @@ func ended(scope memory.Scope, session string, n int) memory.Applied {
 }
 
 func TestSessionEndBuildsEpisodeAndScratchpad(t *testing.T) {
+	t.Parallel()
 	c, st, rec := newTest(t, defaults(t))
 	session(st, ana, "s1", "Please deploy the billing service to Kubernetes for the Atlas project.",
 		"Deployed billing to Kubernetes; all pods are healthy. Next I will add alerts.", "thanks")
@@ -264,6 +283,7 @@ func TestSessionEndBuildsEpisodeAndScratchpad(t *testing.T) {
 }
 
 func TestShortSessionIsNotConsolidated(t *testing.T) {
+	t.Parallel()
 	c, st, rec := newTest(t, defaults(t))
 	session(st, ana, "s1", "hi", "hello")
 	if err := c.Handle(t.Context(), ended(ana, "s1", 2)); err != nil {
@@ -275,6 +295,7 @@ func TestShortSessionIsNotConsolidated(t *testing.T) {
 }
 
 func TestCompressionEpisodeUsesTheEventsTurns(t *testing.T) {
+	t.Parallel()
 	c, _, rec := newTest(t, defaults(t))
 	c.Store = nil // the turns travel in the event: no read model needed
 	ev := memory.Applied{Envelope: memory.Envelope{Seq: 5, Source: "agent", ID: "cc-1", Type: events.TypeContextCompressing,
@@ -297,6 +318,7 @@ func TestCompressionEpisodeUsesTheEventsTurns(t *testing.T) {
 }
 
 func TestPublishRuleAndBadAction(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"mine.yaml": `
 rules:
   - name: note_long_sessions
@@ -332,6 +354,7 @@ rules:
 }
 
 func TestConfirmRuleWaitsForApproval(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"c.yaml": `
 rules:
   - name: ask_first
@@ -375,6 +398,7 @@ rules:
 // extract_now on a trigger the batcher does not watch requests the
 // session's unextracted turns; on session.ended it adds nothing.
 func TestExtractNow(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"x.yaml": `
 rules:
   - name: extract_on_important
@@ -408,4 +432,53 @@ rules:
 	if r.Reason != "manual" || len(r.Turns) != 2 || r.Turns[0].TurnIndex != 1 {
 		t.Fatalf("request = %+v", r)
 	}
+}
+
+// The shipped confirm-mode card rule asks once per user, however many
+// important memories come: the firing waiting re-renders the cards as
+// they are when it is approved. Another user gets their own; after the
+// approval, the next important memory asks again.
+func TestCardRuleAsksOncePerUser(t *testing.T) {
+	set := ruleSet(t, map[string]string{"important.yaml": readShipped(t, "important.yaml")})
+	c, _, _ := newTest(t, set)
+	bob := memory.Scope{Namespace: "default", User: "bob"}
+	important := func(scope memory.Scope, seq uint64, session string) memory.Applied {
+		return memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "engram/extractor", ID: fmt.Sprintf("important-%d", seq),
+			Type: events.TypeMemoryImportant, Scope: scope, Subject: session, Time: t0.Add(time.Duration(seq) * time.Minute)},
+			Data: &events.MemoryImportant{MemoryID: fmt.Sprintf("m%d", seq), Kind: "preference", Category: "config", Subject: "user",
+				Predicate: "likes", Content: fmt.Sprintf("likes thing %d", seq), Importance: 0.9, SessionID: session, CauseEventID: "x"}}
+	}
+	for seq, session := range []string{"s1", "s1", "s2", "s2", "s3"} {
+		if err := c.Handle(t.Context(), important(ana, uint64(seq+1), session)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Handle(t.Context(), important(bob, 9, "b1")); err != nil {
+		t.Fatal(err)
+	}
+	p := c.PendingFirings(&ana)
+	if len(p) != 1 || p[0].Rule != "cards_on_important_rule" {
+		t.Fatalf("ana's waiting firings after five important memories: %+v, want one", p)
+	}
+	if n := len(c.PendingFirings(&bob)); n != 1 {
+		t.Fatalf("bob's waiting firings: %d, want 1", n)
+	}
+	if err := c.Approve(t.Context(), p[0].ID, &ana); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Handle(t.Context(), important(ana, 10, "s4")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.PendingFirings(&ana)); n != 1 {
+		t.Fatalf("after the approval, a new important memory: %d waiting, want 1", n)
+	}
+}
+
+func readShipped(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "rules", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

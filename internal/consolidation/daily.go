@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 )
 
@@ -28,7 +29,7 @@ Reply with JSON only: {"summary": "<the day's summary>"}`
 // The reply is cut to events.MaxDailySummaryBytes. Any error leaves the
 // caller with the log as written: a failure never loses the day.
 func summarizeDay(ctx context.Context, client *llm.Client, date, channel, log string) (string, error) {
-	log = cutBytes(log, maxDailyPromptBytes)
+	log = chars.CutBytes(log, maxDailyPromptBytes)
 	resp, err := client.Chat(ctx, []llm.Message{
 		{Role: llm.RoleSystem, Content: dailySystem},
 		{Role: llm.RoleUser, Content: fmt.Sprintf("Day %s, channel %s.\n<data>\n%s\n</data>", date, llm.Defang(channel), llm.Defang(log))},
@@ -50,5 +51,5 @@ func summarizeDay(ctx context.Context, client *llm.Client, date, channel, log st
 	if s == "" || !utf8.ValidString(s) {
 		return "", fmt.Errorf("summarize %s (%s): %w: empty summary", date, channel, errBadDaily)
 	}
-	return cutBytes(s, events.MaxDailySummaryBytes), nil
+	return chars.CutBytes(s, events.MaxDailySummaryBytes), nil
 }

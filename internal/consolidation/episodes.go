@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/rules"
@@ -169,7 +170,7 @@ func (c *Consolidator) emitEpisode(ctx context.Context, r *run, scope memory.Sco
 		data.Actions = append(data.Actions, events.ActionNode{Tool: n.Tool, Params: n.Params, Result: n.Result,
 			Success: n.Success, Error: n.Error, Decision: n.Decision, Turn: n.Turn})
 	}
-	if err := c.Emit(ctx, memory.Outgoing{Type: events.TypeEpisodeBuilt, ID: "episode-" + scopeKey(scope) + "-" + ep.ID,
+	if err := c.emit(ctx, memory.Outgoing{Type: events.TypeEpisodeBuilt, ID: "episode-" + scopeKey(scope) + "-" + ep.ID,
 		Scope: scope, Agent: agentOf(r), Time: r.at, Data: data}); err != nil {
 		return emitErr(err)
 	}
@@ -233,7 +234,7 @@ func (c *Consolidator) updateScratchpad(ctx context.Context, r *run, a rules.Act
 			data := &events.Scratchpad{Content: next.Content, ActiveProjects: next.ActiveProjects,
 				CurrentFocus: next.CurrentFocus, OpenQuestions: next.OpenQuestions, NextSteps: next.NextSteps,
 				Source: events.SourceEpisode, EpisodeID: ep.ID}
-			if err := c.Emit(ctx, memory.Outgoing{Type: events.TypeScratchpadUpdated,
+			if err := c.emit(ctx, memory.Outgoing{Type: events.TypeScratchpadUpdated,
 				ID: "scratchpad-" + scopeKey(scope) + "-" + ep.ID, Scope: scope, Agent: agentOf(r), Time: r.at,
 				Data: data}); err != nil {
 				return emitErr(err)
@@ -297,8 +298,7 @@ func cutLines(s string, n int) string {
 	if n <= 0 || utf8.RuneCountInString(s) <= n || strings.Contains(s, episode.PersonMarker) {
 		return s
 	}
-	runes := []rune(s)[:n]
-	cut := string(runes)
+	cut := chars.CutRunes(s, n)
 	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
 		cut = cut[:i]
 	}

@@ -64,5 +64,5 @@ func (c *Consolidator) extractNow(ctx context.Context, r *run, a rules.Action) e
 	if len(out) == 0 {
 		return nil
 	}
-	return emitErr(c.Emit(ctx, out...))
+	return emitErr(c.emit(ctx, out...))
 }

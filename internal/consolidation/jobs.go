@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/dedupe"
 	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
@@ -65,7 +65,8 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 				continue
 			}
 			tag := date + "-" + hashOf(e.Channel)[:8]
-			text := e.Summary
+			// A day written in many parts may be longer than one entry holds.
+			text := chars.CutBytes(e.Summary, events.MaxDailySummaryBytes)
 			if c.Model != nil {
 				s, err := summarizeDay(ctx, c.Model, date, e.Channel, e.Summary)
 				if err != nil {
@@ -81,7 +82,7 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 			summary := &events.DailySummary{Date: date, Channel: e.Channel, Summary: text, RawTokens: e.RawTokens,
 				Source: events.SourceCompression}
 			addedID := firingID("daily-memory", r, scope, tag)
-			content := cutBytes(fmt.Sprintf("%s (%s): %s", date, e.Channel, text), events.MaxMemoryContentBytes)
+			content := chars.CutBytes(fmt.Sprintf("%s (%s): %s", date, e.Channel, text), events.MaxMemoryContentBytes)
 			out = append(out,
 				memory.Outgoing{Type: events.TypeMemoryAdded, ID: addedID, Scope: scope, Time: r.at,
 					Data: &events.MemoryAdded{MemoryID: memory.MemoryID(Source, addedID, 0), Kind: events.KindContext,
@@ -94,7 +95,7 @@ func (c *Consolidator) compressDaily(ctx context.Context, r *run, a rules.Action
 	if len(out) == 0 {
 		return nil
 	}
-	return emitErr(c.Emit(ctx, out...))
+	return emitErr(c.emit(ctx, out...))
 }
 
 // daySummary writes a day's event log entry from its episodes: one line
@@ -113,26 +114,19 @@ func daySummary(scope memory.Scope, date string, eps []memory.Episode) (memory.D
 	}
 	text := strings.TrimSpace(b.String())
 	return memory.DailySummary{Namespace: scope.Namespace, User: scope.User, Date: date, Channel: "engram",
-		Summary: cutBytes(text, events.MaxDailySummaryBytes), RawTokens: memory.EstimateTokens(text)}, true
-}
-
-// cutBytes cuts s to at most n bytes at a rune boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+		Summary: chars.CutBytes(text, events.MaxDailySummaryBytes), RawTokens: memory.EstimateTokens(text)}, true
 }
 
 // dedupe runs dedupe (seed 001 §7.3, seed 002 §6.1, seed 000 §5.7): per
-// project/topic partition of at least min_entries memories, near-duplicates
-// above similarity are clustered in O(n log n) and each cluster is merged
-// into its most important member; a model, when configured, rewrites the
-// kept memory once per cluster.
+// project/topic partition of at least min_entries memories, memories whose
+// words (dedupe.Key: stems, digits, no stopwords, negation kept) are more
+// similar than similarity are clustered in O(n log n) and each cluster is
+// merged into its most important member. With a Judge (a model), clusters
+// are found at the looser model_similarity and the model decides inside
+// each, in one call per cluster: what it groups merges too, under its
+// wording, and the event names it; what the words alone join merges
+// anyway. A failed call leaves the cluster to the words. Without a Judge
+// but with a Rewriter the model rewrites each kept memory once.
 func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope memory.Scope) error {
 	mems, err := c.Store.ActiveMemories(ctx, scope)
 	if err != nil {
@@ -141,21 +135,48 @@ func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope
 	items := make([]dedupe.Item, len(mems))
 	byID := make(map[string]dedupe.Item, len(mems))
 	for i, m := range mems {
-		items[i] = dedupe.Item{ID: m.ID, Text: m.Content, Importance: m.Importance, Updated: m.Updated,
-			Partition: m.Project + "/" + m.Topic}
+		items[i] = dedupe.Item{ID: m.ID, Text: m.Content, Key: dedupe.Key(m.Content), Importance: m.Importance,
+			Updated: m.Updated, Partition: m.Project + "/" + m.Topic}
 		byID[m.ID] = items[i]
 	}
-	clusters := dedupe.Clusters(items, a.Float("similarity"), a.Int("min_entries"))
+	similarity := a.Float("similarity")
 	var plans []dedupe.MergePlan
-	for _, p := range dedupe.Plan(clusters, byID) {
-		if len(p.Merged) > 0 {
-			plans = append(plans, p)
+	judged := map[string]string{} // cluster id → the model that judged it
+	if c.Judge.Client == nil {
+		for _, p := range dedupe.Plan(dedupe.Clusters(items, similarity, a.Int("min_entries")), byID) {
+			if len(p.Merged) > 0 {
+				plans = append(plans, p)
+			}
+		}
+	} else {
+		loose := min(a.Float("model_similarity"), similarity)
+		for _, cl := range dedupe.Clusters(items, loose, a.Int("min_entries")) {
+			if len(cl.Members) < 2 {
+				continue
+			}
+			verdicts, _, err := c.Judge.Judge(ctx, cl, byID)
+			if err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("dedupe: %w", ctx.Err())
+				}
+				c.Log.Warn("the model's dedupe judgement failed; the words alone decide", zap.String(fieldUser, scopeKey(scope)),
+					zap.Error(err))
+			}
+			for _, d := range dedupe.Decide(cl, byID, similarity, verdicts) {
+				for _, p := range dedupe.Plan([]dedupe.Cluster{d.Cluster}, byID) {
+					p.Content = d.Content
+					if d.ByModel {
+						judged[p.Cluster.ID] = c.Judge.Client.Model()
+					}
+					plans = append(plans, p)
+				}
+			}
 		}
 	}
 	if len(plans) == 0 {
 		return nil
 	}
-	if c.Rewriter.Client != nil {
+	if c.Rewriter.Client != nil && c.Judge.Client == nil {
 		stats, err := c.Rewriter.RewriteAll(ctx, plans, byID)
 		if err != nil {
 			return err
@@ -167,16 +188,18 @@ func (c *Consolidator) dedupe(ctx context.Context, r *run, a rules.Action, scope
 	for _, p := range plans {
 		for start := 0; start < len(p.Merged); start += events.MaxMemoryBatch {
 			merged := p.Merged[start:min(start+events.MaxMemoryBatch, len(p.Merged))]
-			d := &events.MemoriesMerged{Into: p.Into, Merged: merged, Importance: p.Importance, ClusterID: p.Cluster.ID}
+			d := &events.MemoriesMerged{Into: p.Into, Merged: merged, Importance: p.Importance, ClusterID: p.Cluster.ID,
+				Model: judged[p.Cluster.ID]}
 			if p.Content != "" {
-				d.Content = new(cutBytes(p.Content, events.MaxMemoryContentBytes))
+				d.Content = new(chars.CutBytes(p.Content, events.MaxMemoryContentBytes))
 			}
 			out = append(out, memory.Outgoing{Type: events.TypeMemoriesMerged,
 				ID: "merged-" + scopeKey(scope) + "-" + p.Cluster.ID + "-" + strconv.Itoa(start), Scope: scope, Time: r.at, Data: d})
 		}
 	}
-	c.Log.Info("memories merged", zap.String(fieldUser, scopeKey(scope)), zap.Int("clusters", len(plans)))
-	return emitErr(c.Emit(ctx, out...))
+	c.Log.Info("memories merged", zap.String(fieldUser, scopeKey(scope)), zap.Int("clusters", len(plans)),
+		zap.Int("judged_by_model", len(judged)))
+	return emitErr(c.emit(ctx, out...))
 }
 
 // refreshProfile runs refresh_profile (seed 001 §7.3): the core profile
@@ -220,7 +243,7 @@ func (c *Consolidator) refreshProfile(ctx context.Context, r *run, a rules.Actio
 	if core == nil {
 		core = []string{}
 	}
-	return emitErr(c.Emit(ctx, memory.Outgoing{Type: events.TypeProfileRefreshed, ID: firingID("profile", r, scope),
+	return emitErr(c.emit(ctx, memory.Outgoing{Type: events.TypeProfileRefreshed, ID: firingID("profile", r, scope),
 		Scope: scope, Time: r.at, Data: &events.ProfileRefreshed{MemoryIDs: core, Demoted: demoted}}))
 }
 
@@ -305,5 +328,5 @@ func (c *Consolidator) emitArchived(ctx context.Context, r *run, scope memory.Sc
 			Data: &events.MemoriesArchived{MemoryIDs: ids[start:min(start+events.MaxMemoryBatch, len(ids))], Reason: reason}})
 	}
 	c.Log.Info("memories archived", zap.String(fieldUser, scopeKey(scope)), zap.String("reason", reason), zap.Int("memories", len(ids)))
-	return emitErr(c.Emit(ctx, out...))
+	return emitErr(c.emit(ctx, out...))
 }

@@ -26,6 +26,7 @@ func mem(id string, kind memory.Kind, cat memory.Category, content string, impor
 }
 
 func TestDailyJobsArchiveAndExpire(t *testing.T) {
+	t.Parallel()
 	c, st, rec := newTest(t, defaults(t))
 	at := time.Date(2026, 3, 10, 3, 0, 0, 0, time.UTC)
 	st.mems[ana] = []memory.Memory{
@@ -40,7 +41,7 @@ func TestDailyJobsArchiveAndExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"daily_sweep", "daily_compress", "daily_decay_archive", "daily_expire", "daily_cards"}; !slices.Equal(ran, want) {
+	if want := []string{"daily_sweep", "daily_compress", "daily_decay_archive", "daily_expire", "daily_cards", "daily_report"}; !slices.Equal(ran, want) {
 		t.Fatalf("ran %v, want %v", ran, want)
 	}
 	byReason := map[string][]string{}
@@ -69,6 +70,7 @@ rules:
 `
 
 func TestCompressDailyFromEpisodesAndMigratedLogs(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"d.yaml": compressRule})
 	c, st, rec := newTest(t, set)
 	at := time.Date(2026, 3, 10, 3, 0, 0, 0, time.UTC)
@@ -103,6 +105,7 @@ func TestCompressDailyFromEpisodesAndMigratedLogs(t *testing.T) {
 // The weekly dedupe merges near-duplicates in clusters (one model call per
 // cluster at most), and the profile refresh then picks the core.
 func TestWeeklyDedupeAndProfile(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t)
 	srv.Reply(func(req llmtest.ChatRequest) string { return `{"content":"merged wording"}` })
 	client, err := llm.New(srv.Config(), srv.HTTPClient())
@@ -152,6 +155,7 @@ func TestWeeklyDedupeAndProfile(t *testing.T) {
 // The scheduler fires the daily job at 03:00 of the rule's zone with the
 // firing's time, which is what every id and event time derives from.
 func TestSchedulerFiresAtItsTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		set := ruleSet(t, map[string]string{"s.yaml": `
 rules:
@@ -195,6 +199,7 @@ rules:
 // Cards are rendered once after a burst of changes, CardsDelay after the
 // last, into the user's own directory.
 func TestCardsDebounced(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c, st, _ := newTest(t, &rules.Set{})
 		c.CardsDir = t.TempDir()
@@ -224,11 +229,14 @@ func TestCardsDebounced(t *testing.T) {
 			t.Fatal(err)
 		}
 		cancel()
-		<-done
+		if err := <-done; err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
 	})
 }
 
 func TestCardsPathIsOneSafeElementPerID(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ ns, user, want string }{
 		{"default", "ana", "default/ana"},
 		{"..", "a/../b", "%2E%2E/a%2F%2E%2E%2Fb"},
@@ -242,6 +250,7 @@ func TestCardsPathIsOneSafeElementPerID(t *testing.T) {
 }
 
 func TestRunJobNames(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newTest(t, defaults(t))
 	if _, err := c.RunJob(t.Context(), "nope", time.Now()); memory.ErrorCode(err) != memory.ENOTFOUND {
 		t.Fatalf("unknown job: %v", err)
@@ -258,6 +267,7 @@ func TestRunJobNames(t *testing.T) {
 // call per entry; a failed call or an unusable reply keeps the day's log
 // as written.
 func TestCompressDailyByTheModel(t *testing.T) {
+	t.Parallel()
 	set := ruleSet(t, map[string]string{"d.yaml": compressRule})
 	at := time.Date(2026, 3, 10, 3, 0, 0, 0, time.UTC)
 	logs := []memory.DailySummary{
@@ -327,6 +337,7 @@ func TestCompressDailyByTheModel(t *testing.T) {
 // eligible memories, in its order; a failed call or a reply naming no
 // candidate keeps the rule's choice.
 func TestRefreshProfileByTheModel(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 9, 4, 0, 0, 0, time.UTC)
 	mems := []memory.Memory{
 		mem("m_name", memory.KindIdentity, memory.CategoryIdentity, "The user's name is Ana", 0.95, at.AddDate(0, -1, 0)),

@@ -48,14 +48,39 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	for _, a := range r.Do {
 		p.Actions = append(p.Actions, a.String())
 	}
+	// A rule that acts on the user's memory as it stands (re-render the
+	// cards) needs one firing waiting per user, not one per event: the
+	// one waiting, approved, runs on the memory as it is then. Without
+	// this a few sessions' important memories fill the queue with the
+	// same request.
+	coalesce := trigger != nil && wholeUser(r)
+	same := func(q *Pending) bool {
+		return q.ID == p.ID || coalesce && q.Rule == p.Rule && q.Namespace == p.Namespace && q.User == p.User
+	}
 	if c.Queue != nil {
+		if coalesce {
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			waiting, err := c.ListPending(ctx, &memory.Scope{Namespace: p.Namespace, User: p.User})
+			cancel()
+			if err != nil {
+				c.Log.Warn("list the confirm queue", zap.Error(err))
+			}
+			for i := range waiting {
+				if same(&waiting[i]) {
+					return
+				}
+			}
+		}
 		c.storeAsk(p)
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.decided[p.ID] {
+		return // approved or dismissed already: the event came again
+	}
 	for _, q := range c.pending {
-		if q.ID == p.ID {
+		if same(q) {
 			return
 		}
 	}
@@ -65,6 +90,20 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	}
 	c.pending = append(c.pending, p)
 	c.Log.Info("rule waits for confirmation", zap.String(fieldRule, r.Name), zap.String("pending", p.ID))
+}
+
+// wholeUser reports whether every action of r acts on the user's memory
+// as it stands rather than on the event that fired it.
+func wholeUser(r rules.Rule) bool {
+	for _, a := range r.Do {
+		switch a.Type {
+		case rules.ActRenderCards, rules.ActRefreshProfile, rules.ActDedupe, rules.ActDecay, rules.ActArchive,
+			rules.ActExpire, rules.ActEnforceCap, rules.ActCompressDaily:
+		default:
+			return false
+		}
+	}
+	return len(r.Do) > 0
 }
 
 // PendingFirings lists the firings waiting for confirmation, oldest first;
@@ -101,6 +140,13 @@ func (c *Consolidator) take(id string, scope *memory.Scope) (*Pending, error) {
 			continue
 		}
 		c.pending = slices.Delete(c.pending, i, i+1)
+		if c.decided == nil {
+			c.decided = map[string]bool{}
+		}
+		if len(c.decided) >= maxDecided {
+			clear(c.decided) // a bound, not a guarantee, for a queue in memory
+		}
+		c.decided[id] = true
 		return p, nil
 	}
 	return nil, memory.Errorf(memory.ENOTFOUND, "no pending firing %s", id)
@@ -117,10 +163,11 @@ func (c *Consolidator) Approve(ctx context.Context, id string, scope *memory.Sco
 	}
 	if err := c.runRule(ctx, p.rule, p.trigger, p.Time); err != nil {
 		if c.Queue != nil {
-			c.storePut(p)
+			c.storeReturn(p)
 			return err
 		}
 		c.mu.Lock()
+		delete(c.decided, p.ID)
 		c.pending = append(c.pending, p)
 		c.mu.Unlock()
 		return err

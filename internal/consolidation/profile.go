@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 )
@@ -32,10 +33,8 @@ func chooseProfile(ctx context.Context, client *llm.Client, cands []memory.Memor
 	var b strings.Builder
 	b.WriteString("<data>\n")
 	for i, m := range cands {
-		text := oneLine(m.Content)
-		if r := []rune(text); len(r) > maxProfileRunes {
-			text = string(r[:maxProfileRunes]) + "…"
-		}
+		text := chars.OneLine(m.Content)
+		text = chars.ClipHead(text, maxProfileRunes)
 		fmt.Fprintf(&b, "%d. [%s, importance %.2f] %s\n", i+1, m.Category, m.Importance, llm.Defang(text))
 	}
 	b.WriteString("</data>")
@@ -76,4 +75,3 @@ func chooseProfile(ctx context.Context, client *llm.Client, cands []memory.Memor
 }
 
 // oneLine folds a text's whitespace runs into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

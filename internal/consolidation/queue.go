@@ -9,12 +9,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// PendingStore keeps the confirm queue outside the process. Take removes
-// and returns a firing only for the one caller that gets it, so two
-// instances never both run it; it answers memory.ENOTFOUND otherwise.
+// PendingStore keeps the confirm queue outside the process. Take returns
+// a waiting firing only for the one caller that gets it, so two instances
+// never both run it (memory.ENOTFOUND otherwise), and remembers it was
+// taken: Put of a firing taken before (the consolidator seeing its event
+// again, on a replay) keeps nothing, so a decision is never asked again.
+// Return puts a taken firing back, when what it ran failed.
 type PendingStore interface {
 	Put(ctx context.Context, p Pending) error
 	Take(ctx context.Context, id string) (Pending, error)
+	Return(ctx context.Context, p Pending) error
 	List(ctx context.Context) ([]Pending, error)
 }
 
@@ -31,6 +35,15 @@ func (c *Consolidator) storePut(p *Pending) {
 	defer cancel()
 	if err := c.Queue.Put(ctx, *p); err != nil {
 		c.Log.Error("keep a pending firing", zap.String(fieldRule, p.Rule), zap.String("pending", p.ID), zap.Error(err))
+	}
+}
+
+// storeReturn puts a taken firing back in the queue.
+func (c *Consolidator) storeReturn(p *Pending) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := c.Queue.Return(ctx, *p); err != nil {
+		c.Log.Error("put a pending firing back", zap.String(fieldRule, p.Rule), zap.String("pending", p.ID), zap.Error(err))
 	}
 }
 
@@ -87,11 +100,11 @@ func (c *Consolidator) storeTake(id string, scope *memory.Scope) (*Pending, erro
 	}
 	if p.TriggerSeq > 0 {
 		if c.Trigger == nil {
-			c.storePut(&p)
+			c.storeReturn(&p)
 			return nil, memory.Errorf(memory.EUNAVAILABLE, "pending firing %s: no way to read its event %d", id, p.TriggerSeq)
 		}
 		if p.trigger, err = c.Trigger(ctx, p.TriggerSeq); err != nil {
-			c.storePut(&p)
+			c.storeReturn(&p)
 			return nil, fmt.Errorf("pending firing %s: read event %d: %w", id, p.TriggerSeq, err)
 		}
 	}

@@ -28,7 +28,13 @@ func (c *Consolidator) Run(ctx context.Context, since time.Time) error {
 // fire runs one scheduled rule at its time. Errors are logged: a schedule
 // has no event to retry, and the next firing runs the job again.
 func (c *Consolidator) fire(ctx context.Context, f rules.Firing) {
-	if c.Claim != nil && !c.Claim(ctx, f) {
+	switch {
+	case c.CardsLease && cardsOnly(f.Rule):
+		// The cards' writer renders them; no other instance may.
+		if !c.holdsCards() {
+			return
+		}
+	case c.Claim != nil && !c.Claim(ctx, f):
 		c.Log.Debug("scheduled rule run by another instance", zap.String(fieldRule, f.Rule.Name), zap.Time("at", f.At))
 		return
 	}
@@ -70,6 +76,21 @@ func JobRules(set *rules.Set, name string) []rules.Rule {
 // It returns the rules it ran. A mode: confirm rule is queued, as its
 // schedule would. Unlike a firing, it returns the first error.
 func (c *Consolidator) RunJob(ctx context.Context, name string, at time.Time) ([]string, error) {
+	ran, _, err := c.RunJobCounted(ctx, name, at)
+	return ran, err
+}
+
+// RunJobCounted is RunJob that also says how many events of each type the
+// job published, for the operator who asked (engram rules run).
+func (c *Consolidator) RunJobCounted(ctx context.Context, name string, at time.Time) ([]string, map[string]int, error) {
+	t := &tally{n: map[string]int{}}
+	ran, err := c.runJob(context.WithValue(ctx, tallyKey{}, t), name, at)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return ran, t.n, err
+}
+
+func (c *Consolidator) runJob(ctx context.Context, name string, at time.Time) ([]string, error) {
 	job := JobRules(c.rules(), name)
 	if len(job) == 0 {
 		return nil, memory.Errorf(memory.ENOTFOUND, "no scheduled rule or rule file named %q", name)

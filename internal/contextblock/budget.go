@@ -7,8 +7,8 @@ import (
 )
 
 // Budget splits a prompt's token budget between the tiers of a context
-// block. Reserve is left for the model's answer; Fit fills at most
-// Total-Reserve.
+// block. Reserve is left for what is not memory (the model's answer, the
+// rest of the prompt); Fit fills at most Total-Reserve.
 type Budget struct {
 	Total    int `json:"total"`
 	Profile  int `json:"profile"`   // the profile card: Profile and Scratchpad items
@@ -22,6 +22,19 @@ type Budget struct {
 // 500 reserved for generation.
 func DefaultBudget() Budget {
 	return Budget{Total: 4000, Profile: 600, Recent: 2000, LongTerm: 900, Reserve: 500}
+}
+
+// Seed000Budget is seed 000 §8.1's memory layers of its ~3,000-token
+// system prompt: the working scratchpad (~500) and the core memory (~400)
+// as the profile card's 900, the dynamic memories (~300) as long-term
+// evidence. Seed 000's prompt keeps no recalled conversation, so recent
+// has no share of its own (recalled turns use what the others leave);
+// the other 1,800 are the prompt's identity, persona, runtime, rules,
+// user profile and catalogs, reserved. The scratchpad is one item and
+// cannot be cut at 500: it and the core card share their 900, so a short
+// scratchpad leaves the card more room.
+func Seed000Budget() Budget {
+	return Budget{Total: 3000, Profile: 900, Recent: 0, LongTerm: 300, Reserve: 1800}
 }
 
 // seed002Window is the context window seed 002 assumes for a model it

@@ -7,6 +7,7 @@ import (
 )
 
 func TestDefaultBudget(t *testing.T) {
+	t.Parallel()
 	b := DefaultBudget()
 	if got, want := b, (Budget{Total: 4000, Profile: 600, Recent: 2000, LongTerm: 900, Reserve: 500}); got != want {
 		t.Fatalf("DefaultBudget() = %+v, want %+v", got, want)
@@ -22,7 +23,36 @@ func TestDefaultBudget(t *testing.T) {
 	}
 }
 
+// Seed 000 §8.1: scratchpad 500 + core memory 400 + dynamic 300 of a
+// 3,000-token prompt; a scratchpad that leaves the card room, and the
+// card's own 400 when the scratchpad fills its 500.
+func TestSeed000Budget(t *testing.T) {
+	b := Seed000Budget()
+	if err := b.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.Limit(), 500+400+300; got != want {
+		t.Fatalf("Limit() = %d, want %d", got, want)
+	}
+	per := CounterFunc(func(string) int { return 100 })
+	var card []Item
+	for i := range 9 {
+		card = append(card, Item{ID: string(rune('a' + i)), Kind: KindProfile, Content: "x", Score: float64(i)})
+	}
+	long := []Item{{ID: "m1", Kind: KindMemory, Content: "x", Score: 3}, {ID: "m2", Kind: KindMemory, Content: "x", Score: 2},
+		{ID: "m3", Kind: KindMemory, Content: "x", Score: 1}, {ID: "m4", Kind: KindMemory, Content: "x", Score: 0}}
+	got, rep := Fit(Blocks{Profile: card, Scratchpad: []Item{{ID: "pad", Kind: KindScratchpad, Content: "x", Score: 1}},
+		Memories: long}, b, per)
+	if rep.Profile != 900 || rep.LongTerm != 300 || rep.Total != 1200 {
+		t.Errorf("profile %d, long-term %d, total %d; want 900, 300, 1200", rep.Profile, rep.LongTerm, rep.Total)
+	}
+	if len(got.Memories) != 3 || got.Memories[0].ID != "m1" {
+		t.Errorf("dynamic memories %v, want the best 3", got.Memories)
+	}
+}
+
 func TestSeed002Budget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		total int
 		want  Budget
@@ -44,6 +74,7 @@ func TestSeed002Budget(t *testing.T) {
 // The seed computes int(total * ratio) in floating point; the integer
 // version must agree with it wherever float64 is exact enough to compare.
 func TestSeed002BudgetMatchesSeedFormula(t *testing.T) {
+	t.Parallel()
 	for total := 1; total <= 200_000; total++ {
 		got := Seed002Budget(total)
 		want := Budget{
@@ -63,6 +94,7 @@ func TestSeed002BudgetMatchesSeedFormula(t *testing.T) {
 }
 
 func TestScale(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		from  Budget
@@ -91,6 +123,7 @@ func TestScale(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		b     Budget
 		field string // "" when valid
@@ -116,6 +149,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestBudgetString(t *testing.T) {
+	t.Parallel()
 	if got, want := DefaultBudget().String(), "4000 = profile 600 + recent 2000 + long-term 900 + reserve 500"; got != want {
 		t.Fatalf("String() = %q, want %q", got, want)
 	}

@@ -6,12 +6,12 @@
 //
 // A Budget has a total and a share for each tier (seed 004 §5):
 //
-//	tier        items                  DefaultBudget  Seed002Budget (§4.3)
-//	profile     Profile, Scratchpad    600            15%
-//	recent      Turns, Attachments     2,000          50%
-//	long-term   Memories, Episodes     900            15%
-//	reserve     (the model's answer)   500            20%
-//	total                              4,000          the model's window
+//	tier        items                  DefaultBudget  Seed002Budget (§4.3)  Seed000Budget (§8.1)
+//	profile     Profile, Scratchpad    600            15%                   900 (scratchpad 500 + core 400)
+//	recent      Turns, Attachments     2,000          50%                   0
+//	long-term   Memories, Episodes     900            15%                   300 (dynamic memories)
+//	reserve     (what is not memory)   500            20%                   1,800 (the rest of the prompt)
+//	total                              4,000          the model's window    3,000
 //
 // Budget.Scale applies a split to a caller's own budget_tokens. Fit never
 // trims the profile card; over the limit it cuts long-term items first

@@ -37,6 +37,7 @@ func turns(n, tokens int) []Item {
 }
 
 func TestFit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      Blocks
@@ -236,6 +237,7 @@ func TestFit(t *testing.T) {
 }
 
 func TestFitDefaultBudget(t *testing.T) {
+	t.Parallel()
 	// Seed 004 §5 with real proportions: a 1,000-token card (400 over its
 	// share), 2,400 tokens of turns, 1,200 of memories.
 	var in Blocks
@@ -260,6 +262,7 @@ func TestFitDefaultBudget(t *testing.T) {
 }
 
 func TestFitDoesNotChangeItsArgument(t *testing.T) {
+	t.Parallel()
 	in := Blocks{Memories: []Item{item("m1", 10, 0.5), item("m2", 10, 0.1)}}
 	before := slices.Clone(in.Memories)
 	got, _ := Fit(in, Budget{Total: 10, LongTerm: 10}, blocks)
@@ -273,6 +276,7 @@ func TestFitDoesNotChangeItsArgument(t *testing.T) {
 }
 
 func TestFitCountsRenderedLines(t *testing.T) {
+	t.Parallel()
 	in := Blocks{
 		Profile:  []Item{{ID: "p1", Kind: KindProfile, Content: "名字：小明\n职业：工程师"}},
 		Memories: []Item{{ID: "m1", Kind: KindMemory, Content: `prefers "tabs"`, Provenance: "memory m1 · preference"}},
@@ -303,6 +307,7 @@ func TestFitCountsRenderedLines(t *testing.T) {
 }
 
 func TestFitNilCounterEstimates(t *testing.T) {
+	t.Parallel()
 	got, r := Fit(Blocks{Memories: []Item{{ID: "m", Content: "我住在北京"}}}, DefaultBudget(), nil)
 	if got.Memories[0].Tokens == 0 || r.Total != got.Memories[0].Tokens {
 		t.Fatalf("Fit with nil counter: tokens %d, report %+v", got.Memories[0].Tokens, r)

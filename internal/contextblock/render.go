@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Languages Render writes headings in.
@@ -72,6 +74,17 @@ func Render(b Blocks, lang string) string {
 	return sb.String()
 }
 
+// RenderItems writes items one a line as Render does, quoted as data with
+// their provenance, for a section the caller titles itself.
+func RenderItems(items []Item) string {
+	var sb strings.Builder
+	for _, it := range items {
+		sb.WriteString(line(it))
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
 // line is how an item is rendered; Fit counts its tokens. The scratchpad
 // is markdown a person may have written: it keeps its lines, each quoted
 // on its own under the item, so its structure survives and none of it can
@@ -136,7 +149,7 @@ func script(s string) (cjk, words int) {
 	inWord := false
 	for _, r := range s {
 		switch {
-		case isCJK(r):
+		case chars.IsCJK(r):
 			cjk++
 			inWord = false
 		case unicode.IsLetter(r):
@@ -149,11 +162,6 @@ func script(s string) (cjk, words int) {
 		}
 	}
 	return cjk, words
-}
-
-func isCJK(r rune) bool {
-	return r >= 0x1100 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
 }
 
 // Quote styles: the characters that would end the quote and so must be

@@ -16,8 +16,11 @@ const MinPartition = 10
 
 // Item is a memory as dedupe sees it.
 type Item struct {
-	ID         string
-	Text       string
+	ID   string
+	Text string
+	// Key, when set, is what similarity is measured on instead of Text
+	// (the weekly job sets Key(Text)); Text is what a model reads.
+	Key        string
 	Importance float64
 	Updated    time.Time
 	Partition  string // project/topic; items of different partitions never merge
@@ -169,7 +172,7 @@ func prepare(items []Item, minPartition int) ([]partition, stats) {
 		slices.SortFunc(its, func(a, b Item) int { return strings.Compare(a.ID, b.ID) })
 		p := partition{name: name, entries: make([]entry, len(its))}
 		for i, it := range its {
-			sh := shingles(it.Text)
+			sh := shingles(cmp.Or(it.Key, it.Text))
 			e := entry{item: it, ids: make([]uint32, len(sh)), hashes: make([]uint64, len(sh))}
 			for k, s := range sh {
 				id, ok := dict[s]

@@ -84,6 +84,7 @@ func memberSets(cs []Cluster) [][]string {
 }
 
 func TestPairwiseIsTheDefinition(t *testing.T) {
+	t.Parallel()
 	items := Synthetic(100, 11)
 	for _, threshold := range []float64{memory.MergeSimilarity, 0.6} {
 		got, want := memberSets(Pairwise(items, threshold, MinPartition)), reference(items, threshold, MinPartition)
@@ -94,6 +95,7 @@ func TestPairwiseIsTheDefinition(t *testing.T) {
 }
 
 func TestClustersEqualPairwise(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n         int
 		seed      uint64
@@ -127,6 +129,7 @@ func TestClustersEqualPairwise(t *testing.T) {
 }
 
 func TestTransitive(t *testing.T) {
+	t.Parallel()
 	words := make([]string, 30)
 	for i := range words {
 		words[i] = fmt.Sprintf("word%02d", i)
@@ -156,6 +159,7 @@ func TestTransitive(t *testing.T) {
 }
 
 func TestPartitionsNeverMixed(t *testing.T) {
+	t.Parallel()
 	text := "The staging cluster runs on three nodes in Frankfurt and is rebuilt from the helm chart every Monday at four"
 	var items []Item
 	for _, part := range []string{"engram/storage", "engram/retrieval", "myclaw/deploy"} {
@@ -189,6 +193,7 @@ func TestPartitionsNeverMixed(t *testing.T) {
 }
 
 func TestMinPartition(t *testing.T) {
+	t.Parallel()
 	text := "用户每天早上喝一杯绿茶，从不喝咖啡，周末会去公园跑步五公里。"
 	small := make([]Item, 9)
 	for i := range small {
@@ -219,6 +224,7 @@ func TestMinPartition(t *testing.T) {
 }
 
 func TestChineseVariants(t *testing.T) {
+	t.Parallel()
 	base := "用户的项目使用PostgreSQL十六作为主数据库，每天凌晨三点做全量备份，备份文件保存在上海机房的对象存储里，保留三十天以后自动删除。"
 	variants := []string{
 		strings.ReplaceAll(base, "，", "、"),                   // punctuation
@@ -248,6 +254,7 @@ func TestChineseVariants(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	items := Synthetic(200, 9)
 	first := Clusters(items, memory.MergeSimilarity, MinPartition)
 	if !reflect.DeepEqual(Synthetic(200, 9), items) {
@@ -276,6 +283,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestEveryItemOnceAndOrdered(t *testing.T) {
+	t.Parallel()
 	items := Synthetic(500, 10)
 	items = append(items, items[0]) // a repeated ID counts once
 	byID := map[string]Item{}
@@ -309,6 +317,7 @@ func TestEveryItemOnceAndOrdered(t *testing.T) {
 }
 
 func TestBands(t *testing.T) {
+	t.Parallel()
 	if b, r := bands(memory.MergeSimilarity); b != 21 || r != 6 {
 		t.Errorf("bands(0.9) = %d bands of %d rows, want 21 of 6", b, r)
 	}
@@ -326,6 +335,7 @@ func TestBands(t *testing.T) {
 // TestMinHashEstimatesJaccard checks the hash family: the share of equal
 // signature rows of two sets estimates their Jaccard index.
 func TestMinHashEstimatesJaccard(t *testing.T) {
+	t.Parallel()
 	items := Synthetic(300, 12)
 	parts, _ := prepare(items, 0)
 	var sum, n float64
@@ -385,6 +395,7 @@ func TestMinHashEstimatesJaccard(t *testing.T) {
 }
 
 func TestPairRecall(t *testing.T) {
+	t.Parallel()
 	truth := []Cluster{{Members: []string{"a", "b", "c"}}, {Members: []string{"d", "e"}}, {Members: []string{"f"}}}
 	for _, tc := range []struct {
 		name  string

@@ -7,6 +7,7 @@ import (
 // TestMeasure is the bar at 1,000 memories, so the default run
 // stays fast; BenchmarkClusters10k and Measure(10000) are the full size.
 func TestMeasure(t *testing.T) {
+	t.Parallel()
 	r, err := Measure(1000)
 	if err != nil {
 		t.Fatal(err)

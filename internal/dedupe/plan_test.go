@@ -7,6 +7,7 @@ import (
 )
 
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	items := map[string]Item{
 		"low":    {ID: "low", Text: "x", Importance: 0.3, Updated: t0.Add(3 * time.Hour)},
 		"high":   {ID: "high", Text: "x", Importance: 0.9, Updated: t0},
@@ -36,6 +37,7 @@ func TestPlan(t *testing.T) {
 // TestPlanFollowsItems: the plan is made from the memories as they are
 // now, not as they were when the clusters were found.
 func TestPlanFollowsItems(t *testing.T) {
+	t.Parallel()
 	items := map[string]Item{
 		"a": {ID: "a", Importance: 0.9, Updated: t0},
 		"b": {ID: "b", Importance: 0.2, Updated: t0},
@@ -60,6 +62,7 @@ func TestPlanFollowsItems(t *testing.T) {
 }
 
 func TestPlanOfClustersKeepsMaxImportance(t *testing.T) {
+	t.Parallel()
 	items := Synthetic(300, 21)
 	byID := map[string]Item{}
 	for _, it := range items {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 )
 
@@ -118,9 +119,7 @@ func promptTexts(plan MergePlan, items map[string]Item) []string {
 			continue
 		}
 		text := oneLine(it.Text)
-		if r := []rune(text); len(r) > maxMemberRunes {
-			text = string(r[:maxMemberRunes]) + "…"
-		}
+		text = chars.ClipHead(text, maxMemberRunes)
 		key := strings.Join(shingles(text), "\x00")
 		if text == "" || seen[key] {
 			continue
@@ -162,7 +161,13 @@ func parseRewrite(reply, keep string, texts []string) (string, error) {
 	if err := json.Unmarshal([]byte(raw), &out); err != nil || out.Content == nil {
 		return "", fmt.Errorf("%w: no \"content\" string in the reply", ErrBadOutput)
 	}
-	content := strings.TrimSpace(*out.Content)
+	return checkMerged(*out.Content, keep, texts)
+}
+
+// checkMerged checks that content is a plausible merge of texts, kept
+// member keep first.
+func checkMerged(content, keep string, texts []string) (string, error) {
+	content = strings.TrimSpace(content)
 	if content == "" {
 		return "", fmt.Errorf("%w: empty content", ErrBadOutput)
 	}
@@ -173,19 +178,10 @@ func parseRewrite(reply, keep string, texts []string) (string, error) {
 	if n := utf8.RuneCountInString(content); n > 2*longest+100 {
 		return "", fmt.Errorf("%w: content of %d characters for members of at most %d", ErrBadOutput, n, longest)
 	}
-	if hasCJK(content) != hasCJK(keep) {
+	if chars.HasCJK(content) != chars.HasCJK(keep) {
 		return "", fmt.Errorf("%w: content not in the members' language", ErrBadOutput)
 	}
 	return content, nil
-}
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if isCJK(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // oneLine folds whitespace, drops invalid UTF-8 and defuses anything that

@@ -57,6 +57,7 @@ func rewriteSet() ([]MergePlan, map[string]Item) {
 }
 
 func TestRewriteAll(t *testing.T) {
+	t.Parallel()
 	rw, srv := newRewriter(t)
 	srv.Reply(echoFirst)
 	plans, items := rewriteSet()
@@ -98,6 +99,7 @@ func TestRewriteAll(t *testing.T) {
 }
 
 func TestRewriteNoClient(t *testing.T) {
+	t.Parallel()
 	plans, items := rewriteSet()
 	content, usage, err := Rewriter{}.Rewrite(t.Context(), plans[0], items)
 	if content != "" || usage != (llm.Usage{}) || err != nil {
@@ -110,6 +112,7 @@ func TestRewriteNoClient(t *testing.T) {
 }
 
 func TestRewriteBadReplies(t *testing.T) {
+	t.Parallel()
 	plans, items := rewriteSet()
 	for _, tc := range []struct {
 		name  string
@@ -143,6 +146,7 @@ func TestRewriteBadReplies(t *testing.T) {
 }
 
 func TestRewriteAllKeepsOriginalOnFailure(t *testing.T) {
+	t.Parallel()
 	rw, srv := newRewriter(t)
 	srv.Reply(echoFirst)
 	srv.Enqueue(llmtest.OK("not json"), llmtest.Status(http.StatusInternalServerError, ""))
@@ -161,6 +165,7 @@ func TestRewriteAllKeepsOriginalOnFailure(t *testing.T) {
 }
 
 func TestRewriteAllStopsWhenCanceled(t *testing.T) {
+	t.Parallel()
 	rw, srv := newRewriter(t)
 	srv.Reply(echoFirst)
 	plans, items := rewriteSet()
@@ -177,6 +182,7 @@ func TestRewriteAllStopsWhenCanceled(t *testing.T) {
 // TestRewritePromptDefangs: a member cannot close the data block and pose
 // as instructions; members are on one line each and each said once.
 func TestRewritePromptDefangs(t *testing.T) {
+	t.Parallel()
 	rw, srv := newRewriter(t)
 	srv.Reply(echoFirst)
 	items := map[string]Item{

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // shingles returns the sorted, distinct shingles of s exactly as
@@ -40,7 +42,7 @@ func shingles(s string) []string {
 	}
 	for i, r := range s {
 		switch {
-		case isCJK(r):
+		case chars.IsCJK(r):
 			flushWord()
 			if runLen > 0 {
 				prev = last
@@ -65,14 +67,6 @@ func shingles(s string) []string {
 	flushCJK(len(s))
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func isCJK(r rune) bool {
-	if r < 0x1100 { // below Hangul Jamo, the first of the four scripts
-		return false
-	}
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
 // jaccard is memory.Similarity over shingle sets given as sorted, distinct

@@ -41,6 +41,7 @@ var edgeTexts = []string{
 }
 
 func TestJaccardEqualsMemorySimilarity(t *testing.T) {
+	t.Parallel()
 	texts := append([]string{}, edgeTexts...)
 	for _, it := range Synthetic(400, 7) {
 		texts = append(texts, it.Text)
@@ -67,6 +68,7 @@ func TestJaccardEqualsMemorySimilarity(t *testing.T) {
 // TestShingleCount checks the number of shingles, not only the index: a
 // text and the same with one new word have similarity n/(n+1).
 func TestShingleCount(t *testing.T) {
+	t.Parallel()
 	texts := append([]string{}, edgeTexts...)
 	for _, it := range Synthetic(200, 8) {
 		texts = append(texts, it.Text)

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Synthetic makes n memories for measuring dedupe, the same for the same
@@ -199,7 +201,7 @@ func (g *generator) changeWord(s string, zh bool) string {
 		r := []rune(s)
 		w := []rune(pick(g.rng, synthZh))
 		i := g.rng.IntN(len(r) - 2)
-		if isCJK(r[i]) && isCJK(r[i+1]) {
+		if chars.IsCJK(r[i]) && chars.IsCJK(r[i+1]) {
 			r[i], r[i+1] = w[0], w[1]
 		}
 		return string(r)
@@ -214,7 +216,7 @@ func (g *generator) changeWord(s string, zh bool) string {
 func (g *generator) changeChar(s string) string {
 	r := []rune(s)
 	i := g.rng.IntN(len(r) - 1)
-	if isCJK(r[i]) {
+	if chars.IsCJK(r[i]) {
 		r[i] = synthZhFillers[g.rng.IntN(len(synthZhFillers))]
 	}
 	return string(r)

@@ -11,9 +11,9 @@ import (
 	"math"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 	"go.uber.org/zap"
@@ -125,7 +125,7 @@ func (e *Embedder) collect(batch []memory.Applied) []*scopeWork {
 					byScope[a.Scope] = w
 					works = append(works, w)
 				}
-				t := &text{work: w, hash: h, input: cut(s, e.cfg.MaxText)}
+				t := &text{work: w, hash: h, input: chars.CutBytes(s, e.cfg.MaxText)}
 				w.byHash[h] = t
 				w.texts = append(w.texts, t)
 			}
@@ -163,17 +163,6 @@ func texts(data any) []string {
 		}
 	}
 	return nil
-}
-
-// cut shortens s to at most n bytes without splitting a rune.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // embedAll embeds every scope's texts, Batch at a time, setting each

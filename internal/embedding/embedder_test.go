@@ -392,7 +392,7 @@ func vectorsStep(bad func(i int, v []float32) any) llmtest.Step {
 			data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": v})
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": c.Embed.Model, "data": data,
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": c.Embed.Model, "data": data,
 			"usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -100,7 +101,7 @@ func (c *call) node() memory.ActionNode {
 	if c.res == nil {
 		return n
 	}
-	n.Result = clipMiddle(clean(c.res.Content), MaxResultRunes)
+	n.Result = chars.ClipMiddle(clean(c.res.Content), MaxResultRunes)
 	n.Success = !c.res.IsError
 	if c.res.IsError {
 		n.Error = errorLine(c.res.Content)
@@ -109,7 +110,7 @@ func (c *call) node() memory.ActionNode {
 }
 
 func toolName(name string) string {
-	name = clipHead(clean(name), maxToolNameRunes)
+	name = chars.ClipHead(clean(name), maxToolNameRunes)
 	if name == "" {
 		return "unknown"
 	}
@@ -120,7 +121,7 @@ func toolName(name string) string {
 func errorLine(s string) string {
 	for _, line := range strings.Split(s, "\n") {
 		if line = clean(line); line != "" {
-			return clipHead(line, MaxErrorRunes)
+			return chars.ClipHead(line, MaxErrorRunes)
 		}
 	}
 	return ""
@@ -146,7 +147,7 @@ func params(input string) string {
 	in := strings.TrimSpace(input)
 	fields, ok := objectFields(in)
 	if !ok {
-		return clipHead(clean(in), MaxParamsRunes)
+		return chars.ClipHead(clean(in), MaxParamsRunes)
 	}
 	var parts []string
 	for _, k := range keyParams {
@@ -170,7 +171,7 @@ func params(input string) string {
 			}
 		}
 	}
-	return clipHead(strings.Join(parts, " "), MaxParamsRunes)
+	return chars.ClipHead(strings.Join(parts, " "), MaxParamsRunes)
 }
 
 type inputField struct {
@@ -199,7 +200,7 @@ func objectFields(in string) ([]inputField, bool) {
 		if err := dec.Decode(&raw); err != nil {
 			break
 		}
-		f := inputField{key: clipHead(clean(key), 40)}
+		f := inputField{key: chars.ClipHead(clean(key), 40)}
 		var s string
 		switch {
 		case json.Unmarshal(raw, &s) == nil:
@@ -212,7 +213,7 @@ func objectFields(in string) ([]inputField, bool) {
 				f.value = ""
 			}
 		}
-		f.value = clipHead(clean(f.value), maxValueRunes)
+		f.value = chars.ClipHead(clean(f.value), maxValueRunes)
 		out = append(out, f)
 	}
 	return out, true

@@ -132,7 +132,8 @@ func mergeReply(s *session, ep memory.Episode, r episodeReply) memory.Episode {
 			if d.hasTurn && covered[d.turn] {
 				turn = d.turn
 			}
-			actions = append(actions, memory.ActionNode{Decision: d.text, Turn: turn})
+			// A decision is a step taken: not a failed one.
+			actions = append(actions, memory.ActionNode{Decision: d.text, Turn: turn, Success: true})
 		}
 		// Stable: a decision follows the tool calls of its turn.
 		slices.SortStableFunc(actions, func(a, b memory.ActionNode) int { return cmp.Compare(a.Turn, b.Turn) })

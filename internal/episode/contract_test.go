@@ -12,6 +12,7 @@ import (
 // TestLimitsFitEvents checks the package's limits against the events it
 // feeds, in bytes: a rune is at most 4.
 func TestLimitsFitEvents(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name       string
 		bytes, max int
@@ -73,6 +74,7 @@ func checkScratchpadEvent(t *testing.T, pad memory.Scratchpad, episodeID string)
 }
 
 func TestEpisodesAreValidEvents(t *testing.T) {
+	t.Parallel()
 	var pad memory.Scratchpad
 	for i, tc := range goldenSessions {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -23,17 +24,6 @@ const (
 	maxScanBytes      = 8 << 10
 	maxScanInputBytes = 2 << 10
 )
-
-// headBytes cuts s to at most n bytes without splitting a rune.
-func headBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 var (
 	fenceRe = regexp.MustCompile("(?s)```.*?(?:```|$)")
@@ -144,7 +134,7 @@ func (s *session) entities() []string {
 // assistant wrote. What each pattern takes is blanked out before the
 // next looks, so a path's segments are not also names.
 func (k *entityKinds) scanText(text string) {
-	text = strings.ToValidUTF8(headBytes(text, maxScanBytes), "")
+	text = strings.ToValidUTF8(chars.CutBytes(text, maxScanBytes), "")
 	text = blank(text, fenceRe, nil)
 	text = blank(text, codeRe, func(m []string) bool { k.code = append(k.code, m[1]); return true })
 	text = blank(text, urlRe, func(m []string) bool { return k.addHost(m[0]) })
@@ -173,7 +163,7 @@ func (k *entityKinds) scanText(text string) {
 
 // scanInput takes paths and hosts from a tool call's input.
 func (k *entityKinds) scanInput(input string) {
-	text := strings.ToValidUTF8(headBytes(input, maxScanInputBytes), "")
+	text := strings.ToValidUTF8(chars.CutBytes(input, maxScanInputBytes), "")
 	text = blank(text, urlRe, func(m []string) bool { return k.addHost(m[0]) })
 	text = blank(text, pathRe, func(m []string) bool { return k.addPath(m[0]) })
 	blank(text, fileRe, func(m []string) bool { return k.addFile(m[0]) })

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -268,7 +269,7 @@ func fitSentences(text string, n int) string {
 		kept = append(kept, s)
 	}
 	if len(kept) == 0 {
-		return clipHead(ss[0], n)
+		return chars.ClipHead(ss[0], n)
 	}
 	return joinSentences(kept)
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func TestExtractiveIsDeterministic(t *testing.T) {
+	t.Parallel()
 	for _, tc := range goldenSessions {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := Extractive(tc.in()), Extractive(tc.in())
@@ -40,6 +41,7 @@ func resultTurn(i int, results ...ToolResult) Turn {
 }
 
 func TestOutcome(t *testing.T) {
+	t.Parallel()
 	bash := ToolCall{ID: "1", Name: "bash", Input: `{"command":"make"}`}
 	ok := ToolResult{ToolCallID: "1", Content: "ok"}
 	bad := ToolResult{ToolCallID: "1", Content: "make: *** [all] Error 2", IsError: true}
@@ -79,6 +81,7 @@ func TestOutcome(t *testing.T) {
 }
 
 func TestGoal(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 60) // one sentence of 300 runes
 	for _, tc := range []struct {
 		name  string
@@ -115,6 +118,7 @@ func TestGoal(t *testing.T) {
 }
 
 func TestPairing(t *testing.T) {
+	t.Parallel()
 	type pairing struct {
 		tool, result string
 		success      bool
@@ -174,6 +178,7 @@ func TestPairing(t *testing.T) {
 }
 
 func TestActionNode(t *testing.T) {
+	t.Parallel()
 	ep := Extractive(Input{Turns: []Turn{
 		callTurn(4, "", ToolCall{ID: "1", Name: "bash", Input: `{"timeout":30,"command":"go test ./...","description":"run tests"}`}),
 		resultTurn(5, ToolResult{ToolCallID: "1", IsError: true, Content: "\n\n--- FAIL: TestX\nexpected 1, got 2\nFAIL"}),
@@ -188,6 +193,7 @@ func TestActionNode(t *testing.T) {
 }
 
 func TestParams(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{`{"path":"a.go","content":"package a"}`, "path=a.go"},
 		{`{"url":"https://x.org","query":"nats","path":"/p","command":"ls","extra":1}`, "path=/p command=ls query=nats"},
@@ -208,6 +214,7 @@ func TestParams(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("长文本 with words, ", 100)
 	turns := []Turn{user(0, big)}
 	for i := range 300 {
@@ -302,6 +309,7 @@ func checkLimits(t *testing.T, ep memory.Episode) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	t.Run("agent's summary wins", func(t *testing.T) {
 		ep := Extractive(zhCompression())
 		if got, want := ep.Summary, zhCompression().Summary; got != want {
@@ -337,6 +345,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestEntities(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, text string
 		want       []string
@@ -379,6 +388,7 @@ func TestEntities(t *testing.T) {
 }
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	ep := memory.Episode{
 		Goal:     "Ship the Atlas project and clean up the 星河项目.",
 		Summary:  "We touched the engram repo and Redis.",
@@ -390,6 +400,7 @@ func TestProjects(t *testing.T) {
 }
 
 func TestID(t *testing.T) {
+	t.Parallel()
 	a := ID("s1", []int{3, 1, 2, 2})
 	if b := ID("s1", []int{1, 2, 3}); a != b {
 		t.Fatalf("ID depends on order or repeats: %s vs %s", a, b)
@@ -412,6 +423,7 @@ func TestID(t *testing.T) {
 }
 
 func TestImportance(t *testing.T) {
+	t.Parallel()
 	fix, qa := Extractive(enFixDeploy()).Importance, Extractive(enQA()).Importance
 	if !(fix > qa) {
 		t.Fatalf("a working session with a fix (%v) should outrank a short Q&A (%v)", fix, qa)
@@ -422,6 +434,7 @@ func TestImportance(t *testing.T) {
 }
 
 func TestSource(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"": SourceSessionEnd, "compression": SourceCompression, "sweep": SourceSweep, "bogus": SourceSessionEnd} {
 		if got := Extractive(Input{Source: in}).Source; got != want {
 			t.Errorf("Source(%q) = %q, want %q", in, got, want)

@@ -50,6 +50,7 @@ func marshal(t *testing.T, v any) []byte {
 }
 
 func TestExtractiveGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range goldenSessions {
 		t.Run(tc.name, func(t *testing.T) {
 			golden(t, tc.name+".json", marshal(t, Extractive(tc.in())))
@@ -60,6 +61,7 @@ func TestExtractiveGolden(t *testing.T) {
 // TestScratchpadGolden folds three episodes into a scratchpad, in each
 // language, and pins each rendering.
 func TestScratchpadGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		sessions []func() Input

@@ -11,6 +11,7 @@ import (
 // Issue 10: the outcome is read from what the user says, in both
 // languages, and the goal is the task, not the greeting or introduction.
 func TestOutcomeFromTheUsersWords(t *testing.T) {
+	t.Parallel()
 	bash := ToolCall{ID: "1", Name: "bash", Input: `{"command":"go test ./..."}`}
 	bad := ToolResult{ToolCallID: "1", Content: "--- FAIL: TestPay", IsError: true}
 	ok := ToolResult{ToolCallID: "1", Content: "ok"}
@@ -47,6 +48,7 @@ func TestOutcomeFromTheUsersWords(t *testing.T) {
 }
 
 func TestGoalIsTheTaskNotTheIntroduction(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		turns []Turn
@@ -76,6 +78,7 @@ func TestGoalIsTheTaskNotTheIntroduction(t *testing.T) {
 // The scratchpad is markdown a person can read and edit: a heading per
 // section on its own line, one list item per line.
 func TestScratchpadIsMarkdown(t *testing.T) {
+	t.Parallel()
 	in := Input{Turns: []Turn{user(1, "Hi, I'm Ana."), user(2, "Fix the flaky payments-api test."),
 		assistant(3, "Added a lock; next I will add a regression test."), user(4, "That fixed it.")}}
 	ep := Extractive(in)

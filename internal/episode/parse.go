@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 )
@@ -66,8 +67,8 @@ func parseEpisodeReply(content string) (episodeReply, error) {
 		return episodeReply{}, err
 	}
 	r := episodeReply{
-		summary: clipHead(clean(textField(f, summaryKeys)), MaxSummaryRunes),
-		goal:    clipHead(clean(textField(f, goalKeys)), MaxGoalRunes),
+		summary: chars.ClipHead(clean(textField(f, summaryKeys)), MaxSummaryRunes),
+		goal:    chars.ClipHead(clean(textField(f, goalKeys)), MaxGoalRunes),
 		outcome: outcomeOf(textField(f, outcomeKeys)),
 	}
 	for _, e := range listField(f, entityKeys, entityNameKey) {
@@ -187,7 +188,7 @@ func decisionsOf(raw json.RawMessage) []decision {
 				d.turn, d.hasTurn = n, true
 			}
 		}
-		if d.text = clipHead(clean(d.text), MaxResultRunes); d.text != "" {
+		if d.text = chars.ClipHead(clean(d.text), MaxResultRunes); d.text != "" {
 			out = append(out, d)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseEpisodeReply(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, reply string
 		want        episodeReply
@@ -65,6 +66,7 @@ func TestParseEpisodeReply(t *testing.T) {
 }
 
 func TestParseScratchpadReply(t *testing.T) {
+	t.Parallel()
 	got, err := parseScratchpadReply(`{"projects":["a",{"name":"b"},"a"],"focus":"f","open_questions":[],"progress":"p"}`)
 	if err != nil {
 		t.Fatal(err)

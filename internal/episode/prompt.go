@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 )
@@ -60,7 +61,7 @@ func episodePrompt(s *session, agentSummary string) []llm.Message {
 
 	var head strings.Builder
 	head.WriteString("<data>\n")
-	if sum := clipHead(oneLine(agentSummary), maxAgentSummary); sum != "" {
+	if sum := chars.ClipHead(oneLine(agentSummary), maxAgentSummary); sum != "" {
 		fmt.Fprintf(&head, "agent's summary: %s\n", sum)
 	}
 	head.WriteString("turns:\n")
@@ -118,12 +119,12 @@ func episodePrompt(s *session, agentSummary string) []llm.Message {
 func renderTurn(t *Turn, calls []*call) string {
 	role := normRole(t.Role)
 	var b strings.Builder
-	if content := clipMiddle(oneLine(t.Content), maxTurnRunes); content != "" && role != roleTool {
-		fmt.Fprintf(&b, "[%d] %s: %s", t.Index, clipHead(oneLine(role), 16), content)
+	if content := chars.ClipMiddle(oneLine(t.Content), maxTurnRunes); content != "" && role != roleTool {
+		fmt.Fprintf(&b, "[%d] %s: %s", t.Index, chars.ClipHead(oneLine(role), 16), content)
 	}
 	for _, c := range calls {
 		if b.Len() == 0 {
-			fmt.Fprintf(&b, "[%d] %s:", t.Index, clipHead(oneLine(role), 16))
+			fmt.Fprintf(&b, "[%d] %s:", t.Index, chars.ClipHead(oneLine(role), 16))
 		}
 		n := c.node()
 		fmt.Fprintf(&b, "\n call %s(%s)", llm.Defang(n.Tool), llm.Defang(n.Params))
@@ -135,7 +136,7 @@ func renderTurn(t *Turn, calls []*call) string {
 				b.WriteString(": " + llm.Defang(n.Error))
 			}
 		case n.Result != "":
-			b.WriteString(" -> " + llm.Defang(clipMiddle(n.Result, 120)))
+			b.WriteString(" -> " + llm.Defang(chars.ClipMiddle(n.Result, 120)))
 		}
 	}
 	return b.String()
@@ -152,11 +153,11 @@ func scratchpadPrompt(prev memory.Scratchpad, ep memory.Episode) []llm.Message {
 		}
 		fmt.Fprintf(&b, "%s:\n", name)
 		for _, x := range xs {
-			fmt.Fprintf(&b, "- %s\n", clipHead(oneLine(x), maxItemRunes))
+			fmt.Fprintf(&b, "- %s\n", chars.ClipHead(oneLine(x), maxItemRunes))
 		}
 	}
 	list("active projects", prev.ActiveProjects)
-	if f := clipHead(oneLine(prev.CurrentFocus), maxItemRunes); f != "" {
+	if f := chars.ClipHead(oneLine(prev.CurrentFocus), maxItemRunes); f != "" {
 		fmt.Fprintf(&b, "current focus: %s\n", f)
 	}
 	list("open questions", prev.OpenQuestions)
@@ -170,7 +171,7 @@ func scratchpadPrompt(prev memory.Scratchpad, ep memory.Episode) []llm.Message {
 	if g := oneLine(ep.Goal); g != "" {
 		fmt.Fprintf(&b, "goal: %s\n", g)
 	}
-	fmt.Fprintf(&b, "summary: %s\n", clipHead(oneLine(ep.Summary), MaxSummaryRunes))
+	fmt.Fprintf(&b, "summary: %s\n", chars.ClipHead(oneLine(ep.Summary), MaxSummaryRunes))
 	var ents []string
 	for _, e := range ep.Entities {
 		if !strings.HasPrefix(e, ProjectPrefix) && len(ents) < maxPromptEntities {

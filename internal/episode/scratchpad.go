@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -133,7 +134,7 @@ func extractiveUpdate(ep memory.Episode) update {
 			q = ss[0]
 		}
 		if e := lastError(ep.Actions); e != "" && q != "" {
-			q = clipHead(q, maxItemRunes/2) + " — " + e
+			q = chars.ClipHead(q, maxItemRunes/2) + " — " + e
 		}
 		if q != "" {
 			u.questions = append(u.questions, q)
@@ -161,7 +162,7 @@ func progressLine(ep memory.Episode) string {
 	if !ok || goal == "" || strings.TrimSpace(rest) == "" {
 		return fitSentences(sum, maxProgressText)
 	}
-	head := clipHead(goal, maxProgressText/3)
+	head := chars.ClipHead(goal, maxProgressText/3)
 	return joinSentences([]string{head, fitSentences(rest, maxProgressText-runes(head)-2)})
 }
 
@@ -271,7 +272,7 @@ func progressOf(md string) []string {
 // comment opener (which could pass for PersonMarker), cut to n runes.
 func item(s string, n int) string {
 	s = strings.ReplaceAll(clean(s), "<!--", "<!-")
-	return clipHead(s, n)
+	return chars.ClipHead(s, n)
 }
 
 // items merges lists, first list first, once each (case-insensitively),
@@ -298,7 +299,7 @@ func (p *pad) fit() string {
 		// The person's text is cut only when it alone leaves no room for
 		// the marker.
 		room := memory.ScratchpadMaxChars - runes(PersonMarker) - 3
-		p.person = clipHead(p.person, max(0, room))
+		p.person = chars.ClipHead(p.person, max(0, room))
 	}
 	drops := []func() bool{
 		func() bool { return dropLast(&p.progress, 1) },
@@ -328,7 +329,7 @@ func (p *pad) fit() string {
 			}
 		}
 		if !dropped {
-			return clipHead(md, memory.ScratchpadMaxChars)
+			return chars.ClipHead(md, memory.ScratchpadMaxChars)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 func day(n int) time.Time { return t0.AddDate(0, 0, n) }
 
 func TestScratchpadMergeThreeEpisodes(t *testing.T) {
+	t.Parallel()
 	var pad memory.Scratchpad
 	eps := []memory.Episode{
 		{ID: "e1", Goal: "Set up CI for Atlas.", Summary: "Set up CI for Atlas. The pipeline runs.", Outcome: memory.OutcomeCompleted,
@@ -77,6 +78,7 @@ func TestScratchpadMergeThreeEpisodes(t *testing.T) {
 }
 
 func TestScratchpadLimits(t *testing.T) {
+	t.Parallel()
 	var pad memory.Scratchpad
 	long := strings.Repeat("很长的进展描述，", 60)
 	for i := range 12 {
@@ -115,6 +117,7 @@ func TestScratchpadLimits(t *testing.T) {
 }
 
 func TestScratchpadPersonOverride(t *testing.T) {
+	t.Parallel()
 	mine := "# My notes\n\nFocus on the **billing** rewrite.\n  - keep this indentation\n"
 	pad := memory.Scratchpad{Namespace: "ns", User: "u", Source: ScratchpadFromPerson, Content: mine,
 		ActiveProjects: []string{"billing"}, OpenQuestions: []string{"Stripe or Adyen?"}}
@@ -165,6 +168,7 @@ func TestScratchpadPersonOverride(t *testing.T) {
 }
 
 func TestScratchpadDeterministic(t *testing.T) {
+	t.Parallel()
 	prev := UpdateScratchpad(memory.Scratchpad{}, Extractive(enFixDeploy()), day(0))
 	a := UpdateScratchpad(prev, Extractive(enFailed()), day(1))
 	b := UpdateScratchpad(prev, Extractive(enFailed()), day(1))
@@ -174,6 +178,7 @@ func TestScratchpadDeterministic(t *testing.T) {
 }
 
 func TestScratchpadLanguage(t *testing.T) {
+	t.Parallel()
 	en := UpdateScratchpad(memory.Scratchpad{}, Extractive(enQA()), day(0))
 	zh := UpdateScratchpad(memory.Scratchpad{}, Extractive(zhQA()), day(0))
 	if !strings.Contains(en.Content, "## Recent progress") || strings.Contains(en.Content, "近期进展") {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -156,11 +157,11 @@ func (s *session) findGoal(agentSummary string) span {
 			continue
 		}
 		text := strings.TrimSpace(strings.ToValidUTF8(t.Content, ""))
-		if m := greeting.FindStringIndex(headBytes(text, 32)); m != nil {
+		if m := greeting.FindStringIndex(chars.CutBytes(text, 32)); m != nil {
 			text = text[m[1]:]
 		}
 		ss := sentences(text)
-		for len(ss) > 0 && (isFiller(ss[0]) || isIntroduction(ss[0])) {
+		for len(ss) > 0 && (isFiller(ss[0]) || isIntroduction(ss[0]) || isAboutSelf(ss[0])) {
 			ss = ss[1:]
 		}
 		if len(ss) == 0 {
@@ -189,6 +190,23 @@ var (
 		"帮", "请", "想", "怎么", "如何", "吗", "能不能", "可以吗", "为什么", "问一下",
 	}
 )
+
+// What users say of their own habits and tastes on the way to a task is
+// a fact about them (the extractor's), not what the session is for: "I
+// switched to green tea", "我现在改喝绿茶了", "I usually work from home". A
+// sentence that also asks for something is not one.
+var (
+	selfEN = regexp.MustCompile(`(?i)^(?:(?:by the way|btw|oh|also|fyi)[,\s]+)?(?:i|i'm|i am|i've|i have|my)\s+(?:(?:now|usually|always|often|never|really|just|recently|mostly|no longer|also)\s+)*(?:like|love|prefer|hate|dislike|enjoy|switched|started|stopped|quit|drink|eat|live|moved|work from|am a|'m a|favou?rite|usually|go to|play|have a|got a|own)\b`)
+	selfZH = regexp.MustCompile(`^(?:(?:对了|顺便说一下|另外)[，,\s]*)?我(?:现在|平时|一般|最近|已经|也|都|还|不再|从来不)*(?:改喝|改吃|喜欢|爱|讨厌|不喜欢|习惯|喝|吃|住在|搬到|戒|养了|有一只|有两只)`)
+)
+
+func isAboutSelf(sentence string) bool {
+	s := strings.TrimSpace(sentence)
+	if !selfEN.MatchString(s) && !selfZH.MatchString(s) {
+		return false
+	}
+	return !askCues.in(s)
+}
 
 func isIntroduction(sentence string) bool {
 	s := strings.TrimSpace(sentence)
@@ -305,7 +323,7 @@ func (s *session) findOutcome() (string, span) {
 		if s.lastAsst > c.resPos && !pending {
 			return memory.OutcomeFailed, firstSentence(s.text(s.lastAsst), s.lastAsst)
 		}
-		closing := span{text: clipHead(errorLine(c.res.Content), maxPartRunes), pos: c.resPos, seq: 1 << 20}
+		closing := span{text: chars.ClipHead(errorLine(c.res.Content), maxPartRunes), pos: c.resPos, seq: 1 << 20}
 		if pending {
 			closing = s.pendingSpan()
 		}
@@ -356,11 +374,11 @@ func firstMatching(text string, pos int, ok func(string) bool) span {
 	ss := sentences(text)
 	for i, x := range ss {
 		if ok(x) {
-			return span{text: clipHead(x, maxPartRunes), pos: pos, seq: i}
+			return span{text: chars.ClipHead(x, maxPartRunes), pos: pos, seq: i}
 		}
 	}
 	if len(ss) > 0 {
-		return span{text: clipHead(ss[0], maxPartRunes), pos: pos}
+		return span{text: chars.ClipHead(ss[0], maxPartRunes), pos: pos}
 	}
 	return span{pos: pos}
 }
@@ -369,7 +387,7 @@ func lastMatching(text string, pos int, ok func(string) bool) span {
 	ss := sentences(text)
 	for i := len(ss) - 1; i >= 0; i-- {
 		if ok(ss[i]) {
-			return span{text: clipHead(ss[i], maxPartRunes), pos: pos, seq: i}
+			return span{text: chars.ClipHead(ss[i], maxPartRunes), pos: pos, seq: i}
 		}
 	}
 	return span{pos: pos}
@@ -387,7 +405,7 @@ func (s *session) findDecisions() []span {
 		for i, x := range sentences(t.Content) {
 			if decisionCues.in(x) && !seen[x] {
 				seen[x] = true
-				out = append(out, span{text: clipHead(x, maxPartRunes), pos: pos, seq: i})
+				out = append(out, span{text: chars.ClipHead(x, maxPartRunes), pos: pos, seq: i})
 			}
 		}
 	}
@@ -409,6 +427,9 @@ func (s *session) summary(agentSummary string) string {
 		candidates = append(candidates, fix)
 	}
 	candidates = append(candidates, s.decisionS[:min(2, len(s.decisionS))]...)
+	// Then what the user asked for after the goal, so a session of
+	// several requests is told by more than its first and last turns.
+	candidates = append(candidates, s.laterRequests(maxLaterRequests)...)
 
 	var kept []span
 	seen := map[string]bool{}
@@ -433,12 +454,41 @@ func (s *session) summary(agentSummary string) string {
 		parts[i] = k.text
 	}
 	if sum := joinSentences(parts); sum != "" {
-		return clipHead(sum, MaxSummaryRunes)
+		return chars.ClipHead(sum, MaxSummaryRunes)
 	}
 	if tools := s.tools(); len(tools) > 0 {
-		return clipHead(strings.Join(tools, ", "), MaxSummaryRunes)
+		return chars.ClipHead(strings.Join(tools, ", "), MaxSummaryRunes)
 	}
 	return fmt.Sprintf("%d turns", len(s.turns))
+}
+
+// maxLaterRequests bounds the later requests a summary tells.
+const maxLaterRequests = 3
+
+// requestStart are the first words of an instruction: "add …", "now
+// write …", "再给…加上", "最后写…".
+var (
+	requestEN = regexp.MustCompile(`(?i)^(?:(?:please|also|now|then|next|and|finally|ok|okay)[,\s]+)*(?:add|write|fix|make|create|update|remove|delete|change|run|deploy|check|show|refactor|implement|build|test|rename|move|set|use|explain|review|draft|translate|summari[sz]e|plan|find|look)\b`)
+	requestZH = regexp.MustCompile(`^(?:(?:好的|那|那就|然后|接着|最后|再|还有|另外|顺便)[，,\s]*)*(?:再|帮|请|给|把|写|加|改|删|查|看|跑|部署|重构|实现|测试|检查|整理|翻译|总结|规划)`)
+)
+
+// laterRequests are the first request sentence of each user turn after
+// the goal's, at most n, in order.
+func (s *session) laterRequests(n int) []span {
+	var out []span
+	for pos := s.goal.pos + 1; pos < len(s.turns) && len(out) < n && s.goal.pos >= 0; pos++ {
+		t := s.turns[pos]
+		if normRole(t.Role) != roleUser || isFiller(t.Content) {
+			continue
+		}
+		for i, x := range sentences(t.Content) {
+			if askCues.in(x) || requestEN.MatchString(x) || requestZH.MatchString(x) {
+				out = append(out, span{text: chars.ClipHead(x, maxPartRunes), pos: pos, seq: i})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // fixSentence is the assistant's first sentence after the first failed

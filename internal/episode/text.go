@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // clean returns s on one line: valid UTF-8, every run of whitespace or
@@ -15,46 +17,6 @@ func clean(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r)
 	}), " ")
-}
-
-const ellipsis = "…"
-
-// clipHead cuts s to at most n runes, keeping its head: a goal, a
-// parameter or an error's first line says what matters first.
-func clipHead(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n <= 1 {
-		return ""
-	}
-	return strings.TrimRight(s[:byteOffset(s, n-1)], " ") + ellipsis
-}
-
-// clipMiddle cuts s to at most n runes, keeping its head and its tail: a
-// tool's output often ends with its conclusion.
-func clipMiddle(s string, n int) string {
-	count := utf8.RuneCountInString(s)
-	if count <= n {
-		return s
-	}
-	if n <= 1 {
-		return ""
-	}
-	head := (n - 1) * 2 / 3
-	tail := n - 1 - head
-	return s[:byteOffset(s, head)] + ellipsis + s[byteOffset(s, count-tail):]
-}
-
-// byteOffset returns where the rune numbered r starts in s.
-func byteOffset(s string, r int) int {
-	for i := range s {
-		if r == 0 {
-			return i
-		}
-		r--
-	}
-	return len(s)
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
@@ -163,10 +125,10 @@ func joinSentences(parts []string) string {
 		if i > 0 {
 			prev, _ := utf8.DecodeLastRuneInString(parts[i-1])
 			switch {
-			case isCJKPunct(prev):
+			case chars.IsCJKPunct(prev):
 			case isTerminator(prev) || isCloser(prev):
 				b.WriteByte(' ')
-			case hasHan(parts[i-1]):
+			case chars.HasHan(parts[i-1]):
 				b.WriteString("；")
 			default:
 				b.WriteString("; ")
@@ -175,19 +137,6 @@ func joinSentences(parts []string) string {
 		b.WriteString(p)
 	}
 	return b.String()
-}
-
-func isCJKPunct(r rune) bool { return r >= 0x3000 && r <= 0x303f || r >= 0xff00 && r <= 0xffef }
-
-func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
-
-func hasHan(s string) bool {
-	for _, r := range s {
-		if isHan(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // isQuestion reports whether a sentence asks something.
@@ -207,7 +156,7 @@ func chinese(text string) (zh, ok bool) {
 		latin := false
 		for _, r := range f {
 			switch {
-			case isHan(r):
+			case chars.IsHan(r):
 				han++
 			case r < utf8.RuneSelf && unicode.IsLetter(r):
 				latin = true

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Gold is one memory a careful person would write from a turn.
@@ -55,7 +57,7 @@ func Load(path string) ([]Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer quiet.Close(f) // only read
 	var out []Turn
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

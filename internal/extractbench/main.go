@@ -20,7 +20,7 @@ var Splits = []string{"dev", "test"}
 
 // Main scores the rule extractor, and the LLM path when
 // ENGRAM_LLM_BASE_URL (with ENGRAM_LLM_MODEL, optionally
-// ENGRAM_LLM_API_KEY) is set, on each split, and prints the tables README
+// ENGRAM_LLM_API_KEY) is set, on each split, and prints the tables docs/benchmarks.md
 // reports. -misses prints the dev split's disagreements, to tune on; the
 // test split's are never printed.
 func Main(args []string, out io.Writer) int {

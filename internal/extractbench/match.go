@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -56,7 +57,7 @@ func Tokens(s string) []string {
 	}
 	for _, r := range strings.ToLower(s) {
 		switch {
-		case unicode.Is(unicode.Han, r):
+		case chars.IsHan(r):
 			flush()
 			out = append(out, string(r))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '#' || r == '+':

@@ -2,6 +2,8 @@ package extractbench
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,43 +15,29 @@ func cand(kind memory.Kind, subject, pred, content string) memory.Candidate {
 	return memory.Candidate{Kind: kind, Subject: subject, Predicate: pred, Content: content}
 }
 
+// The cases are data (testdata/matches.json), one a line: a gold memory, a
+// candidate, and whether the candidate is that memory.
 func TestMatches(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		g    Gold
-		c    memory.Candidate
-		want bool
-	}{
-		{"template wording around the value", Gold{Kind: "identity", Subject: "user", Predicate: "location", Value: "北京市朝阳区"},
-			cand(memory.KindIdentity, "user", "location", "用户住在北京市朝阳区"), true},
-		{"subject spelled another way", Gold{Kind: "fact", Subject: "VS Code", Predicate: "uses", Value: "VS Code"},
-			cand(memory.KindFact, "vscode", "uses", "用户使用 VS Code"), true},
-		{"value cut short", Gold{Kind: "fact", Subject: "vscode", Predicate: "uses", Value: "VS Code"},
-			cand(memory.KindFact, "vscode", "uses", "用户使用 VS"), false},
-		{"rule cut short", Gold{Kind: "rule", Subject: "user", Predicate: "rule", Value: "never push directly to main; open a pull request"},
-			cand(memory.KindRule, "user", "rule", "Rule: Never push directly to main"), false},
-		{"rule kept whole", Gold{Kind: "rule", Subject: "user", Predicate: "rule", Value: "never push directly to main; open a pull request"},
-			cand(memory.KindRule, "user", "rule", "Rule: Never push directly to main; open a pull request."), true},
-		{"another version", Gold{Kind: "fact", Subject: "python", Predicate: "version", Value: "Python 3.10"},
-			cand(memory.KindFact, "python", "version", "Project uses Python 3.12"), false},
-		{"a plan is not a version", Gold{Kind: "context", Subject: "project", Predicate: "plan", Value: "升级到 Next.js 15"},
-			cand(memory.KindFact, "next.js", "version", "项目 星河商城 已升级到 Next.js 15"), false},
-		{"another kind", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "Rust"},
-			cand(memory.KindFact, "user", "likes", "User likes Rust"), false},
-		{"another predicate", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "Rust"},
-			cand(memory.KindPreference, "user", "prefers", "User prefers Rust"), false},
-		{"another subject", Gold{Kind: "fact", Subject: "python", Predicate: "version", Value: "3.12"},
-			cand(memory.KindFact, "node", "version", "Node 3.12"), false},
-		{"case and punctuation", Gold{Kind: "fact", Subject: "next.js", Predicate: "version", Value: "Next.js 15"},
-			cand(memory.KindFact, "nextjs", "version", "The project upgraded to NEXT.JS 15."), true},
-		{"an update that does not say so", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "tea", Updates: true},
-			cand(memory.KindPreference, "user", "likes", "User switched to tea"), false},
-		{"an update that says so", Gold{Kind: "preference", Subject: "user", Predicate: "likes", Value: "tea", Updates: true},
-			memory.Candidate{Kind: memory.KindPreference, Subject: "user", Predicate: "likes", Content: "User switched to tea", Updates: true}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Matches(tc.g, tc.c); got != tc.want {
-				t.Fatalf("Matches(%+v, %q)=%v, want %v", tc.g, tc.c.Content, got, tc.want)
+	raw, err := os.ReadFile(filepath.Join("testdata", "matches.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name      string           `json:"name"`
+		Gold      Gold             `json:"gold"`
+		Candidate memory.Candidate `json:"candidate"`
+		Want      bool             `json:"want"`
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 13 {
+		t.Fatalf("%d cases in matches.json", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			if got := Matches(tc.Gold, tc.Candidate); got != tc.Want {
+				t.Fatalf("Matches(%+v, %q)=%v, want %v", tc.Gold, tc.Candidate.Content, got, tc.Want)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -121,7 +122,7 @@ func (r *Report) Write(w io.Writer, title string) {
 // WriteMisses prints every disagreement, for tuning on the dev split.
 func (r *Report) WriteMisses(w io.Writer) {
 	for _, m := range r.Misses {
-		fmt.Fprintf(w, "%s %q\n", m.Turn.ID, oneLine(m.Turn.Content, 120))
+		fmt.Fprintf(w, "%s %q\n", m.Turn.ID, chars.ClipHead(chars.OneLine(m.Turn.Content), 120))
 		for _, g := range m.Missed {
 			fmt.Fprintf(w, "    missed %s %s/%s %q\n", g.Kind, g.Subject, g.Predicate, g.Value)
 		}
@@ -129,14 +130,6 @@ func (r *Report) WriteMisses(w io.Writer) {
 			fmt.Fprintf(w, "    extra  %s %s/%s %q %.2f\n", c.Kind, c.Subject, c.Predicate, c.Content, c.Confidence)
 		}
 	}
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

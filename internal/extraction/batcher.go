@@ -81,6 +81,11 @@ type Batcher struct {
 	// included; without this, the turns it had requested would be
 	// requested twice.
 	Handled HandledTurns
+	// Read, when set, reads the recorded turns of each batch of the
+	// consumer as they arrive (Extractor.ReadTurns), before they join
+	// their sessions' batches. Its error fails those turns' deliveries,
+	// so the readings are tried again; their ids make a retry one event.
+	Read func(ctx context.Context, turns []memory.Applied) error
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*pending
@@ -117,8 +122,27 @@ func NewBatcher(cfg Config, emit memory.Emitter, log *zap.Logger) *Batcher {
 // Handle takes the events of the batcher's consumer in stream order.
 func (b *Batcher) Handle(ctx context.Context, batch []memory.Applied) []error {
 	errs := make([]error, len(batch))
+	if b.Read != nil {
+		var turns []memory.Applied
+		var at []int
+		for i, a := range batch {
+			if _, ok := a.Data.(*events.TurnRecorded); ok {
+				turns, at = append(turns, a), append(at, i)
+			}
+		}
+		if len(turns) > 0 {
+			if err := b.Read(ctx, turns); err != nil {
+				err = fmt.Errorf("read %d turns as they arrived: %w", len(turns), err)
+				for _, i := range at {
+					errs[i] = err
+				}
+			}
+		}
+	}
 	for i, a := range batch {
-		errs[i] = b.handle(ctx, a)
+		if errs[i] == nil {
+			errs[i] = b.handle(ctx, a)
+		}
 	}
 	return errs
 }
@@ -204,7 +228,7 @@ func (b *Batcher) handle(ctx context.Context, a memory.Applied) error {
 
 func snapshot(d *events.TurnRecorded, at time.Time) events.ExtractionTurn {
 	return events.ExtractionTurn{TurnIndex: d.TurnIndex, Role: d.Role, Content: d.Content,
-		ToolCalls: d.ToolCalls, ToolResults: d.ToolResults, Time: at, Project: d.Project}
+		ToolCalls: d.ToolCalls, ToolResults: d.ToolResults, Time: at, Project: d.Project, Channel: d.Channel}
 }
 
 // add records a turn as waiting and reports whether its session passed the

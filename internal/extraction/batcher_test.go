@@ -64,11 +64,17 @@ func start(t *testing.T, cfg Config, source memory.TurnSource) (*Batcher, *recor
 func runBatcher(t *testing.T, b *Batcher, source memory.TurnSource) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); b.Run(ctx, source) }()
+	go func() {
+		defer close(done)
+		if err := b.Run(ctx, source); err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
 func TestQuietGap(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b, r := start(t, DefaultConfig(), nil)
 		handle(t, b, turn("s1", 0, "我叫李雷"), turn("s1", 1, "I like tea"))
@@ -94,6 +100,7 @@ func TestQuietGap(t *testing.T) {
 }
 
 func TestTokenCapCompressionAndEnd(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		cfg := DefaultConfig()
 		b, r := start(t, cfg, nil)
@@ -130,6 +137,7 @@ func TestTokenCapCompressionAndEnd(t *testing.T) {
 // A turn compressed while it waited keeps the time it was recorded at:
 // its facts were said then, not when the agent compressed.
 func TestCompressedTurnKeepsItsTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b, r := start(t, DefaultConfig(), nil)
 		said := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
@@ -153,6 +161,7 @@ func TestCompressedTurnKeepsItsTime(t *testing.T) {
 }
 
 func TestLongBatchesAreSplit(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.MaxTurns = 10
@@ -177,6 +186,7 @@ func (f fakeSource) Unextracted(context.Context, time.Time, int) ([]memory.Turn,
 // After a restart the batcher picks up turns the read model still has as
 // unextracted; the daily sweep at 03:00 requests whatever is left.
 func TestRecoveryAndSweep(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.QuietGap = 24 * time.Hour // only the sweep will fire
@@ -198,6 +208,7 @@ func TestRecoveryAndSweep(t *testing.T) {
 }
 
 func TestRequestIDIsStable(t *testing.T) {
+	t.Parallel()
 	a := []events.ExtractionTurn{{TurnIndex: 1}, {TurnIndex: 2}}
 	id := RequestID(scope, "s", a)
 	if again := RequestID(scope, "s", slices.Clone(a)); id != again || id == RequestID(scope, "s", a[:1]) ||
@@ -211,6 +222,7 @@ func TestRequestIDIsStable(t *testing.T) {
 // the turns that came since go in a request of their own, so no turn is
 // in two requests, whichever way the first publish went.
 func TestUnsurePublishSentAgainAsItWas(t *testing.T) {
+	t.Parallel()
 	r := &recorder{}
 	fail := true
 	emit := func(ctx context.Context, evs ...memory.Outgoing) error {
@@ -252,6 +264,7 @@ func TestUnsurePublishSentAgainAsItWas(t *testing.T) {
 // in a request of its own, and a turn already requested is not asked
 // for again; a session that goes on after its end is batched as before.
 func TestTurnAfterItsSessionEnded(t *testing.T) {
+	t.Parallel()
 	r := &recorder{}
 	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
 	at := func(a memory.Applied, seq uint64) memory.Applied { a.Seq = seq; return a }
@@ -277,6 +290,7 @@ func TestTurnAfterItsSessionEnded(t *testing.T) {
 // request on its way) are not requested again, unless what came is a
 // later version of the turn (an edit the read model has not applied yet).
 func TestHandledTurnsAreNotRequestedAgain(t *testing.T) {
+	t.Parallel()
 	r := &recorder{}
 	b := NewBatcher(DefaultConfig(), r.emit, zap.NewNop())
 	b.Handled = func(context.Context, memory.Scope, string, time.Time) (map[int]uint64, error) {

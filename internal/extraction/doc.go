@@ -12,6 +12,16 @@
 //     Requests carry their turns, so the extractor needs no read model,
 //     and are named by RequestID, so the same turns asked twice are one
 //     request.
+//   - Before a recorded turn of the user's joins its batch, the batcher
+//     has the extractor read it at once (Extractor.ReadTurns): the rules'
+//     candidates go out as a memory.extracted with pass "turn", named by
+//     the turn (extractreq.ReadingID), so what the user said is a memory
+//     within moments and any retry or replay is the same event. A reading
+//     marks nothing extracted: the turn still waits for its request, whose
+//     rules pass leaves the user's words to their reading (and publishes
+//     any reading missing), and whose model, with the readings' memories
+//     among the known facts, may restate them (the projector then retires
+//     the reading).
 //   - Extractor takes each request, masks secrets, and asks the LLM (one
 //     call for the whole batch) or, with no LLM, the rule extractor; it
 //     publishes memory.extracted with the candidates and the token usage,

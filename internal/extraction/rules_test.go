@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/llmextract"
 	"github.com/engramhq/engram/internal/memory"
 	"go.uber.org/zap"
@@ -16,6 +17,7 @@ import (
 // A failed tool call whose result arrives in a later turn becomes an error
 // memory named for the program the call ran (seed 003's ERROR kind).
 func TestRulesNameAFailedToolFromItsCall(t *testing.T) {
+	t.Parallel()
 	x := &Extractor{}
 	got := x.rules([]events.ExtractionTurn{
 		{TurnIndex: 1, Role: "assistant", Content: "Installing.",
@@ -34,6 +36,28 @@ func TestRulesNameAFailedToolFromItsCall(t *testing.T) {
 	}
 }
 
+// A turn's reading is named by the turn, and the read model knows a
+// reading's memories by its id's prefix.
+func TestReadingEventID(t *testing.T) {
+	scope := memory.Scope{Namespace: "default", User: "ana"}
+	turn := events.ExtractionTurn{TurnIndex: 3, Role: "user", Content: "I live in Porto"}
+	id := ReadingEventID(scope, "s1", turn)
+	if !strings.HasPrefix(id, extractreq.ReadingEventPrefix) {
+		t.Fatalf("reading id %q lacks the prefix %q", id, extractreq.ReadingEventPrefix)
+	}
+	if again := ReadingEventID(scope, "s1", turn); again != id {
+		t.Fatalf("the same turn named twice: %q, %q", id, again)
+	}
+	other := turn
+	other.Content = "I live in Lisbon"
+	for _, differs := range []string{ReadingEventID(scope, "s1", other), ReadingEventID(scope, "s2", turn),
+		ReadingEventID(memory.Scope{Namespace: "default", User: "bo"}, "s1", turn)} {
+		if differs == id {
+			t.Fatalf("another turn has the reading id %q", id)
+		}
+	}
+}
+
 // fakeLLM answers every request with the same candidates.
 type fakeLLM struct{ cands []memory.Candidate }
 
@@ -45,6 +69,7 @@ func (f fakeLLM) Extract(context.Context, []llmextract.Turn, []llmextract.Known,
 // time of the turn the rules read it in, or the one the model named; a
 // candidate the model dated to no turn was said by the request's last.
 func TestExtractedCandidatesSayWhenTheyWereSaid(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
 	req := &events.ExtractionRequested{RequestID: "r1", SessionID: "s1", Reason: events.ReasonSessionEnded, Turns: []events.ExtractionTurn{
 		{TurnIndex: 0, Role: "user", Content: "I live in Lisbon.", Time: day},
@@ -101,6 +126,7 @@ func (k knownMemories) Memories(context.Context, memory.MemoryQuery) ([]memory.M
 // A fact said before what its slot holds now is not announced as
 // important: it enters the history, it is no news.
 func TestOutdatedFactIsNotAnnounced(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
 	req := &events.ExtractionRequested{RequestID: "r1", SessionID: "s1", Reason: events.ReasonSessionEnded, Turns: []events.ExtractionTurn{
 		{TurnIndex: 0, Role: "user", Content: "I live in Lisbon. My name is Ana.", Time: day}}}

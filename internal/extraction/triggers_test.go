@@ -34,6 +34,7 @@ func applied(typ string, data any) memory.Applied {
 // The quiet gap and token cap are the rules': a when: gives one user a
 // shorter gap, another none at all, and the cap is the rule's number.
 func TestRulesSetQuietGapAndTokenCap(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b, r := startRules(t, `
 rules:
@@ -73,6 +74,7 @@ rules:
 // Without a rule on context.compressing or session.ended nothing is
 // requested on them; a request made elsewhere takes the turns it covers.
 func TestNoRuleNoTrigger(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b, r := startRules(t, `
 rules:
@@ -102,6 +104,7 @@ rules:
 // A session no rule will extract is not held forever: after a day idle
 // the nightly reset forgets it (the read model still has its turns).
 func TestIdleSessionsWithoutTriggerAreForgotten(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b, _ := startRules(t, `
 rules:

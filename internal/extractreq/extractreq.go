@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/engramhq/engram/events"
@@ -33,6 +34,35 @@ func RequestID(scope memory.Scope, session string, turns []events.ExtractionTurn
 	return "req-" + hex.EncodeToString(h[:12])
 }
 
+// ReadingID names the rules' reading of one turn (a memory.extracted
+// with pass "turn") by the turn's scope, session, index, role and what it
+// says, so every worker that reads the same turn — the batcher at its
+// arrival, the extractor in its batch, the edge waiting for it — names
+// one event, and JetStream's duplicate window and the read model's
+// applied table keep one. A turn recorded again with other words is
+// another reading.
+func ReadingID(scope memory.Scope, session string, t events.ExtractionTurn) string {
+	calls := []byte{}
+	if len(t.ToolCalls) > 0 {
+		calls, _ = json.Marshal(t.ToolCalls)
+	}
+	h := sha256.New()
+	for _, part := range []string{scope.Namespace, scope.User, session, strconv.Itoa(t.TurnIndex), t.Role, t.Content, string(calls)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return "read-" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// ReadingEventPrefix begins the event id of every turn reading (the
+// memory.extracted extraction.ReadingEventID names): the read model knows
+// a reading's memories by it.
+const ReadingEventPrefix = "extracted-read-"
+
+// ReadsAtOnce reports whether the rules read a turn as it arrives: the
+// user's own words, which is what an agent asks about next.
+func ReadsAtOnce(role string) bool { return role == "user" }
+
 // Turn is a stored turn as an extraction request carries it.
 func Turn(t memory.Turn) events.ExtractionTurn {
 	var calls []events.ToolCall
@@ -40,7 +70,7 @@ func Turn(t memory.Turn) events.ExtractionTurn {
 	_ = json.Unmarshal([]byte(orNull(t.ToolCalls)), &calls)
 	_ = json.Unmarshal([]byte(orNull(t.ToolResults)), &results)
 	return events.ExtractionTurn{TurnIndex: t.TurnIndex, Role: t.Role,
-		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project}
+		Content: t.Content, ToolCalls: calls, ToolResults: results, Time: t.Time, Project: t.Project, Channel: t.Channel}
 }
 
 func orNull(s string) string {

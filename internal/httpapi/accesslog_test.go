@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -22,7 +23,7 @@ func TestAccessLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 	}
 	entries := logs.FilterMessage("http request").All()
 	if len(entries) != 2 {

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // The console is served from the binary: /console leads to /console/,
@@ -19,7 +21,7 @@ func TestConsoleServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "/console/" {
 		t.Fatalf("GET /console: %d Location %q, want a redirect to /console/", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -33,7 +35,7 @@ func TestConsoleServed(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != want || len(body) == 0 {
 			t.Errorf("GET %s: %d %q (%d bytes), want 200 %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body), want)
 		}
@@ -45,7 +47,7 @@ func TestConsoleServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	quiet.Close(resp.Body)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /console/missing.js: %d, want 404", resp.StatusCode)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/consolidation"
@@ -18,6 +19,9 @@ type ConsolidationStore interface {
 	Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scratchpad, error)
 	CoreMemories(ctx context.Context, scope memory.Scope) ([]memory.Memory, error)
 	ActiveMemories(ctx context.Context, scope memory.Scope) ([]memory.Memory, error)
+	EpisodesEnded(ctx context.Context, scope memory.Scope, from, to time.Time) ([]memory.Episode, error)
+	Identity(ctx context.Context, scope memory.Scope) (id memory.Identity, ok bool, err error)
+	Reports(ctx context.Context, scope memory.Scope, limit int) ([]memory.Report, error)
 }
 
 // RuleQueue is the consolidator's queue of mode: confirm firings
@@ -169,8 +173,34 @@ func (c consolidationAPI) profile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	memMD, userMD := consolidation.Cards(mems, &pad, c.Now(), 0, 0)
-	writeJSON(w, http.StatusOK, map[string]any{"core": core, "memory_md": memMD, "user_md": userMD})
+	now := c.Now()
+	memMD, userMD := consolidation.Cards(mems, &pad, now, 0, 0)
+	id, confirmed, err := c.store.Identity(r.Context(), scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	eps, err := c.store.EpisodesEnded(r.Context(), scope, now.AddDate(-1, 0, 0), now.Add(time.Minute))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	reports, err := c.store.Reports(r.Context(), scope, 1)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var idp *memory.Identity
+	if confirmed {
+		idp = &id
+	}
+	agentMD, projectMD, insightsMD := consolidation.L1(idp, mems, &pad, eps, now)
+	out := map[string]any{"core": core, "memory_md": memMD, "user_md": userMD,
+		"agent_md": agentMD, "project_md": projectMD, "insights_md": insightsMD, "identity_confirmed": confirmed}
+	if len(reports) > 0 {
+		out["report"] = reports[0]
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // pending: GET /v1/consolidation/pending?namespace=&user= — the user's

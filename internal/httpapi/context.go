@@ -39,6 +39,9 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if b := s.buildingNow(); b != "" {
+		resp.Degraded = append(resp.Degraded, b)
+	}
 	recordContext(req.Namespace, resp)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Host names: loopback ones with any port, the configured ones, nothing
@@ -74,7 +76,7 @@ func TestEdge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		// 404: let through to a mux with no such route.
 		if resp.StatusCode != c.want {
 			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,7 +30,7 @@ const (
 // publish the manual ones.
 var agentTypes = map[string]bool{
 	events.TypeTurnRecorded: true, events.TypeContextCompressing: true, events.TypeSessionEnded: true,
-	events.TypeMemoryAdded: true,
+	events.TypeMemoryAdded: true, events.TypeIdentityConfirmed: true,
 }
 
 // maxBatchBody bounds a batch request whatever the per-event limits say.
@@ -42,7 +43,37 @@ type eventResult struct {
 	Status string     `json:"status"` // accepted, duplicate, conflict, invalid, failed
 	Seq    uint64     `json:"seq,omitempty"`
 	Error  *errorBody `json:"error,omitempty"`
+	// With ?wait=memories, for a stored turn: what the rules' reading of
+	// it produced.
+	Extraction string          `json:"extraction,omitempty"`
+	Memories   []memory.Memory `json:"memories,omitzero"`
 }
+
+// Extraction states of a turn in an answer to ?wait=memories.
+const (
+	// ExtractionDone: the rules have read the turn; Memories is what
+	// they wrote or restated (possibly nothing).
+	ExtractionDone = "done"
+	// ExtractionPending: the reading was not applied within the wait;
+	// its memories appear shortly.
+	ExtractionPending = "pending"
+	// ExtractionNone: the turn is not read at once (not the user's, or
+	// the rules do not read turns as they arrive); it waits for its
+	// session's batch.
+	ExtractionNone = "none"
+)
+
+// TurnReading is the rules' reading of a turn, for ?wait=memories.
+type TurnReading struct {
+	Extraction string
+	Memories   []memory.Memory
+}
+
+// Waits of POST /v1/events.
+const (
+	waitProjected = "true"
+	waitMemories  = "memories"
+)
 
 type ingestResponse struct {
 	Accepted   int           `json:"accepted"`
@@ -56,6 +87,11 @@ type ingestResponse struct {
 // bad event rejects the batch (400, with every event's result), so a
 // client never has to work out which half landed.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
+	wait, err := s.waitOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	evs, datas, errs, err := s.decode(r)
 	if err != nil {
 		writeError(w, err)
@@ -67,7 +103,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		resp.Results[i] = eventResult{Index: i, ID: e.ID(), Status: "ok"}
 		if errs[i] == nil && !agentTypes[e.Type()] {
 			errs[i] = memory.Errorf(memory.EINVALID, "type: %q is published by engram's workers, not accepted at /v1/events "+
-				"(agents send turn.recorded, context.compressing, session.ended and memory.added)", e.Type())
+				"(agents send turn.recorded, context.compressing, session.ended, memory.added and identity.confirmed)", e.Type())
 		}
 		if errs[i] == nil {
 			errs[i] = checkNamespace(r.Context(), events.Namespace(e))
@@ -142,7 +178,84 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, resp)
 		return
 	}
+	switch wait {
+	case waitProjected:
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := s.Projected(ctx, topSeq(resp.Results)); err != nil {
+			writeError(w, memory.Errorf(memory.EUNAVAILABLE, "stored, but not yet applied: %v", err))
+			return
+		}
+	case waitMemories:
+		s.readings(r.Context(), evs, datas, resp.Results)
+	}
 	writeJSON(w, http.StatusAccepted, resp)
+}
+
+// waitOf reads ?wait: "" (answer once stored), "true" (once the read
+// model has applied the events) or "memories" (and the rules have read
+// the turns).
+func (s *Server) waitOf(r *http.Request) (string, error) {
+	wait := r.URL.Query().Get("wait")
+	switch wait {
+	case "", "false":
+		return "", nil
+	case waitProjected, waitMemories:
+		if s.Projected == nil || wait == waitMemories && s.TurnMemories == nil {
+			return "", memory.Errorf(memory.EINVALID, "wait=%s: this engram keeps no read model to wait for; "+
+				"send the events to one that serves /v1/context, or leave wait out", wait)
+		}
+		return wait, nil
+	default:
+		return "", memory.Errorf(memory.EINVALID, "wait: %q is not true, false or memories", wait)
+	}
+}
+
+// readings fills, for each stored turn, what the rules' reading of it
+// produced, waiting at most WaitMemories in all. A turn whose reading is
+// not there in time is answered as pending: it was stored, and its
+// memories follow.
+func (s *Server) readings(ctx context.Context, evs []event.Event, datas []any, results []eventResult) {
+	limit := s.WaitMemories
+	if limit <= 0 {
+		limit = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	// The turns are applied in stream order, before their readings: this
+	// wait lets a turn that gets no reading be read back by the caller. A
+	// projection late past the limit shows as pending readings.
+	_ = s.Projected(ctx, topSeq(results))
+	for i := range results {
+		d, ok := datas[i].(*events.TurnRecorded)
+		if !ok {
+			continue
+		}
+		res := &results[i]
+		scope := memory.Scope{Namespace: events.Namespace(evs[i]), User: events.User(evs[i])}
+		got, err := s.TurnMemories(ctx, scope, d)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.Log.Warn("read a turn's memories", zap.String("event", evs[i].ID()), zap.Error(err))
+			res.Extraction = ExtractionPending
+		case err != nil:
+			res.Extraction = ExtractionPending
+		default:
+			res.Extraction, res.Memories = got.Extraction, got.Memories
+		}
+		if res.Extraction == ExtractionDone && res.Memories == nil {
+			res.Memories = []memory.Memory{}
+		}
+	}
+}
+
+// topSeq is the highest stream sequence among results.
+func topSeq(results []eventResult) uint64 {
+	var top uint64
+	for _, r := range results {
+		top = max(top, r.Seq)
+	}
+	return top
 }
 
 // stamp fills what the stream needs to be deterministic on replay: the

@@ -13,6 +13,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/ruleextract"
 )
 
 // Memories reads a scope's memories.
@@ -148,11 +149,54 @@ func (s *Server) addMemory(w http.ResponseWriter, r *http.Request) {
 		}
 		req.MemoryAdded.SaidAt = at
 	}
+	inferShape(&req.MemoryAdded)
 	id := idempotentID(r, "add")
 	if req.MemoryID == "" {
 		req.MemoryID = memory.MemoryID(apiSource, id, 0)
 	}
 	s.publishDerived(w, r, events.TypeMemoryAdded, id, memory.Scope{Namespace: req.Namespace, User: req.User}, &req.MemoryAdded, req.MemoryID)
+}
+
+// inferShape fills what a memory written as plain text leaves out (kind,
+// category, subject, predicate) the way the rules would read the same
+// words from the user: "I moved to Porto" is the user's location, and
+// supersedes the last one. Words the rules read as one fact lend it their
+// shape; anything else is a note the user asked to keep. The content
+// stays the caller's words.
+func inferShape(m *events.MemoryAdded) {
+	if strings.TrimSpace(m.Content) == "" || m.Kind != "" && m.Category != "" && m.Subject != "" && m.Predicate != "" {
+		return
+	}
+	// As the rules file "remember …": a note that does not fade.
+	shape := memory.Candidate{Kind: memory.KindFact, Category: memory.CategoryConfig, Subject: "user", Predicate: ruleextract.PredNote}
+	if cands := ruleextract.Extract(ruleextract.Input{Role: "user", Content: m.Content}); len(cands) == 1 &&
+		(m.Kind == "" || string(cands[0].Kind) == m.Kind) {
+		shape = cands[0]
+	} else if m.Kind != "" {
+		shape.Kind, shape.Category, shape.Predicate = memory.Kind(m.Kind), defaultCategory[memory.Kind(m.Kind)], m.Kind
+	}
+	if shape.Category == "" {
+		shape.Category = defaultCategory[shape.Kind]
+	}
+	fill := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	fill(&m.Kind, string(shape.Kind))
+	fill(&m.Category, string(shape.Category))
+	fill(&m.Subject, shape.Subject)
+	fill(&m.Predicate, shape.Predicate)
+}
+
+// defaultCategory is the decay class of a memory written as plain text
+// with only its kind: what the user is and wants does not fade; events
+// and context do.
+var defaultCategory = map[memory.Kind]memory.Category{
+	memory.KindIdentity: memory.CategoryIdentity, memory.KindPreference: memory.CategoryConfig,
+	memory.KindRule: memory.CategoryConfig, memory.KindSkill: memory.CategorySolution,
+	memory.KindError: memory.CategorySolution, memory.KindFact: memory.CategoryConversation,
+	memory.KindContext: memory.CategoryConversation,
 }
 
 // patchMemory: PATCH /v1/memories/{id}?namespace=&user= — published as memory.updated.

@@ -41,5 +41,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": res})
+	out := map[string]any{"results": res}
+	if b := s.buildingNow(); b != "" {
+		out["degraded"] = []string{b}
+	}
+	writeJSON(w, http.StatusOK, out)
 }

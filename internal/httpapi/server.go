@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,13 @@ type Server struct {
 	// Projected waits until the read model has applied a stream sequence
 	// (for ?wait=true); nil when this process keeps no read model.
 	Projected func(ctx context.Context, seq uint64) error
+	// TurnMemories waits, until ctx ends, for the rules' reading of a
+	// recorded turn and answers what it produced (for POST
+	// /v1/events?wait=memories); nil when this process keeps no read
+	// model.
+	TurnMemories func(ctx context.Context, scope memory.Scope, turn *events.TurnRecorded) (TurnReading, error)
+	// WaitMemories bounds the wait of ?wait=memories (2 s when zero).
+	WaitMemories time.Duration
 	// Ready reports whether engram can accept events (nil = ready); GET
 	// /healthz answers with it.
 	Ready func(ctx context.Context) error
@@ -49,6 +57,10 @@ type Server struct {
 	// the read model caught up with the stream (nil = Ready alone). GET
 	// /readyz answers with it.
 	Readiness func(ctx context.Context) error
+	// PartitionReadiness, when the read model is split into partitions
+	// by user, reports whether some copy of partition p serves (GET
+	// /readyz?partition=p), and which.
+	PartitionReadiness func(ctx context.Context, p int) (string, error)
 	// Tokens maps bearer tokens to the namespace each may use ("*" = all).
 	// Empty means no authentication (loopback only; config enforces it).
 	Tokens map[string]string
@@ -79,6 +91,16 @@ type Server struct {
 	// MCP, when set, serves the MCP streamable HTTP transport at POST
 	// /mcp, under the same tokens as the API.
 	MCP http.Handler
+
+	// Owner, when set, makes this a front of a read model split into
+	// partitions by user (owner.go): every route that names a user is
+	// answered by the copy of its partition, here or in another process.
+	Owner Owner
+	// Building, on the API of a partition's copy, says how far the copy
+	// has come while it is still being built ("" once it serves): its
+	// answers say so (DegradedHeader, and the degraded list of a context
+	// or a search).
+	Building func() string
 
 	routes []string
 }
@@ -123,6 +145,26 @@ func (s *Server) mux() *http.ServeMux {
 	if s.Forget != nil {
 		mux.HandleFunc("DELETE /v1/users/{user}", s.auth(s.forgetUser))
 	}
+	if s.Owner != nil {
+		s.frontRoutes(mux)
+	} else {
+		s.readRoutes(mux)
+	}
+	if s.MCP != nil {
+		mux.HandleFunc("POST /mcp", s.auth(s.MCP.ServeHTTP))
+	}
+	mux.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
+	})
+	s.routes = mux.patterns
+	for _, p := range mux.patterns {
+		metrics.Default.Route(p)
+	}
+	return mux.ServeMux
+}
+
+// readRoutes are the routes of a read model this process holds.
+func (s *Server) readRoutes(mux *router) {
 	if s.Searcher != nil {
 		mux.HandleFunc("GET /v1/search", s.auth(s.search))
 	}
@@ -136,6 +178,9 @@ func (s *Server) mux() *http.ServeMux {
 		if _, ok := s.Memories.(StatsReader); ok {
 			mux.HandleFunc("GET /v1/stats", s.auth(s.stats))
 		}
+		if _, ok := s.Memories.(UsersReader); ok {
+			mux.HandleFunc("GET /v1/users", s.auth(s.users))
+		}
 		if s.Publisher != nil {
 			mux.HandleFunc("POST /v1/memories", s.auth(s.addMemory))
 			mux.HandleFunc("PATCH /v1/memories/{id}", s.auth(s.patchMemory))
@@ -144,17 +189,18 @@ func (s *Server) mux() *http.ServeMux {
 		}
 	}
 	s.consolidationRoutes(mux)
-	if s.MCP != nil {
-		mux.HandleFunc("POST /mcp", s.auth(s.MCP.ServeHTTP))
+}
+
+// frontRoutes are readRoutes on a front (Owner): the same patterns, each
+// answered by its user's partition.
+func (s *Server) frontRoutes(mux *router) {
+	for _, pattern := range []string{"GET /v1/search", "POST /v1/context", "GET /v1/memories", "GET /v1/memories/{id}",
+		"GET /v1/pending", "POST /v1/memories", "PATCH /v1/memories/{id}", "DELETE /v1/memories/{id}",
+		"POST /v1/pending/{id}/{action}", "GET /v1/episodes", "GET /v1/scratchpad", "GET /v1/profile",
+		"PUT /v1/scratchpad", "GET /v1/consolidation/pending", "POST /v1/consolidation/pending/{id}/{action}"} {
+		mux.HandleFunc(pattern, s.auth(s.routed(pattern)))
 	}
-	mux.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, memory.Errorf(memory.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
-	})
-	s.routes = mux.patterns
-	for _, p := range mux.patterns {
-		metrics.Default.Route(p)
-	}
-	return mux.ServeMux
+	mux.HandleFunc("GET /v1/stats", s.auth(s.statsAll))
 }
 
 // Routes are the patterns ("GET /v1/search") the last Handler serves.
@@ -271,11 +317,42 @@ const EFORBIDDEN = "forbidden"
 func (s *Server) health(w http.ResponseWriter, r *http.Request) { probe(w, r, s.Ready) }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if v := r.URL.Query().Get("partition"); v != "" {
+		s.partitionReady(w, r, v)
+		return
+	}
 	if s.Readiness != nil {
 		probe(w, r, s.Readiness)
 		return
 	}
 	probe(w, r, s.Ready)
+}
+
+// partitionReady: GET /readyz?partition=p — whether a copy of partition
+// p serves: 200 naming the retriever whose copy does, 503 saying how far
+// the one being built has come, or that none holds it.
+func (s *Server) partitionReady(w http.ResponseWriter, r *http.Request, v string) {
+	if s.PartitionReadiness == nil {
+		writeError(w, memory.Errorf(memory.EINVALID, "partition: this engram's read model is not split into partitions"))
+		return
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 0 {
+		writeError(w, memory.Errorf(memory.EINVALID, "partition: %q is not a partition number", v))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	by, err := s.PartitionReadiness(ctx, p)
+	if err != nil {
+		if memory.ErrorCode(err) == memory.EINVALID {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "partition": p, "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "partition": p, "served_by": by})
 }
 
 // probe answers 200 {"status":"ok"} when check passes (or is nil), 503

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 const (
@@ -315,7 +317,7 @@ func (c *Client) post(ctx context.Context, op, url string, payload any, contents
 	if err != nil {
 		return nil, c.transportError(ctx, reqCtx, op, "send request", err)
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.statusError(op, resp, contents)

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // ErrorKind classifies a failure so that callers decide about retries in one
@@ -283,22 +284,12 @@ func sanitize(msg, apiKey string, contents []string) string {
 	}
 	// Look for quotes before whitespace is folded, while the text still
 	// matches the request byte for byte.
-	if quotes(truncateUTF8(msg, 8*maxMessageBytes), contents) {
+	if quotes(chars.ClipBytes(msg, 8*maxMessageBytes), contents) {
 		return "[server message withheld: it quotes the request]"
 	}
 	msg = strings.ToValidUTF8(msg, "?")
 	msg = strings.Join(strings.Fields(msg), " ")
-	return truncateUTF8(msg, maxMessageBytes)
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return chars.ClipBytes(msg, maxMessageBytes)
 }
 
 // quotes reports whether msg shares a run of quoteWindow bytes with any of

@@ -50,6 +50,9 @@ type Result struct {
 	// the prompt under Options.MaxInputTokens. The caller decides whether
 	// they need another pass.
 	Omitted []int
+	// Summary is the model's one-sentence account of the turns, for the
+	// day's log (seed 001 §6.4); "" when the reply had none.
+	Summary string
 }
 
 // Extract makes one chat call in JSON mode and parses the reply.
@@ -86,6 +89,7 @@ func (x *Extractor) Extract(ctx context.Context, turns []Turn, known []Known, op
 		Model:      model,
 		Calls:      1,
 		Omitted:    omitted,
+		Summary:    summaryIn(resp.Content),
 	}, nil
 }
 

@@ -37,6 +37,7 @@ func lastRequest(t *testing.T, srv *llmtest.Server) llmtest.ChatRequest {
 }
 
 func TestExtract(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Enqueue(llmtest.OK("<think>the user moved</think>\n```json\n" +
 		`{"facts":[{"subject":"User","predicate":"location","content":"User lives in Porto","kind":"identity","category":"identity","importance":0.8,"confidence":0.95,"updates":true},` +
@@ -103,6 +104,7 @@ func echoModel(req llmtest.ChatRequest) string {
 }
 
 func TestExtractChineseStaysChinese(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Reply(echoModel)
 	turns := []llmextract.Turn{
@@ -126,6 +128,7 @@ func TestExtractChineseStaysChinese(t *testing.T) {
 }
 
 func TestExtractSummarisesToolCalls(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Reply(func(llmtest.ChatRequest) string { return `{"facts":[]}` })
 	result := "START " + strings.Repeat("log line with details\n", 480) + "DONE: 3 tests failed"
@@ -154,6 +157,7 @@ func TestExtractSummarisesToolCalls(t *testing.T) {
 }
 
 func TestExtractChecksUpdates(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Enqueue(llmtest.OK(`{"facts":[` +
 		`{"subject":"user","predicate":"location","content":"用户搬到了杭州","updates":true},` +
@@ -173,6 +177,7 @@ func TestExtractChecksUpdates(t *testing.T) {
 }
 
 func TestExtractClientErrors(t *testing.T) {
+	t.Parallel()
 	turns := []llmextract.Turn{{Index: 1, Role: "user", Content: "I use Go."}}
 	for _, tc := range []struct {
 		name string
@@ -193,7 +198,7 @@ func TestExtractClientErrors(t *testing.T) {
 			if res != nil {
 				t.Errorf("result %+v returned with an error", res)
 			}
-			e, ok := err.(*llm.Error)
+			e, ok := err.(*llm.Error) //nolint:errorlint // it must come as the client made it, not wrapped
 			if !ok {
 				t.Fatalf("error %T %v, want *llm.Error as it came", err, err)
 			}
@@ -208,6 +213,7 @@ func TestExtractClientErrors(t *testing.T) {
 }
 
 func TestExtractBadOutput(t *testing.T) {
+	t.Parallel()
 	turns := []llmextract.Turn{{Index: 1, Role: "user", Content: "I use Go."}}
 	for _, tc := range []struct {
 		name, reply, finish string
@@ -243,6 +249,7 @@ func TestExtractBadOutput(t *testing.T) {
 }
 
 func TestExtractKeepsItemsOfCutReply(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Enqueue(llmtest.Completion(`{"facts":[{"subject":"go","predicate":"version","content":"Project uses Go 1.26"},{"subject":"user","predicate":"na`, "length"))
 	res, err := x.Extract(t.Context(), []llmextract.Turn{{Index: 1, Role: "user", Content: "We're on Go 1.26. My name is Ana."}}, nil, llmextract.Options{})
@@ -255,6 +262,7 @@ func TestExtractKeepsItemsOfCutReply(t *testing.T) {
 }
 
 func TestExtractNothingToSay(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	res, err := x.Extract(t.Context(), []llmextract.Turn{{Index: 1, Role: "assistant", Content: "  "}}, nil, llmextract.Options{})
 	if err != nil {
@@ -269,6 +277,7 @@ func TestExtractNothingToSay(t *testing.T) {
 }
 
 func TestExtractReportsOmittedTurns(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Reply(func(llmtest.ChatRequest) string { return `{"facts":[]}` })
 	var turns []llmextract.Turn
@@ -293,6 +302,7 @@ func TestExtractReportsOmittedTurns(t *testing.T) {
 // 20-turn batch. llmtest counts a token per four bytes, which overcounts
 // Chinese text (three bytes a character) against real tokenizers.
 func TestExtractTypicalBatchUsage(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Reply(echoModel)
 	turns := make([]llmextract.Turn, 20)
@@ -313,6 +323,7 @@ func TestExtractTypicalBatchUsage(t *testing.T) {
 // Each fact is said when the turn the model names was; a fact that names
 // no turn sent is said by the newest turn sent.
 func TestExtractSaidAtTheTurnNamed(t *testing.T) {
+	t.Parallel()
 	x, srv := newExtractor(t)
 	srv.Enqueue(llmtest.OK(`{"facts":[` +
 		`{"subject":"user","predicate":"location","content":"User lives in Lisbon","kind":"identity","turn":3},` +
@@ -348,6 +359,7 @@ func TestExtractSaidAtTheTurnNamed(t *testing.T) {
 // The prompt asks for the turn of each fact and for updates in both
 // languages, and shows a known fact's topic so an update can copy it.
 func TestPromptAsksForTurnsAndUpdates(t *testing.T) {
+	t.Parallel()
 	msgs := llmextract.Prompt([]llmextract.Turn{{Index: 1, Role: "user", Content: "我现在改喝茶了"}},
 		[]llmextract.Known{{Subject: "user", Predicate: "likes", Content: "用户喜欢喝咖啡", Topic: "drinks"}}, llmextract.Options{})
 	for _, want := range []string{`"turn"`, "updates", "no longer", "instead", "不再", "换成", "迁移", "升级", "topic"} {

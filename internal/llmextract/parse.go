@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/ruleextract"
@@ -94,6 +95,33 @@ func parse(content string) ([]memory.Candidate, []int, []string, error) {
 		return nil, nil, problems, fmt.Errorf("parse extraction reply: none of its %d items is usable", len(items))
 	}
 	return out, turns, problems, nil
+}
+
+// maxReplySummaryRunes bounds the summary taken from a reply: the prompt
+// asks for 200 characters, and a model that writes more is cut.
+const maxReplySummaryRunes = 400
+
+// summaryIn is the "summary" string of a reply's JSON object, on one line
+// and cut to maxReplySummaryRunes; "" when there is none. It never fails:
+// a reply without a summary still has its facts.
+func summaryIn(content string) string {
+	text, err := llm.JSONContent(content)
+	if err != nil || !strings.HasPrefix(text, "{") {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(text), &obj) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(llm.LowerKeys(obj)["summary"], &s) != nil {
+		return ""
+	}
+	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " ")
+	if r := []rune(s); len(r) > maxReplySummaryRunes {
+		s = string(r[:maxReplySummaryRunes]) + "…"
+	}
+	return s
 }
 
 // itemsIn finds the list of facts in a reply. lone reports that the JSON
@@ -249,9 +277,9 @@ func candidate(raw json.RawMessage) (memory.Candidate, int, string) {
 	c := memory.Candidate{
 		Subject:    subjectOf(noControl(textField(f, subjectKeys))),
 		Predicate:  predicateOf(noControl(textField(f, predicateKeys))),
-		Content:    truncateBytes(fold(prose(textField(f, contentKeys))), maxContentBytes),
-		Project:    truncateBytes(fold(noControl(textField(f, projectKeys))), maxLabelBytes),
-		Topic:      truncateBytes(fold(noControl(textField(f, topicKeys))), maxLabelBytes),
+		Content:    chars.CutBytes(chars.OneLine(prose(textField(f, contentKeys))), maxContentBytes),
+		Project:    chars.CutBytes(chars.OneLine(noControl(textField(f, projectKeys))), maxLabelBytes),
+		Topic:      chars.CutBytes(chars.OneLine(noControl(textField(f, topicKeys))), maxLabelBytes),
 		Importance: unitField(f, importanceKeys, defaultImportance),
 		Confidence: unitField(f, confidenceKeys, defaultConfidence),
 	}
@@ -291,7 +319,7 @@ func turnOf(text string) int {
 
 // describe names an item in a problem line without quoting much of it.
 func describe(subject, predicate, content string) string {
-	return fmt.Sprintf("(%s/%s %q)", clip(subject, snippetRunes/2), clip(predicate, snippetRunes/2), clip(content, snippetRunes))
+	return fmt.Sprintf("(%s/%s %q)", chars.ClipMiddle(subject, snippetRunes/2), chars.ClipMiddle(predicate, snippetRunes/2), chars.ClipMiddle(content, snippetRunes))
 }
 
 // textField returns a string or number field as text.
@@ -360,27 +388,27 @@ func truth(v json.RawMessage) bool {
 // entity. A subject with CJK in it is kept as it is; the user is "user" in
 // any language.
 func subjectOf(s string) string {
-	s = fold(s)
-	if !hasCJK(s) {
+	s = chars.OneLine(s)
+	if !chars.HasCJK(s) {
 		s = strings.ToLower(s)
 	}
 	switch s {
 	case "the user", "the_user", "user's", "me", "i", "myself", "用户", "我", "用户本人":
 		return "user"
 	}
-	return truncateBytes(s, maxSubjectBytes)
+	return chars.CutBytes(s, maxSubjectBytes)
 }
 
 // predicateOf lowercases a predicate into snake_case and maps common
 // synonyms onto the canonical vocabulary, so "lives_in" and "住址" collide
 // with the rule extractor's "location".
 func predicateOf(s string) string {
-	p := strings.ToLower(fold(s))
+	p := strings.ToLower(chars.OneLine(s))
 	p = strings.Trim(strings.NewReplacer(" ", "_", "-", "_").Replace(p), "_")
 	if v, ok := predicateSynonyms[p]; ok {
 		return v
 	}
-	return truncateBytes(p, maxPredicateBytes)
+	return chars.CutBytes(p, maxPredicateBytes)
 }
 
 var predicateSynonyms = invert(map[string][]string{
@@ -519,24 +547,4 @@ func prose(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// truncateBytes cuts s to at most n bytes without splitting a rune.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if isCJK(r) {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 const tea = `{"subject":"user","predicate":"likes","content":"User likes green tea","kind":"preference","category":"config","importance":0.6,"confidence":0.9}`
 
 func TestParseShapes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, reply string
 		want        int // candidates
@@ -59,6 +60,7 @@ func TestParseShapes(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, reply string
 		is          error
@@ -87,6 +89,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseNormalises(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, item string
 		want       memory.Candidate
@@ -138,6 +141,7 @@ func TestParseNormalises(t *testing.T) {
 }
 
 func TestParseDropsBadItems(t *testing.T) {
+	t.Parallel()
 	secret := "the long private content of a memory that must not be quoted in full anywhere"
 	reply := "{\"facts\":[" + strings.Join([]string{
 		tea,
@@ -171,6 +175,7 @@ func TestParseDropsBadItems(t *testing.T) {
 }
 
 func TestParseCaps(t *testing.T) {
+	t.Parallel()
 	var items []string
 	for i := range 60 {
 		items = append(items, fmt.Sprintf(`{"subject":"s%d","predicate":"p","content":"c"}`, i))
@@ -203,6 +208,7 @@ func TestParseCaps(t *testing.T) {
 // A control character in a reply (NUL in a subject, ESC in a project,
 // a bell in the content) costs that character, not the fact.
 func TestParseDropsControlCharacters(t *testing.T) {
+	t.Parallel()
 	reply := `{"facts":[{"subject":"us\u0000er","predicate":"prefers","content":"likes\u0007 tea\nand cake",` +
 		`"kind":"preference","category":"config","project":"at\u001b[31mlas","topic":"dr\u0085inks"}]}`
 	cands, problems, err := Parse(reply)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestTokenizers(t *testing.T) {
+	t.Parallel()
 	in := "Hi Mel! Caroline's e-mail, 2022... — ok?"
 	cases := []struct {
 		name string
@@ -48,6 +49,7 @@ func bm25Conversation() *Conversation {
 }
 
 func TestBM25Ranking(t *testing.T) {
+	t.Parallel()
 	conv := bm25Conversation()
 	r := BM25Baseline()
 	cases := []struct {
@@ -79,6 +81,7 @@ func TestBM25Ranking(t *testing.T) {
 }
 
 func TestBM25Concurrent(t *testing.T) {
+	t.Parallel()
 	convs := []*Conversation{bm25Conversation(), bm25Conversation()}
 	r := BM25Baseline()
 	var wg sync.WaitGroup
@@ -105,7 +108,7 @@ func fullDataset(t *testing.T) *Dataset {
 	t.Helper()
 	paths := []string{os.Getenv("LOCOMO")}
 	if paths[0] == "" {
-		paths = []string{"/work/shared/data/locomo/locomo10.json", "../../../shared/data/locomo/locomo10.json"}
+		paths = []string{"../../testdata/locomo/locomo10.json", "/work/shared/data/locomo/locomo10.json", "../../../shared/data/locomo/locomo10.json"}
 	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -126,6 +129,7 @@ func fullDataset(t *testing.T) *Dataset {
 }
 
 func TestBM25BaselineFullDataset(t *testing.T) {
+	t.Parallel()
 	ds := fullDataset(t)
 
 	s := ds.Stats
@@ -168,6 +172,7 @@ func TestBM25BaselineFullDataset(t *testing.T) {
 // were tried against the reference figures. It is a record, not a check:
 // run it with LOCOMO_VARIANTS=1 go test -v -run BM25Variants.
 func TestBM25Variants(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LOCOMO_VARIANTS") == "" {
 		t.Skip("set LOCOMO_VARIANTS=1 to print the variant table")
 	}

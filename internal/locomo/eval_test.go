@@ -11,6 +11,7 @@ import (
 )
 
 func TestRecall(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		evidence, ranked []string
 		k                int
@@ -64,6 +65,7 @@ func fixedRetriever(t *testing.T) Retriever {
 }
 
 func TestEvaluate(t *testing.T) {
+	t.Parallel()
 	rep, err := Evaluate(t.Context(), evalDataset(), fixedRetriever(t), []int{25})
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
@@ -108,6 +110,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestReportWrite(t *testing.T) {
+	t.Parallel()
 	rep, err := Evaluate(t.Context(), evalDataset(), fixedRetriever(t), []int{50, 25, 10, 5})
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
@@ -132,6 +135,7 @@ func TestReportWrite(t *testing.T) {
 }
 
 func TestEvaluateErrors(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	failing := func(ctx context.Context, conv *Conversation, q QA) ([]string, error) { return nil, boom }
 

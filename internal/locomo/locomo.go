@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Dataset is a loaded LoCoMo file.
@@ -205,7 +207,7 @@ func Load(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load locomo: %w", err)
 	}
-	defer f.Close()
+	defer quiet.Close(f) // only read
 	ds, err := Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("load locomo %s: %w", path, err)

@@ -19,6 +19,7 @@ func loadMini(t *testing.T) *Dataset {
 }
 
 func TestLoadMini(t *testing.T) {
+	t.Parallel()
 	ds := loadMini(t)
 
 	t.Run("shape", func(t *testing.T) {
@@ -145,6 +146,7 @@ func TestLoadMini(t *testing.T) {
 }
 
 func TestNormaliseDiaID(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in, want string
 		ok       bool
@@ -169,6 +171,7 @@ func TestNormaliseDiaID(t *testing.T) {
 }
 
 func TestSplitEvidence(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in       string
 		ids, bad []string
@@ -189,6 +192,7 @@ func TestSplitEvidence(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	session := `"session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]`
 	conv := func(extra string) string {
 		return `[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B", ` + session + extra + `}, "qa": []}]`

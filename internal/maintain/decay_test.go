@@ -14,6 +14,7 @@ const eps = 1e-12
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
 func TestDecayFactor(t *testing.T) {
+	t.Parallel()
 	long := 10 * 365 * Day
 	cases := []struct {
 		c    memory.Category
@@ -84,6 +85,7 @@ func TestDecayFactor(t *testing.T) {
 }
 
 func TestAccessBoost(t *testing.T) {
+	t.Parallel()
 	if got := AccessBoost(0); got != 1 {
 		t.Fatalf("AccessBoost(0) = %v, want 1", got)
 	}
@@ -101,6 +103,7 @@ func TestAccessBoost(t *testing.T) {
 var t0 = time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
 
 func TestScore(t *testing.T) {
+	t.Parallel()
 	t.Run("formula", func(t *testing.T) {
 		m := memory.Memory{Category: memory.CategoryEvent, Importance: 0.8, Created: t0, AccessCount: 3}
 		got := Score(m, t0.Add(30*Day))
@@ -200,6 +203,7 @@ func TestScore(t *testing.T) {
 }
 
 func TestExpired(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		c    memory.Category
 		age  time.Duration
@@ -237,6 +241,7 @@ func TestExpired(t *testing.T) {
 }
 
 func TestPriorityOf(t *testing.T) {
+	t.Parallel()
 	want := map[memory.Category]Priority{
 		memory.CategoryTemp: Transient, memory.CategoryDebug: ShortTerm,
 		memory.CategoryEvent: LongTerm, memory.CategoryConversation: LongTerm,

@@ -16,6 +16,7 @@ func mem(id string, k memory.Kind, c memory.Category, imp float64, created time.
 }
 
 func TestDaily(t *testing.T) {
+	t.Parallel()
 	now := t0
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	with := func(m memory.Memory, f func(*memory.Memory)) memory.Memory { f(&m); return m }
@@ -107,6 +108,7 @@ func TestDaily(t *testing.T) {
 }
 
 func TestCap(t *testing.T) {
+	t.Parallel()
 	old, mid, recent := t0.Add(-300*Day), t0.Add(-100*Day), t0.Add(-Day)
 	mems := []memory.Memory{
 		mem("a-hi", memory.KindFact, memory.CategoryEvent, 0.9, old),
@@ -161,6 +163,7 @@ func TestCap(t *testing.T) {
 }
 
 func TestCoreProfile(t *testing.T) {
+	t.Parallel()
 	day := func(n int) time.Time { return t0.Add(-time.Duration(n) * Day) }
 	mems := []memory.Memory{
 		mem("fact-1.0", memory.KindFact, memory.CategoryConfig, 1.0, day(1)),

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -89,7 +90,7 @@ func Remote(base, token string, client *http.Client) API {
 		if err != nil {
 			return 0, nil, fmt.Errorf("engram at %s: %w (is it running?)", base, err)
 		}
-		defer resp.Body.Close()
+		defer quiet.Close(resp.Body)
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 		return resp.StatusCode, b, err
 	}
@@ -114,9 +115,10 @@ func ServeStdio(ctx context.Context, s *mcp.Server, in io.ReadCloser, out io.Wri
 // single user); "" makes user required.
 func New(api API, version, user string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "engram", Title: "engram memory", Version: version}, &mcp.ServerOptions{
-		Instructions: "engram is long-term memory. Call recall with the user's message before answering, to get what " +
-			"engram knows that bears on it; call remember with each turn of the conversation (or with a fact the " +
-			"user asked you to keep). Memories are per user: pass the same user id every time.",
+		Instructions: "engram is long-term memory across conversations. Before you answer a message of the user's, " +
+			"call recall with it and put the block it answers (rendered) in your prompt. When the user states " +
+			"something worth keeping, or asks you to remember something, call remember with it in plain words. " +
+			"Memories are per user: pass the same user id every time.",
 	})
 	t := tools{api: api, user: user}
 	t.register(s)
@@ -180,18 +182,19 @@ func authOf(req *mcp.CallToolRequest) string {
 }
 
 // result is a tool's answer: the text (when there is one worth reading as
-// such) and the API's JSON, as text and as structured content.
+// such) and the API's JSON, as text and as structured content, which the
+// SDK holds to the tool's output schema.
 func result(raw json.RawMessage, text string) (*mcp.CallToolResult, any, error) {
 	var structured any
 	if err := json.Unmarshal(raw, &structured); err != nil {
 		return nil, nil, fmt.Errorf("engram's answer is not JSON: %w", err)
 	}
-	res := &mcp.CallToolResult{StructuredContent: structured}
+	res := &mcp.CallToolResult{}
 	if text != "" {
 		res.Content = append(res.Content, &mcp.TextContent{Text: text})
 	}
 	res.Content = append(res.Content, &mcp.TextContent{Text: string(raw)})
-	return res, nil, nil
+	return res, structured, nil
 }
 
 // card reads a profile card (memory_md or user_md) of the user in the URI.

@@ -58,6 +58,8 @@ type Scratchpad struct {
 	NextSteps      []string  `json:"next_steps"`
 	Updated        time.Time `json:"updated,omitzero"` // absent while there is none
 	Source         string    `json:"source"`           // episode, person
+	// EpisodeID is the episode engram wrote it from (source episode).
+	EpisodeID string `json:"episode_id,omitempty"`
 }
 
 // ScratchpadMaxChars bounds the scratchpad's markdown (seed 000 §4.3).
@@ -72,4 +74,9 @@ type DailySummary struct {
 	Summary    string `json:"summary"`
 	RawTokens  int    `json:"raw_tokens"`
 	Compressed bool   `json:"compressed"`
+	// Part and Source are set on a stored row as it is (DailyRows): the
+	// part of the day it is ("" for the day written whole) and what wrote
+	// it; the day a reader sees folds its parts into one.
+	Part   string `json:"part,omitempty"`
+	Source string `json:"source,omitempty"`
 }

@@ -112,18 +112,30 @@ type MemoryQuery struct {
 	Limit                  int
 }
 
-// Change is one entry of a memory's history.
+// Change is one entry of a memory's history, the same shape whatever the
+// change: Old and New are the memory's content before and after it (Old
+// empty when it was created; both empty on deletion, which keeps no
+// content), Fields the other fields it changed, and Note what else
+// explains it (the newer memory, a reason, the words said again).
 type Change struct {
-	MemoryID string `json:"memory_id"`
-	Change   string `json:"change"` // created, merged, superseded, updated, confirmed, ignored, snoozed, dropped, deleted
-	Old      string `json:"old,omitempty"`
-	New      string `json:"new,omitempty"`
-	Cause    string `json:"cause"` // the event id that caused it
+	MemoryID string           `json:"memory_id"`
+	Change   string           `json:"change"` // created, merged, superseded, updated, confirmed, ignored, snoozed, dropped, archived, deleted
+	Old      string           `json:"old,omitempty"`
+	New      string           `json:"new,omitempty"`
+	Fields   map[string]Delta `json:"fields,omitempty"`
+	Note     string           `json:"note,omitempty"`
+	Cause    string           `json:"cause"` // the event id that caused it
 	// SaidAt is when what caused the change was said: for created and
 	// merged, the fact; for superseded, the version that replaced it.
 	// Time is when engram learned it (the cause event's time).
 	SaidAt time.Time `json:"said_at"`
 	Time   time.Time `json:"time"`
+}
+
+// Delta is one field's value before and after a change, as text.
+type Delta struct {
+	Old string `json:"old"`
+	New string `json:"new"`
 }
 
 // MemoryReader reads a scope's memories. Workers use it for the update

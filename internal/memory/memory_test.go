@@ -58,7 +58,7 @@ func TestTurnHitText(t *testing.T) {
 // says where it happened and unwraps to the value when it is an error.
 func TestRecovered(t *testing.T) {
 	plain := errors.New("plain")
-	if err := Recovered(func() error { return plain }); err != plain {
+	if err := Recovered(func() error { return plain }); err != plain { //nolint:errorlint // the very error, not one that wraps it
 		t.Fatalf("Recovered(returns plain) = %v", err)
 	}
 	err := Recovered(func() error { panicHere(); return nil })

@@ -12,6 +12,9 @@ const (
 	ResultTurn   = "turn"
 	ResultMemory = "memory"
 	ResultDaily  = "daily" // a day's summary (tier 3): migrated logs and daily compression
+	// ResultAttachment is a file a turn carried, found by its own name,
+	// description or transcription (seed 000 §4.4).
+	ResultAttachment = "attachment"
 )
 
 // DefaultSearchLimit and MaxSearchLimit bound how many results one search returns.

@@ -3,6 +3,8 @@ package memory
 import (
 	"strings"
 	"unicode"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Similarity is a deterministic text similarity in [0, 1]: the Jaccard
@@ -52,7 +54,7 @@ func shingles(s string) map[string]bool {
 	}
 	for _, r := range s {
 		switch {
-		case isCJK(r):
+		case chars.IsCJK(r):
 			flushWord()
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' && len(word) > 0:
@@ -66,9 +68,4 @@ func shingles(s string) map[string]bool {
 	flushWord()
 	flushCJK()
 	return out
-}
-
-func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }

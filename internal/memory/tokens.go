@@ -1,6 +1,6 @@
 package memory
 
-import "unicode"
+import "github.com/engramhq/engram/internal/chars"
 
 // EstimateTokens approximates how many tokens an LLM tokenizer makes of s:
 // about one per Han/Kana/Hangul character and one per four bytes of other
@@ -9,8 +9,7 @@ import "unicode"
 func EstimateTokens(s string) int {
 	cjk, other := 0, 0
 	for _, r := range s {
-		if unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-			unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) {
+		if chars.IsCJK(r) {
 			cjk++
 			continue
 		}

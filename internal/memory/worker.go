@@ -29,6 +29,9 @@ type Delivery struct {
 	Applied
 	Attempt int
 	Final   bool
+	// Redriven is true for an event an operator sent back from the dead
+	// letters: it is asked again on purpose.
+	Redriven bool
 }
 
 // RetryError asks for the event to be retried no sooner than After (for

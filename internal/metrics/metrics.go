@@ -62,6 +62,25 @@ type Registry struct {
 	llmDuration  *prometheus.HistogramVec
 }
 
+// counterVec, counter and histogram declare a metric and register it.
+func (r *Registry) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	r.reg.MustRegister(c)
+	return c
+}
+
+func (r *Registry) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	r.reg.MustRegister(c)
+	return c
+}
+
+func (r *Registry) histogram(name, help string, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, labels)
+	r.reg.MustRegister(h)
+	return h
+}
+
 // Default is the process's registry.
 var Default = New()
 
@@ -69,69 +88,39 @@ var Default = New()
 // collectors registered.
 func New() *Registry {
 	r := &Registry{reg: prometheus.NewRegistry(), ctxNS: map[string]ContextFigures{}}
-	r.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "engram_http_request_duration_seconds",
-		Help: "Time to answer an HTTP API request, by route pattern.", Buckets: latencyBuckets,
-	}, []string{"route"})
-	r.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_http_requests_total",
-		Help: "HTTP API requests answered, by route pattern and status code.",
-	}, []string{"route", "code"})
-	r.natsDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "engram_nats_request_duration_seconds",
-		Help: "Time to answer a NATS request-reply request, by service endpoint.", Buckets: latencyBuckets,
-	}, []string{"endpoint"})
-	r.natsRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_nats_requests_total",
-		Help: "NATS request-reply requests answered, by service endpoint and error code (ok for success).",
-	}, []string{"endpoint", "code"})
-	r.eventsAccepted = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_events_accepted_total",
-		Help: "Events accepted, by the path they came in on and event type. " +
-			"http counts at the HTTP edge; nats counts events agents published straight to JetStream, " +
-			"when this process's projector first applies them.",
-	}, []string{"path", "type"})
-	r.contextRequests = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "engram_context_requests_total",
-		Help: "Context blocks asked for over HTTP.",
-	})
-	r.contextServed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_context_served_total",
-		Help: "Context blocks served, by whether they held at least one memory or turn (result hit) or neither (miss); " +
-			"the retrieval hit rate is hit / (hit + miss).",
-	}, []string{"result"})
-	r.contextTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_context_tokens_total",
-		Help: "Tokens of the context blocks served: all of them (block all), and those of long-term memories, " +
-			"the profile and memories blocks (block memory); the memory-token share is memory / all.",
-	}, []string{"block"})
-	r.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_retrieval_degraded_total",
-		Help: "Falls down the retrieval degradation chain, by where from and where to.",
-	}, []string{"from", "to"})
-	r.deadLettered = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_dead_lettered_total",
-		Help: "Messages this process moved to the DEADLETTER stream, by durable consumer.",
-	}, []string{"consumer"})
-	r.llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_llm_requests_total",
-		Help: "Calls to the LLM (chat) and embedding (embed) endpoints, failed or not.",
-	}, []string{"op"})
-	r.llmErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_llm_errors_total",
-		Help: "Failed calls to the LLM and embedding endpoints, by kind of failure.",
-	}, []string{"op", "kind"})
-	r.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "engram_llm_tokens_total",
-		Help: "Tokens the LLM and embedding endpoints reported using, prompt or completion.",
-	}, []string{"op", "direction"})
-	r.llmDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "engram_llm_request_duration_seconds",
-		Help: "Time of a call to the LLM or embedding endpoint, retries included.", Buckets: latencyBuckets,
-	}, []string{"op"})
-	r.reg.MustRegister(r.httpDuration, r.httpRequests, r.natsDuration, r.natsRequests, r.eventsAccepted,
-		r.contextRequests, r.contextServed, r.contextTokens, r.degraded, r.deadLettered, r.llmCalls, r.llmErrors, r.llmTokens, r.llmDuration,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.httpDuration = r.histogram("engram_http_request_duration_seconds",
+		"Time to answer an HTTP API request, by route pattern.", "route")
+	r.httpRequests = r.counterVec("engram_http_requests_total",
+		"HTTP API requests answered, by route pattern and status code.", "route", "code")
+	r.natsDuration = r.histogram("engram_nats_request_duration_seconds",
+		"Time to answer a NATS request-reply request, by service endpoint.", "endpoint")
+	r.natsRequests = r.counterVec("engram_nats_requests_total",
+		"NATS request-reply requests answered, by service endpoint and error code (ok for success).", "endpoint", "code")
+	r.eventsAccepted = r.counterVec("engram_events_accepted_total",
+		"Events accepted, by the path they came in on and event type. "+
+			"http counts at the HTTP edge; nats counts events agents published straight to JetStream, "+
+			"when this process's projector first applies them.", "path", "type")
+	r.contextRequests = r.counter("engram_context_requests_total",
+		"Context blocks asked for over HTTP.")
+	r.contextServed = r.counterVec("engram_context_served_total",
+		"Context blocks served, by whether they held at least one memory or turn (result hit) or neither (miss); "+
+			"the retrieval hit rate is hit / (hit + miss).", "result")
+	r.contextTokens = r.counterVec("engram_context_tokens_total",
+		"Tokens of the context blocks served: all of them (block all), and those of long-term memories, "+
+			"the profile and memories blocks (block memory); the memory-token share is memory / all.", "block")
+	r.degraded = r.counterVec("engram_retrieval_degraded_total",
+		"Falls down the retrieval degradation chain, by where from and where to.", "from", "to")
+	r.deadLettered = r.counterVec("engram_dead_lettered_total",
+		"Messages this process moved to the DEADLETTER stream, by durable consumer.", "consumer")
+	r.llmCalls = r.counterVec("engram_llm_requests_total",
+		"Calls to the LLM (chat) and embedding (embed) endpoints, failed or not.", "op")
+	r.llmErrors = r.counterVec("engram_llm_errors_total",
+		"Failed calls to the LLM and embedding endpoints, by kind of failure.", "op", "kind")
+	r.llmTokens = r.counterVec("engram_llm_tokens_total",
+		"Tokens the LLM and embedding endpoints reported using, prompt or completion.", "op", "direction")
+	r.llmDuration = r.histogram("engram_llm_request_duration_seconds",
+		"Time of a call to the LLM or embedding endpoint, retries included.", "op")
+	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, v := range []string{"hit", "miss"} {
 		r.contextServed.WithLabelValues(v)
 	}
@@ -321,14 +310,33 @@ type Snapshot struct {
 	// truncated), whether the process reports the stream changed under
 	// it that way now.
 	StreamDrift map[string]bool
+	// Partitions are a partitioned retriever's copies of partitions of
+	// the users (docs/scale.md).
+	Partitions []PartitionCopy
+}
+
+// PartitionCopy is one copy of a partition a retriever keeps.
+type PartitionCopy struct {
+	Partition int
+	// Serving is false while the copy is being built; Held says the
+	// retriever holds the partition's lease (false while it hands it
+	// over).
+	Serving, Held bool
+	// Lag is the events of MEMORY the copy has yet to read; Progress,
+	// while building, the share of the stream read of what it must.
+	Lag      uint64
+	Progress float64
+	Users    int
+	Rows     map[string]int64
+	Bytes    int64
 }
 
 // Quality is what the memory-quality gauges show.
 type Quality struct {
 	// ConfirmationRate is confirmed / decided pending candidates.
 	ConfirmationRate float64
-	// WrongWriteRate is the share of memories written that were ignored or
-	// superseded within the window.
+	// WrongWriteRate is seed 004 §9's rejected / confirmed pending
+	// candidates.
 	WrongWriteRate float64
 }
 
@@ -357,8 +365,23 @@ var (
 	descConfirm = prometheus.NewDesc("engram_memory_confirmation_ratio",
 		"Pending memory candidates confirmed, of those users confirmed or ignored (all namespaces, from the read model).", nil, nil)
 	descWrong = prometheus.NewDesc("engram_memory_wrong_write_ratio",
-		"Memories written that were ignored or superseded within 7 days of being written, of all memories written "+
-			"(all namespaces, from the read model).", nil, nil)
+		"Pending memory candidates users rejected (ignored) per candidate confirmed, seed 004 §9's rejected / confirmed "+
+			"(all namespaces, from the read model; 0 when none was confirmed).", nil, nil)
+	partLabels      = []string{"partition"}
+	descPartServing = prometheus.NewDesc("engram_read_partition_serving",
+		"1 for each copy of a partition of the users this retriever keeps that has caught up and serves, 0 while it is being built.", partLabels, nil)
+	descPartHeld = prometheus.NewDesc("engram_read_partition_held",
+		"1 when this retriever holds the partition's lease, 0 while it hands its copy over to the retriever that took it.", partLabels, nil)
+	descPartLag = prometheus.NewDesc("engram_read_partition_lag_events",
+		"Events in MEMORY this retriever's copy of the partition has yet to read.", partLabels, nil)
+	descPartProgress = prometheus.NewDesc("engram_read_partition_build_progress_ratio",
+		"How much of the stream a copy being built has read of what it must before it serves (1 once it serves).", partLabels, nil)
+	descPartUsers = prometheus.NewDesc("engram_read_partition_users",
+		"Users in this retriever's copy of the partition (counted every 30 s).", partLabels, nil)
+	descPartRows = prometheus.NewDesc("engram_read_partition_rows",
+		"Rows of a table in this retriever's copy of the partition (counted every 30 s).", []string{"partition", "table"}, nil)
+	descPartBytes = prometheus.NewDesc("engram_read_partition_size_bytes",
+		"Size on disk of this retriever's copy of the partition, its write-ahead log included.", partLabels, nil)
 	descDrift = prometheus.NewDesc("engram_stream_drift",
 		"1 while this process reports that the MEMORY stream changed under engram this way (kind: config, a "+
 			"configuration that drops or refuses events; missing; recreated, not the stream the read model was built "+
@@ -370,7 +393,8 @@ var (
 type stateCollector struct{ read State }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descDrift, descUp} {
+	for _, d := range []*prometheus.Desc{descLag, descPending, descAckPending, descDLQ, descBacklog, descConfirm, descWrong, descDrift, descUp,
+		descPartServing, descPartHeld, descPartLag, descPartProgress, descPartUsers, descPartRows, descPartBytes} {
 		ch <- d
 	}
 }
@@ -406,5 +430,23 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, cs := range s.Consumers {
 		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(cs.Pending), cs.Name)
 		ch <- prometheus.MustNewConstMetric(descAckPending, prometheus.GaugeValue, float64(cs.AckPending), cs.Name)
+	}
+	bit := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	for _, pc := range s.Partitions {
+		p := strconv.Itoa(pc.Partition)
+		ch <- prometheus.MustNewConstMetric(descPartServing, prometheus.GaugeValue, bit(pc.Serving), p)
+		ch <- prometheus.MustNewConstMetric(descPartHeld, prometheus.GaugeValue, bit(pc.Held), p)
+		ch <- prometheus.MustNewConstMetric(descPartLag, prometheus.GaugeValue, float64(pc.Lag), p)
+		ch <- prometheus.MustNewConstMetric(descPartProgress, prometheus.GaugeValue, pc.Progress, p)
+		ch <- prometheus.MustNewConstMetric(descPartUsers, prometheus.GaugeValue, float64(pc.Users), p)
+		ch <- prometheus.MustNewConstMetric(descPartBytes, prometheus.GaugeValue, float64(pc.Bytes), p)
+		for table, n := range pc.Rows {
+			ch <- prometheus.MustNewConstMetric(descPartRows, prometheus.GaugeValue, float64(n), p, table)
+		}
 	}
 }

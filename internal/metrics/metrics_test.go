@@ -28,8 +28,9 @@ func TestLint(t *testing.T) {
 	r.ContextServed("default", true, 30, 100)
 	state := func(context.Context) (Snapshot, error) {
 		return Snapshot{ProjectorLag: u64(3), DeadLetters: u64(1), ExtractionBacklog: u64(2),
-			Consumers: []Consumer{{Name: "batcher", Pending: 5, AckPending: 1}},
-			Quality:   &Quality{ConfirmationRate: 0.5, WrongWriteRate: 0.25}}, nil
+			Consumers:  []Consumer{{Name: "batcher", Pending: 5, AckPending: 1}},
+			Quality:    &Quality{ConfirmationRate: 0.5, WrongWriteRate: 0.25},
+			Partitions: []PartitionCopy{{Partition: 3, Serving: true, Held: true, Lag: 2, Progress: 1, Users: 4, Rows: map[string]int64{"turns": 9}, Bytes: 4096}}}, nil
 	}
 	g := r.Gatherer(state)
 	problems, err := testutil.GatherAndLint(g)
@@ -55,6 +56,7 @@ func TestLint(t *testing.T) {
 		"engram_http_request_duration_seconds", "engram_nats_request_duration_seconds",
 		"engram_context_served_total", "engram_context_tokens_total",
 		"engram_memory_confirmation_ratio", "engram_memory_wrong_write_ratio",
+		"engram_read_partition_serving", "engram_read_partition_lag_events", "engram_read_partition_rows",
 		"go_goroutines", "process_resident_memory_bytes"} {
 		if !seen[name] {
 			t.Errorf("%s missing", name)

@@ -9,7 +9,7 @@
 //
 //   - DIR/MEMORY.md and DIR/memory/MEMORY.md: every bullet or line of text
 //     becomes a memory.added in the core profile (tier 1), subject "user",
-//     confidence 1, importance 0.8, topic the innermost heading, and kind,
+//     confidence 1, importance 1.0 (seed 001 §12.2), topic the innermost heading, and kind,
 //     category and predicate from the innermost heading that is known (the
 //     table below). Headings, blank lines, rules (---), table separators
 //     and header rows, HTML comment lines and YAML front matter are not

@@ -42,7 +42,7 @@ func FuzzParseMemoryMD(f *testing.F) {
 				t.Fatalf("line %d: content %q is not on line %q", e.line, e.content, lines[e.line-1])
 			}
 			data := events.MemoryAdded{Tier: events.TierCore, Kind: e.class.kind, Category: e.class.category, Subject: "user",
-				Predicate: e.class.predicate, Content: e.content, Topic: e.topic, Importance: 0.8, Confidence: 1}
+				Predicate: e.class.predicate, Content: e.content, Topic: e.topic, Importance: myclawImportance, Confidence: 1}
 			if _, err := events.NewDerived(DefaultSource, events.TypeMemoryAdded, "id", "", "u", time.Unix(1, 0), data); err != nil {
 				t.Fatalf("line %d: %v", e.line, err)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // DefaultSource is the CloudEvents source of migrated events when Options
@@ -160,12 +161,8 @@ func (r *run) publish(file string, line int, eventType, id string, t time.Time, 
 
 // excerpt quotes at most maxExcerpt characters of s for a problem.
 func excerpt(s string) string {
-	n := 0
-	for i := range s {
-		if n == maxExcerpt {
-			return strconv.Quote(s[:i]) + "…"
-		}
-		n++
+	if cut := chars.CutRunes(s, maxExcerpt); len(cut) < len(s) {
+		return strconv.Quote(cut) + chars.Ellipsis
 	}
 	return strconv.Quote(s)
 }
@@ -256,18 +253,6 @@ func validID(s string, limit int) bool {
 		}
 	}
 	return true
-}
-
-// cutBytes cuts s to at most limit bytes at a character boundary.
-func cutBytes(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
 }
 
 // Time layouts of other systems' timestamps: RFC 3339, and Python's

@@ -112,7 +112,11 @@ func appendFile(t *testing.T, path, s string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := f.WriteString(s); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +162,7 @@ func ids(m *migrated) []string {
 }
 
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	emit := func(event.Event) error { return nil }
 	dir := filepath.Join("testdata", "myclaw")
 	for _, c := range []struct {
@@ -182,6 +187,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestSourceOption(t *testing.T) {
+	t.Parallel()
 	var got []string
 	_, err := Myclaw(filepath.Join("testdata", "myclaw"), Options{User: "u", Source: "urn:engram:migrate:test"}, func(e event.Event) error {
 		got = append(got, e.Source())
@@ -203,6 +209,7 @@ func TestSourceOption(t *testing.T) {
 // A failing emit (the stream is down) ends the migration with its error;
 // what was emitted before is counted.
 func TestEmitErrorStops(t *testing.T) {
+	t.Parallel()
 	down := errors.New("stream down")
 	for name, fn := range map[string]func(string, Options, func(event.Event) error) (*Report, error){"myclaw": Myclaw, "openakita": OpenAkita} {
 		t.Run(name, func(t *testing.T) {
@@ -228,6 +235,7 @@ func TestEmitErrorStops(t *testing.T) {
 }
 
 func TestExcerptAndRedact(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("记", 100)
 	if got := excerpt(long); utf8.RuneCountInString(got) > maxExcerpt+3 {
 		t.Fatalf("excerpt=%q is longer than %d characters and quotes", got, maxExcerpt)

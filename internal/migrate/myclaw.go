@@ -14,14 +14,19 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // What myclaw's migration writes that no record says.
 const (
-	myclawChannel    = "myclaw"
-	myclawSubject    = "user"
-	myclawImportance = 0.8
+	myclawChannel = "myclaw"
+	myclawSubject = "user"
+	// Seed 001 §12.2 imports every MEMORY.md line at 1.0: what the user
+	// kept by hand is identity-grade (§6.4's scale: identity 1.0,
+	// technical decisions 0.8).
+	myclawImportance = 1.0
 )
 
 // Myclaw migrates a myclaw workspace (seed 001 §12.2): MEMORY.md into the
@@ -81,7 +86,7 @@ func (r *run) memoryMD(path string) error {
 		r.skip(file, 0, "cannot read: %v", err)
 		return nil
 	}
-	defer f.Close()
+	defer quiet.Close(f) // only read
 	info, err := f.Stat()
 	if err != nil {
 		r.skip(file, 0, "cannot read: %v", err)
@@ -133,7 +138,7 @@ func (r *run) dailyLog(path string) error {
 	day, err := time.Parse(time.DateOnly, date)
 	if err != nil {
 		r.skip(file, 0, "%s is not a real date", date)
-		return nil
+		return nil //nolint:nilerr // the file is skipped and reported, not a failure of the run
 	}
 	if !utf8.Valid(b) {
 		r.skip(file, 0, "not valid UTF-8")
@@ -162,7 +167,7 @@ func (r *run) dailyLog(path string) error {
 // cutSummary cuts s to at most limit bytes, at the last line break when
 // that keeps at least half, else at a character boundary.
 func cutSummary(s string, limit int) string {
-	s = cutBytes(s, limit)
+	s = chars.CutBytes(s, limit)
 	if i := strings.LastIndexByte(s, '\n'); i >= limit/2 {
 		s = s[:i]
 	}
@@ -326,7 +331,7 @@ func parseMemoryMD(rd io.Reader) ([]mdEntry, []mdProblem, error) {
 			}
 		}
 		if len(stack) > 0 {
-			if t := cutBytes(stack[len(stack)-1].text, events.MaxIDBytes); validID(t, events.MaxIDBytes) {
+			if t := chars.CutBytes(stack[len(stack)-1].text, events.MaxIDBytes); validID(t, events.MaxIDBytes) {
 				e.topic = t
 			}
 		}

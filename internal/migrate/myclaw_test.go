@@ -17,6 +17,7 @@ import (
 )
 
 func TestMyclaw(t *testing.T) {
+	t.Parallel()
 	dir := copyFixture(t, "myclaw")
 	huge := "用户的超长备注" + strings.Repeat("x", events.MaxMemoryContentBytes)
 	appendFile(t, filepath.Join(dir, "MEMORY.md"), "- "+huge+"\n- 最后一条：喜欢安静的工作环境\n")
@@ -27,8 +28,8 @@ func TestMyclaw(t *testing.T) {
 	for _, d := range added {
 		a := d.(*events.MemoryAdded)
 		byContent[a.Content] = a
-		if a.Tier != events.TierCore || a.Subject != "user" || a.Importance != 0.8 || a.Confidence != 1 || a.SessionID != "" {
-			t.Errorf("memory %q: tier %d, subject %q, importance %v, confidence %v, session %q; want 1, user, 0.8, 1, none",
+		if a.Tier != events.TierCore || a.Subject != "user" || a.Importance != 1 || a.Confidence != 1 || a.SessionID != "" {
+			t.Errorf("memory %q: tier %d, subject %q, importance %v, confidence %v, session %q; want 1, user, 1 (seed 001 §12.2), 1, none",
 				a.Content, a.Tier, a.Subject, a.Importance, a.Confidence, a.SessionID)
 		}
 	}
@@ -136,6 +137,7 @@ func keys[V any](m map[string]V) []string {
 // A re-run makes the same events, so the stream drops them; an edited
 // line makes a new one.
 func TestMyclawDeterministic(t *testing.T) {
+	t.Parallel()
 	dir := copyFixture(t, "myclaw")
 	first, second := migrate(t, Myclaw, dir), migrate(t, Myclaw, dir)
 	if !slices.Equal(ids(first), ids(second)) {
@@ -182,6 +184,7 @@ func uniq(s []string) []string {
 }
 
 func TestMyclawLongLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "memory"), 0o755); err != nil {
 		t.Fatal(err)
@@ -215,6 +218,7 @@ func TestMyclawLongLog(t *testing.T) {
 }
 
 func TestMyclawEmptyDir(t *testing.T) {
+	t.Parallel()
 	m := migrate(t, Myclaw, t.TempDir())
 	if m.rep.Files != 0 || m.rep.Events != 0 || len(m.rep.Problems) != 0 {
 		t.Fatalf("report=%+v, want nothing", m.rep)
@@ -223,6 +227,7 @@ func TestMyclawEmptyDir(t *testing.T) {
 
 // The seed's layout keeps MEMORY.md in memory/ beside the logs.
 func TestMyclawMemoryInSubdir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "memory"), 0o755); err != nil {
 		t.Fatal(err)
@@ -241,6 +246,7 @@ func TestMyclawMemoryInSubdir(t *testing.T) {
 }
 
 func TestParseMemoryMD(t *testing.T) {
+	t.Parallel()
 	type entry struct {
 		line            int
 		content, topic  string
@@ -299,6 +305,7 @@ func TestParseMemoryMD(t *testing.T) {
 // Migrated memories must add to each other: no predicate chosen for them
 // may be one whose newer value replaces the older.
 func TestPredicatesAreSets(t *testing.T) {
+	t.Parallel()
 	preds := []string{noteClass.predicate}
 	for _, c := range headingClasses {
 		preds = append(preds, c.class.predicate)

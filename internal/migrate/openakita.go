@@ -16,6 +16,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // OpenAkita migrates an OpenAkita data directory (seeds 003 and 000 §9.1):
@@ -414,7 +415,7 @@ func (r *run) history(path string, next map[string]int) error {
 		r.skip(file, 0, "cannot read: %v", err)
 		return nil
 	}
-	defer f.Close()
+	defer quiet.Close(f) // only read
 	info, err := f.Stat()
 	if err != nil {
 		r.skip(file, 0, "cannot read: %v", err)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestOpenAkita(t *testing.T) {
+	t.Parallel()
 	dir := copyFixture(t, "openakita")
 	// A message over the event limit, made here rather than kept in the
 	// repository.
@@ -138,6 +139,7 @@ func fileTime(t *testing.T, path string) string {
 }
 
 func TestOpenAkitaDeterministic(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "openakita")
 	first, second := migrate(t, OpenAkita, dir), migrate(t, OpenAkita, dir)
 	if !slices.Equal(ids(first), ids(second)) {
@@ -156,6 +158,7 @@ func TestOpenAkitaDeterministic(t *testing.T) {
 // OpenAkita's own layout keeps both under data/memory, and memories.json
 // may be a bare array.
 func TestOpenAkitaDataLayout(t *testing.T) {
+	t.Parallel()
 	m := migrate(t, OpenAkita, filepath.Join("testdata", "openakita_data"))
 	var kinds []string
 	for _, d := range m.ofType(events.TypeMemoryAdded) {
@@ -174,6 +177,7 @@ func TestOpenAkitaDataLayout(t *testing.T) {
 }
 
 func TestMemoriesJSONBroken(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, body string
 		events     int
@@ -213,6 +217,7 @@ func TestMemoriesJSONBroken(t *testing.T) {
 }
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		raw  string
 		want string // "" for not understood
@@ -244,6 +249,7 @@ func TestParseTime(t *testing.T) {
 // A line too long to read into memory is skipped on its own, and the
 // lines after it are read.
 func TestHistoryLineTooLongToRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	hist := filepath.Join(dir, "conversation_history")
 	if err := os.Mkdir(hist, 0o755); err != nil {

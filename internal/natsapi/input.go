@@ -57,7 +57,7 @@ func ServeInput(nc *nats.Conn, ingest Ingest, version string, log *zap.Logger) (
 		}
 		_ = req.Error(eb.Error.Code, eb.Error.Message, body, hdr)
 	})
-	if err := svc.AddEndpoint("events", h, micro.WithEndpointSubject(SubjectPrefix+".*.events")); err != nil {
+	if err := svc.AddEndpoint("events", Recovered("events", log, h), micro.WithEndpointSubject(SubjectPrefix+".*.events")); err != nil {
 		_ = svc.Stop()
 		return nil, err
 	}

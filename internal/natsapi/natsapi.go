@@ -16,6 +16,7 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
@@ -57,9 +58,11 @@ type ContextEngine interface {
 	Context(ctx context.Context, req retrieval.Request) (*retrieval.Response, error)
 }
 
-// Serve starts the retriever service on nc: search and, when engine is not
-// nil, context.
-func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, version string, log *zap.Logger) (micro.Service, error) {
+// Serve starts the retriever service on nc: search; context when engine
+// is not nil; and, when digest is not nil, the digest of a stored event
+// (stream.DigestSubject), which an ingest that may not read MEMORY asks
+// to tell a retry from a reused id.
+func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest stream.StoredDigest, version string, log *zap.Logger) (micro.Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "engram-retriever",
 		Version:     version,
@@ -69,26 +72,57 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, versio
 		return nil, err
 	}
 	h := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-		res, err := search(ctx, searcher, subject, data)
+		res, err := searchAt(ctx, searcher, subject, data, 4)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"results": res}, nil
 	})
-	if err := svc.AddEndpoint("search", Timed("search", h), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
-		svc.Stop()
+	if err := svc.AddEndpoint("search", Timed("search", Recovered("search", log, h)), micro.WithEndpointSubject(SubjectPrefix+".*.search")); err != nil {
+		quiet.Do(svc.Stop) // on a path that fails with its own error
 		return nil, err
 	}
 	if engine != nil {
 		ch := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-			return contextReq(ctx, engine, subject, data)
+			return contextAt(ctx, engine, subject, data, 4)
 		})
-		if err := svc.AddEndpoint("context", Timed("context", ch), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
-			svc.Stop()
+		if err := svc.AddEndpoint("context", Timed("context", Recovered("context", log, ch)), micro.WithEndpointSubject(SubjectPrefix+".*.context")); err != nil {
+			quiet.Do(svc.Stop) // on a path that fails with its own error
+			return nil, err
+		}
+	}
+	if digest != nil {
+		dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+			return digestReq(ctx, digest, subject, data)
+		})
+		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
+			quiet.Do(svc.Stop) // on a path that fails with its own error
 			return nil, err
 		}
 	}
 	return svc, nil
+}
+
+// digestReq answers with the digest of the event stored at the request's
+// sequence, only if it is the event of the request's id in the subject's
+// namespace: an asker learns nothing of another namespace's events.
+func digestReq(ctx context.Context, digest stream.StoredDigest, subject string, data []byte) (stream.DigestReply, error) {
+	ns, err := subjectNamespace(subject, "digest")
+	if err != nil {
+		return stream.DigestReply{}, err
+	}
+	var req stream.DigestRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return stream.DigestReply{}, memory.Errorf(memory.EINVALID, "request body: %v", err)
+	}
+	if req.Seq == 0 || req.MsgID == "" {
+		return stream.DigestReply{}, memory.Errorf(memory.EINVALID, `want {"seq": the stored sequence, "msg_id": its Nats-Msg-Id}`)
+	}
+	d, found, err := digest(ctx, ns, req.MsgID, req.Seq)
+	if err != nil {
+		return stream.DigestReply{}, memory.Errorf(memory.EUNAVAILABLE, "read seq %d: %v", req.Seq, err)
+	}
+	return stream.DigestReply{Digest: d, Found: found}, nil
 }
 
 // Timed records each request's latency and outcome in /metrics under
@@ -149,7 +183,7 @@ func handler(log *zap.Logger, fn func(ctx context.Context, subject string, data 
 	})
 }
 
-func respondError(req micro.Request, err error, log *zap.Logger) {
+func respondError(req micro.Request, err error, log *zap.Logger, opts ...micro.RespondOpt) {
 	code := memory.ErrorCode(err)
 	if code == memory.EINTERNAL {
 		log.Error("request failed", zap.Error(err))
@@ -157,11 +191,44 @@ func respondError(req micro.Request, err error, log *zap.Logger) {
 	var body ErrorBody
 	body.Error.Code, body.Error.Message = code, memory.ErrorMessage(err)
 	b, _ := json.Marshal(body)
-	_ = req.Error(code, body.Error.Message, b)
+	_ = req.Error(code, body.Error.Message, b, opts...)
 }
 
-func contextReq(ctx context.Context, e ContextEngine, subject string, data []byte) (*retrieval.Response, error) {
-	ns, err := subjectNamespace(subject, "context")
+// ServeRouter starts the retriever service of a partitioned retriever:
+// search and context for every user, each request answered by its
+// user's partition (Router).
+func ServeRouter(r *Router, digest stream.StoredDigest, version string, log *zap.Logger) (micro.Service, error) {
+	svc, err := micro.AddService(r.NC, micro.Config{
+		Name:        "engram-retriever",
+		Version:     version,
+		Description: "engram memory search (JSON request-reply), routed to each user's partition",
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range []string{"search", "context"} {
+		h := micro.HandlerFunc(func(req micro.Request) { r.ask(req, op, log) })
+		if err := svc.AddEndpoint(op, Timed(op, Recovered(op, log, h)), micro.WithEndpointSubject(SubjectPrefix+".*."+op)); err != nil {
+			quiet.Do(svc.Stop) // on a path that fails with its own error
+			return nil, err
+		}
+	}
+	if digest != nil {
+		dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+			return digestReq(ctx, digest, subject, data)
+		})
+		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
+			quiet.Do(svc.Stop) // on a path that fails with its own error
+			return nil, err
+		}
+	}
+	return svc, nil
+}
+
+// contextAt answers a context request on a subject of tokens tokens
+// (subjectNamespaceAt).
+func contextAt(ctx context.Context, e ContextEngine, subject string, data []byte, tokens int) (*retrieval.Response, error) {
+	ns, err := subjectNamespaceAt(subject, "context", tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +256,10 @@ func subjectNamespace(subject, op string) (string, error) {
 	return ns, nil
 }
 
-func search(ctx context.Context, s memory.Searcher, subject string, data []byte) ([]memory.SearchResult, error) {
-	ns, err := subjectNamespace(subject, "search")
+// searchAt answers a search request on a subject of tokens tokens
+// (subjectNamespaceAt).
+func searchAt(ctx context.Context, s memory.Searcher, subject string, data []byte, tokens int) ([]memory.SearchResult, error) {
+	ns, err := subjectNamespaceAt(subject, "search", tokens)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -52,7 +53,7 @@ func TestTimedCountsBeforeTheReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Stop()
+	defer quiet.Do(svc.Stop)
 	release := make(chan struct{})
 	defer close(release) // before Stop: the handler is waiting on it
 	h := micro.HandlerFunc(func(req micro.Request) {

@@ -3,6 +3,8 @@ package prefilter
 import (
 	"strings"
 	"unicode"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // stripCode removes fenced blocks (``` … ```, an unclosed fence runs to the
@@ -52,7 +54,7 @@ func looksLikeCode(s string) bool {
 	visible, symbols := 0, 0
 	for _, r := range s {
 		switch {
-		case isCJK(r):
+		case chars.IsCJK(r):
 			return false
 		case unicode.IsSpace(r):
 			continue

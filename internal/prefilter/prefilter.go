@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Decision says whether to look up memories for a message, and why.
@@ -104,17 +106,6 @@ func isInvisible(r rune) bool {
 		r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0 // Hangul fillers
 }
 
-func isCJK(r rune) bool {
-	switch {
-	case r < 0x1100:
-		return false
-	case r >= 0x4E00 && r <= 0x9FFF:
-		return true
-	}
-	return (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
-}
-
 func isASCIIAlnum(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
@@ -126,7 +117,7 @@ func isLong(s string) bool {
 	for _, r := range s {
 		switch {
 		case unicode.IsSpace(r) || isInvisible(r):
-		case isCJK(r):
+		case chars.IsCJK(r):
 			n += 2
 		default:
 			n++
@@ -167,14 +158,7 @@ func clip(s string) string {
 	if len(s) <= maxScan {
 		return s
 	}
-	head, tail := maxScan/2, len(s)-maxScan/2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + " " + s[tail:]
+	return chars.CutBytes(s, maxScan/2) + " " + chars.TailBytes(s, maxScan/2)
 }
 
 // maxScan bounds, in bytes, how much of a message the trigger rules read.

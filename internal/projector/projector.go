@@ -7,7 +7,8 @@
 // fails on its own is handed back at once, to go to the dead letters with
 // its reason: the store has already committed the rest of its batch and
 // moved its position past it, so trying the batch again would skip it and
-// lose it without a word.
+// lose it without a word. Such an error carries the code EINVALID, which
+// the stream's fate table dead-letters at once.
 //
 // It never calls an LLM and never reads the clock for data: every value it
 // writes comes from the events.
@@ -15,6 +16,7 @@ package projector
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -47,7 +49,7 @@ func (p *Projector) Apply(ctx context.Context, batch []memory.Applied) []error {
 	for try := 0; ; try++ {
 		errs := p.Store.Apply(ctx, batch)
 		if !retryable(errs) {
-			return errs
+			return refused(errs)
 		}
 		if ctx.Err() != nil {
 			return errs
@@ -72,6 +74,20 @@ func retryable(errs []error) bool {
 		}
 	}
 	return false
+}
+
+// refused gives each event the store refused on its own the code
+// EINVALID, whatever the store said: applying is deterministic and the
+// position has passed the event, so no retry could apply it.
+func refused(errs []error) []error {
+	for i, err := range errs {
+		switch memory.ErrorCode(err) {
+		case "", memory.EINVALID, memory.ETOOLARGE:
+		default:
+			errs[i] = fmt.Errorf("%w: %w", memory.Errorf(memory.EINVALID, "event not applied"), err)
+		}
+	}
+	return errs
 }
 
 func firstErr(errs []error) error {

@@ -14,6 +14,7 @@ import (
 // pays for itself, the total never passes the budget, the memory that
 // answers is kept, and filler turns go before evidence.
 func TestBudgetHolds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for i := range 100 {
 		f.apply(user, events.TypeMemoryAdded, f.now.Add(-time.Duration(i+1)*time.Hour), &events.MemoryAdded{
@@ -59,6 +60,7 @@ func TestBudgetHolds(t *testing.T) {
 // what left the agent's window is carried by the compression summary, in
 // both languages, whatever the query is about.
 func TestSessionWindow(t *testing.T) {
+	t.Parallel()
 	for _, lang := range []string{"en", "zh"} {
 		t.Run(lang, func(t *testing.T) {
 			f := newFixture(t)

@@ -20,6 +20,12 @@
 // cosine, so vectors only add (seed 004's hybrid sum ranked gold memories
 // below full text alone; rankMemories); explain shows the cosine.
 //
+// Attachments are scored on their own name, description and
+// transcription, not their turn's (attachments.go). A persona weighs up
+// the kinds of memory it favours (seed 000 §5.5's tech_expert); a preset
+// reproduces one seed's budget, scoring and evidence count as written
+// (presets.go); without one, the defaults above answer.
+//
 // Degradation (seed 004 §8): when the vector path fails, memories come from
 // full text alone; when a text path fails, the engine falls back to recent
 // turns and the profile. Each fall is said in the response and reported to

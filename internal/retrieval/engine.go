@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -119,11 +118,21 @@ type Engine struct {
 	Degraded func(scope memory.Scope, from, to, reason string)
 	// Now is the clock for recency; tests set it.
 	Now func() time.Time
+	// Preset is the preset (presets.go) of a request that names none;
+	// "" is engram's defaults.
+	Preset string
+	// Onboarding is whether a request that does not say asks for seed 004
+	// §3's first meeting (Request.Onboarding).
+	Onboarding bool
+	// Personas are the personas a request may name, by lower-case name
+	// (SeedPersonas by default).
+	Personas map[string]Persona
 }
 
 // NewEngine returns an Engine with the seed defaults.
 func NewEngine(st Store) *Engine {
-	return &Engine{Store: st, Weights: SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now}
+	return &Engine{Store: st, Weights: SeedWeights(), Turns: DefaultTurnOptions(), PerPath: 20, Now: time.Now,
+		Personas: SeedPersonas()}
 }
 
 // Message is one of the agent's recent messages.
@@ -141,8 +150,26 @@ type Request struct {
 	Query          string    `json:"query"`
 	RecentMessages []Message `json:"recent_messages,omitempty"`
 	BudgetTokens   int       `json:"budget_tokens,omitempty"`
-	// Budget chooses the split: "seed004" (default) or "seed002".
-	Budget  string `json:"budget,omitempty"`
+	// Preset reproduces one seed's retrieval as written (presets.go):
+	// "seed000", "seed002" or "seed004"; Budget, Scoring and MaxEvidence
+	// override its choices.
+	Preset string `json:"preset,omitempty"`
+	// Onboarding asks the agent to settle who it and the user are while
+	// the user has not (seed 004 §3; the answer's onboarding). Unset: the
+	// seed004 preset asks, other requests do not unless Engine.Onboarding.
+	Onboarding *bool `json:"onboarding,omitempty"`
+	// Budget chooses the split: "seed004" (default), "seed002" or
+	// "seed000".
+	Budget string `json:"budget,omitempty"`
+	// Scoring ranks memories: "" engram's blend, "seed002" (seed 002
+	// §5.2) or "seed004" (seed 004 §5's hybrid sum).
+	Scoring string `json:"scoring,omitempty"`
+	// MaxEvidence caps the long-term evidence (memories, episodes, daily
+	// summaries) at so many items, best first; 0 bounds it by tokens alone.
+	MaxEvidence int `json:"max_evidence,omitempty"`
+	// Persona weighs up what the agent's persona favours (SeedPersonas;
+	// a name engram does not know as a persona: memories of that kind,
+	// topic or project).
 	Persona string `json:"persona,omitempty"`
 	Explain bool   `json:"explain,omitempty"`
 	// Force retrieves even when the pre-check would skip.
@@ -180,6 +207,10 @@ type Blocks struct {
 	// what left the agent's window, then the session's latest turns,
 	// oldest first (seed 002 §4's short-term memory).
 	Window []Item `json:"window"`
+	// Pending are up to MaxPendingAsked memories waiting for the user's
+	// confirmation, for the agent to ask about at the end of its reply
+	// (seed 004 §7).
+	Pending []Item `json:"pending"`
 }
 
 // Response is the answer to a context request.
@@ -192,6 +223,9 @@ type Response struct {
 	Budget    any      `json:"budget"`
 	Degraded  []string `json:"degraded,omitempty"`
 	Dropped   []string `json:"dropped,omitempty"`
+	// Onboarding is set while the user has not confirmed who the agent is
+	// and who they are (seed 004 §3).
+	Onboarding *Onboarding `json:"onboarding,omitempty"`
 }
 
 // Validate names the first bad field.
@@ -211,10 +245,24 @@ func (r *Request) Validate() error {
 	if r.BudgetTokens < 0 || r.BudgetTokens > 200000 {
 		return memory.Errorf(memory.EINVALID, "budget_tokens: %d is outside 0..200000", r.BudgetTokens)
 	}
+	if !IsPreset(r.Preset) {
+		return memory.Errorf(memory.EINVALID, "preset: %q is not seed000, seed002 or seed004", r.Preset)
+	}
 	switch r.Budget {
-	case "", "seed004", "seed002":
+	case "", PresetSeed004, PresetSeed002, PresetSeed000:
 	default:
-		return memory.Errorf(memory.EINVALID, "budget: %q is not seed004 or seed002", r.Budget)
+		return memory.Errorf(memory.EINVALID, "budget: %q is not seed004, seed002 or seed000", r.Budget)
+	}
+	switch r.Scoring {
+	case "", ScoringSeed002, ScoringSeed004:
+	default:
+		return memory.Errorf(memory.EINVALID, "scoring: %q is not seed002 or seed004 (or empty, engram's)", r.Scoring)
+	}
+	if r.MaxEvidence < 0 || r.MaxEvidence > maxEvidence {
+		return memory.Errorf(memory.EINVALID, "max_evidence: %d is outside 0..%d", r.MaxEvidence, maxEvidence)
+	}
+	if len(r.Persona) > 200 {
+		return memory.Errorf(memory.EINVALID, "persona is longer than 200 bytes")
 	}
 	if r.TurnLimit < 0 || r.TurnLimit > 50 {
 		return memory.Errorf(memory.EINVALID, "turn_limit: %d is outside 0..50", r.TurnLimit)
@@ -222,13 +270,12 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-var attachmentWords = []string{"图片", "照片", "截图", "文件", "附件", "图", "picture", "photo", "image", "screenshot", "file", "pdf", "attachment", "document", "video", "视频", "语音", "voice"}
-
 // Context answers one request.
 func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	e.applyPreset(&req)
 	scope := memory.Scope{Namespace: req.Namespace, User: req.User}
 	now := e.Now()
 	resp := &Response{}
@@ -277,6 +324,7 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 	if d.Retrieve {
 		e.recall(ctx, scope, req, now, projects, &b, resp)
 	}
+	e.ask(ctx, req, scope, now, &b, resp)
 	// Evidence that says nothing ("Understood.", "好的") ranks, and is
 	// trimmed, after evidence that does; a turn the session window holds
 	// is not listed twice.
@@ -289,6 +337,7 @@ func (e *Engine) Context(ctx context.Context, req Request) (*Response, error) {
 		return slices.ContainsFunc(b.Window, func(w Item) bool { return w.ID == it.ID })
 	})
 	sort.SliceStable(b.Turns, func(i, j int) bool { return b.Turns[i].Score > b.Turns[j].Score })
+	capEvidence(&b, req.MaxEvidence)
 	e.finish(req, &b, resp, scope, now)
 	return resp, nil
 }
@@ -352,7 +401,12 @@ func (r *recall) semantic(ctx context.Context, hits []memory.MemoryHit) (map[str
 // bounded and fade with time since the last use: retrieval must not feed
 // on itself. Only active memories are recalled, so a superseded value
 // never ranks as current.
-func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, persona, project string, intent []memory.Kind, tw *timeWindow, explain bool) []Item {
+//
+// Scoring "seed002" and "seed004" replace the blend with those seeds'
+// sums as written (presets.go); the boosts (persona, project, intent, a
+// time asked about) apply to each.
+func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float64, now time.Time, o rankOptions) []Item {
+	tw := o.tw
 	if len(hits) == 0 {
 		return nil
 	}
@@ -387,24 +441,36 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 			rel = max(rel, semantic[h.ID])
 		}
 		score := rel * (w.Relevance + w.Recency*recency + w.Importance*importance + w.Access*access) / sum
-		boost := 1.0
-		if persona != "" && (strings.EqualFold(persona, string(h.Kind)) || strings.EqualFold(persona, h.Topic) || strings.EqualFold(persona, h.Project)) {
-			boost *= w.Persona
+		var timeDecay float64
+		switch o.scoring {
+		case ScoringSeed002:
+			similarity := text
+			if semantic != nil {
+				similarity = semantic[h.ID]
+			}
+			score, timeDecay = seed002Score(similarity, h.Importance, age.Hours())
+		case ScoringSeed004:
+			score = seed004Score(semantic[h.ID], text, recency)
 		}
-		if project != "" && strings.EqualFold(project, h.Project) {
+		persona := e.personaBoost(o.persona, h.Memory)
+		boost := persona
+		if o.project != "" && strings.EqualFold(o.project, h.Project) {
 			boost *= w.Project
 		}
-		if slices.Contains(intent, h.Kind) {
+		if slices.Contains(o.intent, h.Kind) {
 			boost *= w.Intent
 		}
 		boost *= tw.factor(h.Created)
 		score *= boost
 		var sig map[string]float64
-		if explain {
+		if o.explain {
 			sig = map[string]float64{"relevance": rel, "recency": recency, "importance": h.Importance,
-				"access": access, "decay": decay, "boost": boost, "score": score}
+				"access": access, "decay": decay, "persona": persona, "boost": boost, "score": score}
 			if semantic != nil {
 				sig["semantic"], sig["text"] = semantic[h.ID], text
+			}
+			if o.scoring == ScoringSeed002 {
+				sig["time_decay"] = timeDecay
 			}
 		}
 		items = append(items, memoryItem(h.Memory, score, sig))
@@ -416,6 +482,14 @@ func (e *Engine) rankMemories(hits []memory.MemoryHit, semantic map[string]float
 		return items[i].ID < items[j].ID
 	})
 	return items
+}
+
+// rankOptions are what a request asks of memory ranking.
+type rankOptions struct {
+	persona, scoring, project string
+	intent                    []memory.Kind
+	tw                        *timeWindow
+	explain                   bool
 }
 
 // accessSignal is access reinforcement that cannot run away: the count
@@ -475,16 +549,38 @@ func asksFor(query string) []memory.Kind {
 // memories used.
 func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Scope, now time.Time) {
 	budget := contextblock.DefaultBudget()
-	if req.Budget == "seed002" {
+	switch req.Budget {
+	case PresetSeed002:
 		budget = contextblock.Seed002Budget(max(req.BudgetTokens, 0))
+	case PresetSeed000:
+		budget = contextblock.Seed000Budget()
 	}
-	if req.BudgetTokens > 0 && req.Budget != "seed002" {
+	if req.BudgetTokens > 0 && req.Budget != PresetSeed002 {
 		budget = budget.Scale(req.BudgetTokens)
 	}
 	var counter Counter = contextblock.Estimate{}
 	if e.Tokens != nil {
 		counter = e.Tokens(req.Model)
 	}
+	// What the agent is to ask goes after the memory, out of the profile
+	// share (the cards' and theirs, seed 004 §5), at most half of it:
+	// past that the last unconfirmed memories go, then the onboarding.
+	shown := budget
+	asks, askTokens := "", 0
+	for {
+		asks = renderAsks(req, *b, resp.Onboarding)
+		askTokens = counter.Count(asks)
+		if askTokens <= budget.Profile/2 {
+			break
+		}
+		if n := len(b.Pending); n > 0 {
+			b.Pending = b.Pending[:n-1]
+			continue
+		}
+		resp.Onboarding = nil
+	}
+	budget.Profile -= askTokens
+	budget.Total -= askTokens
 	// Fit takes turns oldest first (it trims the oldest and renders them in
 	// the order of the conversation); the response keeps them best first.
 	chrono := slices.Clone(b.Turns)
@@ -510,14 +606,17 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	b.Memories, b.Episodes = keep(b.Memories, fitted.Memories), keep(b.Episodes, fitted.Episodes)
 	b.Turns, b.Attachments = keep(b.Turns, fitted.Turns), keep(b.Attachments, fitted.Attachments)
 	b.Window = keep(b.Window, fitted.Window)
-	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments, &b.Window} {
+	for _, l := range []*[]Item{&b.Profile, &b.Scratchpad, &b.Memories, &b.Episodes, &b.Turns, &b.Attachments, &b.Window, &b.Pending} {
 		if *l == nil {
 			*l = []Item{}
 		}
 	}
-	resp.Blocks, resp.Tokens, resp.Dropped = *b, rep.Total, rep.Dropped
-	resp.Budget = budget
-	resp.Rendered = contextblock.Render(fitted, req.Lang)
+	resp.Blocks, resp.Tokens, resp.Dropped = *b, rep.Total+askTokens, rep.Dropped
+	resp.Budget = shown
+	resp.Rendered = contextblock.Render(fitted, req.Lang) + asks
+	for i := range resp.Blocks.Pending {
+		resp.Blocks.Pending[i].Tokens = counter.Count(resp.Blocks.Pending[i].Content)
+	}
 	if e.Recorder != nil {
 		var ids []string
 		for _, it := range append(append([]Item{}, b.Profile...), b.Memories...) {
@@ -557,42 +656,11 @@ func turnItem(t memory.TurnHit, score float64, explain bool, signals map[string]
 		who = t.Speaker
 	}
 	it := Item{ID: t.Key, Kind: "turn", Content: t.Content, Score: score, SessionID: t.SessionID, TurnIndex: &idx, Time: t.Time,
-		Provenance: fmt.Sprintf("turn %s · %s · session %s #%d · %s", t.Key, who, t.SessionID, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))}
+		Provenance: fmt.Sprintf("turn %s · %s · session %s, turn %d · %s", t.Key, who, t.SessionID, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))}
 	if explain {
 		it.Signals = signals
 	}
 	return it
-}
-
-// attachmentItems lists a turn's attachments as items.
-func attachmentItems(t memory.TurnHit) ([]Item, error) {
-	var atts []struct {
-		Name, Mime, Path, URL, Description, Transcription string
-	}
-	if err := json.Unmarshal([]byte(t.Attachments), &atts); err != nil {
-		return nil, fmt.Errorf("attachments of turn %s: %w", t.Key, err)
-	}
-	var out []Item
-	for i, a := range atts {
-		where := a.Path
-		if where == "" {
-			where = a.URL
-		}
-		text := strings.TrimSpace(a.Name + ": " + a.Description + " " + a.Transcription)
-		out = append(out, Item{ID: fmt.Sprintf("%s/a%d", t.Key, i), Kind: "attachment", Content: text,
-			Provenance: fmt.Sprintf("attachment of turn %s · %s · %s", t.Key, a.Mime, where), Score: 1, SessionID: t.SessionID, Time: t.Time})
-	}
-	return out, nil
-}
-
-func asksForAttachment(q string) bool {
-	lq := strings.ToLower(q)
-	for _, w := range attachmentWords {
-		if strings.Contains(lq, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // memoryFeedback is what the best memories (contents, best first) lend

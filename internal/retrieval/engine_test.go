@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/engramhq/engram/internal/textseg"
 	"math"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/textseg"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
@@ -39,7 +40,11 @@ func openWith(t *testing.T, turns ...string) *sqlite.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	now := time.Now().UTC()
 	var batch []memory.Applied
 	for i, c := range turns {
@@ -61,6 +66,7 @@ func openWith(t *testing.T, turns ...string) *sqlite.Store {
 // When full-text search fails, the answer falls back to recent turns and
 // the profile, says so, and reports the fall once per request.
 func TestDegradesToRecentAndProfile(t *testing.T) {
+	t.Parallel()
 	st := openWith(t, "我们在讨论部署", "部署到了 staging")
 	e := NewEngine(brokenFTS{st})
 	var mu sync.Mutex
@@ -131,6 +137,7 @@ func (b brokenReads) RecentTurns(context.Context, memory.Scope, time.Time, int) 
 // goes on with what the other paths found, names each fall, and reports
 // each to Degraded with its reason.
 func TestEveryFailedReadIsDegraded(t *testing.T) {
+	t.Parallel()
 	st := openWith(t, "我们在讨论部署", "三月初部署到了 staging")
 	e := NewEngine(brokenReads{st})
 	var falls []string
@@ -171,6 +178,7 @@ func TestEveryFailedReadIsDegraded(t *testing.T) {
 // memory of the project the query names, of the kind it asks for, of the
 // request's persona, gains what Weights says and nothing else does.
 func TestBoostsAreWeights(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.apply(user, events.TypeMemoryAdded, f.now.Add(-time.Hour), &events.MemoryAdded{MemoryID: "m1", Kind: "preference", Category: "decision",
 		Subject: "user", Predicate: "note", Content: "atlas deploys on fridays", Project: "atlas", Importance: 0.5, Confidence: 1})
@@ -239,6 +247,7 @@ func (f fakeVectors) SearchMemories(ctx context.Context, scope memory.Scope, _ s
 // relevance of its cosine; with the vector path failing, full text answers
 // alone and the fall is reported.
 func TestVectorFusion(t *testing.T) {
+	t.Parallel()
 	st := openWith(t)
 	tea := memory.Applied{Envelope: memory.Envelope{Seq: 100, Source: "t", ID: "tea", Type: events.TypeMemoryAdded,
 		Scope: memory.Scope{Namespace: "default", User: "u"}, Time: time.Now().UTC().Add(-60 * 24 * time.Hour)},
@@ -284,6 +293,7 @@ func TestVectorFusion(t *testing.T) {
 // when the vectors find another that shares a few common words with the
 // question (seed 004's hybrid sum put that one first).
 func TestVectorsOnlyAdd(t *testing.T) {
+	t.Parallel()
 	st := openWith(t)
 	for i, m := range []struct{ id, content string }{{"tea", "User drinks oolong tea every morning"}, {"walk", "User walks the dog every morning"}} {
 		mustApply(t, st, memory.Applied{Envelope: memory.Envelope{Seq: uint64(200 + i), Source: "t", ID: m.id, Type: events.TypeMemoryAdded,
@@ -315,6 +325,7 @@ func mustApply(t *testing.T, st *sqlite.Store, batch ...memory.Applied) {
 // nearly everything and rank it by noise. Recent turns answer, or the
 // recent messages when they carry words.
 func TestStopwordQuery(t *testing.T) {
+	t.Parallel()
 	st := openWith(t, "the deploy went to the staging cluster", "the cat sat on the mat")
 	e := NewEngine(st)
 	resp, err := e.Context(t.Context(), Request{User: "u", Query: "what about the", Force: true, Explain: true})
@@ -340,6 +351,7 @@ func TestStopwordQuery(t *testing.T) {
 // again among the memories; and evidence turns are trimmed lowest score
 // first when the recent tier is over budget: the best one stays.
 func TestProfileOnceAndTurnsTrimmedByScore(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("部署 staging 集群的细节 ", 40)
 	st := openWith(t, "小王 说 "+long, "小王 又说 "+long, "小王 最后说 "+long)
 	e := NewEngine(st)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/engramhq/engram/internal/textseg"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/textseg"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/locomo"
@@ -22,7 +23,10 @@ func loadLoCoMo(tb testing.TB, speakers bool) (*locomo.Dataset, *sqlite.Store) {
 	tb.Helper()
 	path := os.Getenv("LOCOMO")
 	if path == "" {
-		path = "../../../shared/data/locomo/locomo10.json"
+		path = "../../testdata/locomo/locomo10.json" // see docs/benchmarks.md
+		if _, err := os.Stat(path); err != nil {
+			path = "../../../shared/data/locomo/locomo10.json"
+		}
 	}
 	ds, err := locomo.Load(path)
 	if err != nil {
@@ -32,7 +36,11 @@ func loadLoCoMo(tb testing.TB, speakers bool) (*locomo.Dataset, *sqlite.Store) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { st.Close() })
+	tb.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
 	seq := uint64(0)
 	for _, conv := range ds.Conversations {
 		var batch []memory.Applied
@@ -68,7 +76,7 @@ func diaIDs(conv *locomo.Conversation, turns []ScoredTurn) []string {
 	var ids []string
 	for _, t := range turns {
 		n := 0
-		fmt.Sscanf(t.SessionID, "session-%d", &n)
+		_, _ = fmt.Sscanf(t.SessionID, "session-%d", &n) // a session id of another shape matches no session
 		for _, s := range conv.Sessions {
 			if s.N == n && t.TurnIndex < len(s.Turns) {
 				ids = append(ids, s.Turns[t.TurnIndex].DiaID)
@@ -84,6 +92,7 @@ func diaIDs(conv *locomo.Conversation, turns []ScoredTurn) []string {
 // ENGRAM_LOCOMO_EXPERIMENT=1, and ENGRAM_LOCOMO_VARIANTS a JSON list of
 // TurnOptions to try beside the default.
 func TestLoCoMoExperiment(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("ENGRAM_LOCOMO_EXPERIMENT") == "" {
 		t.Skip("set ENGRAM_LOCOMO_EXPERIMENT=1")
 	}

@@ -140,7 +140,8 @@ func (r *recall) memories(ctx context.Context) {
 	if e.Vectors != nil {
 		semantic, hits = r.semantic(ctx, hits)
 	}
-	r.b.Memories = e.rankMemories(hits, semantic, a.now, a.req.Persona, a.project, asksFor(a.req.Query), a.tw, a.req.Explain)
+	r.b.Memories = e.rankMemories(hits, semantic, a.now, rankOptions{persona: a.req.Persona, scoring: a.req.Scoring,
+		project: a.project, intent: asksFor(a.req.Query), tw: a.tw, explain: a.req.Explain})
 	// A profile memory the query also matches is in the profile card
 	// already; listed twice it would be rendered and charged twice.
 	r.b.Memories = slices.DeleteFunc(r.b.Memories, func(it Item) bool {
@@ -150,7 +151,7 @@ func (r *recall) memories(ctx context.Context) {
 
 // turns recalls raw turns with their neighbours (seed 000: the raw text
 // gets used), led by the words of the best memories, and the attachments
-// of those turns when the question asks for a file.
+// of those turns that hold the question's words (rankAttachments).
 func (r *recall) turns(ctx context.Context) {
 	a, e := &r.a, r.e
 	if r.textFailed || !a.searchable {
@@ -166,22 +167,16 @@ func (r *recall) turns(ctx context.Context) {
 		r.textFails(fmt.Errorf("recall turns: %w", err))
 		return
 	}
-	wantFiles := asksForAttachment(a.req.Query)
-	for i, t := range turns {
-		if i >= a.limit && !wantFiles {
-			break
-		}
-		if i < a.limit {
-			r.b.Turns = append(r.b.Turns, turnItem(t.TurnHit, t.Score, a.req.Explain, map[string]float64{
-				"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
-		}
-		if wantFiles && t.Attachments != "" && len(r.b.Attachments) < 5 {
-			items, err := attachmentItems(t.TurnHit)
-			if err != nil {
-				r.fall("attachments", "none", err)
-			}
-			r.b.Attachments = append(r.b.Attachments, items...)
-		}
+	for _, t := range turns[:min(a.limit, len(turns))] {
+		r.b.Turns = append(r.b.Turns, turnItem(t.TurnHit, t.Score, a.req.Explain, map[string]float64{
+			"text": t.Text, "neighbor": t.Neighbor, "feedback": t.Feedback, "score": t.Score}))
+	}
+	atts, err := rankAttachments(a.q, a.req.Query, turns)
+	if err != nil {
+		r.fall("attachments", "none", err)
+	}
+	for _, s := range atts[:min(maxAttachments, len(atts))] {
+		r.b.Attachments = append(r.b.Attachments, attachmentItem(s, a.req.Explain))
 	}
 }
 
@@ -220,10 +215,25 @@ func (r *recall) daily(ctx context.Context) {
 		r.fall("daily", "none", fmt.Errorf("recall daily summaries: %w", err))
 		return
 	}
-	for i, d := range days {
+	// A day whose own turns the block already quotes would only say
+	// their words again (today's log of a live conversation, above all),
+	// unless the question asks about a time: then the day's log is the
+	// answer.
+	quoted := map[string]bool{}
+	if tw == nil {
+		for _, it := range r.b.Turns {
+			quoted[it.Time.Local().Format(time.DateOnly)] = true
+		}
+	}
+	i := 0
+	for _, d := range days {
+		if quoted[d.Date] {
+			continue
+		}
+		i++
 		at, _ := time.Parse("2006-01-02", d.Date) // the store writes it; a bad one only loses the item's time
 		r.b.Episodes = append(r.b.Episodes, Item{ID: "daily_" + d.Date + "_" + d.Channel, Kind: "daily", Content: d.Summary,
-			Provenance: fmt.Sprintf("daily summary · %s · %s", d.Date, d.Channel), Score: 0.5 / float64(i+1), Time: at})
+			Provenance: fmt.Sprintf("daily summary · %s · %s", d.Date, d.Channel), Score: 0.5 / float64(i), Time: at})
 	}
 }
 

@@ -30,7 +30,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return &fixture{t: t, st: st, now: time.Now().UTC()}
 }
 
@@ -139,6 +143,7 @@ func (f *fixture) fillers(scope memory.Scope, n int) {
 // that must occur verbatim: 巧克力蛋糕 and 帮忙做 are found inside it,
 // however many clauses come before them.
 func TestChineseQueryByBigrams(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 20)
 	f.memory(user, "cake", "fact", "周六聚会用户负责带巧克力蛋糕", 48*time.Hour)
@@ -158,6 +163,7 @@ func TestChineseQueryByBigrams(t *testing.T) {
 
 // 2. No silent cap: the cue at the end of a long question is searched.
 func TestLongQueryKeepsItsEnd(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 20)
 	f.memory(user, "vet", "fact", "User's dog Biscuit sees the vet at Riverside Animal Clinic", 72*time.Hour)
@@ -177,6 +183,7 @@ func TestLongQueryKeepsItsEnd(t *testing.T) {
 // the clauses before it set, even when the scene shares more words with
 // another memory.
 func TestLongChineseQuestionAsksAtTheEnd(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 20)
 	f.memory(user, "checkup", "fact", "王姐的健康证 12 月到期，店里两个人都要去体检办证", 20*24*time.Hour)
@@ -190,6 +197,7 @@ func TestLongChineseQuestionAsksAtTheEnd(t *testing.T) {
 // 3. recent_messages shape the raw turns too: a vague last utterance is
 // answered from the turns its dialogue points at.
 func TestRecentMessagesShapeTurns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "old", 30*24*time.Hour, "我们去了青城山徒步，山顶风景特别好", "听起来很棒！",
 		"周末打算把阳台的花重新换盆", "好的，记得用透气的陶盆。")
@@ -207,6 +215,7 @@ func TestRecentMessagesShapeTurns(t *testing.T) {
 // question: "谈下来了 2450 签三年" answers "跟房东谈的房租最后是多少" only
 // through the memory the question finds.
 func TestMemoriesLeadToTheirTurns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	f.memory(user, "lease", "decision", "用户不搬铺子，跟房东刘老板谈成签三年合同，每月 2450，押一付三", 60*24*time.Hour)
@@ -238,6 +247,7 @@ func TestMemoriesLeadToTheirTurns(t *testing.T) {
 // A memory that holds little of the question lends its words little: the
 // best of a few unrelated memories does not steer the turns.
 func TestUnrelatedMemoryDoesNotSteerTurns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.memory(user, "hike", "fact", "Sam went hiking at Mount Tam with friends on Friday and the view was great", 60*24*time.Hour)
 	f.turns(user, "party", 30*24*time.Hour, "The birthday dinner for Ana is at the Thai place on Friday", "Nice, which one?",
@@ -253,6 +263,7 @@ func TestUnrelatedMemoryDoesNotSteerTurns(t *testing.T) {
 // 4. Access reinforcement cannot run away: a memory returned 50 times for
 // one topic does not outrank the best match for another.
 func TestAccessDoesNotRunAway(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	f.memory(user, "coffee", "preference", "User drinks oat milk latte every morning, coffee with oat milk", 90*24*time.Hour)
@@ -268,6 +279,7 @@ func TestAccessDoesNotRunAway(t *testing.T) {
 // 5. A user's ranking depends only on that user's data: the same top 10
 // with and without 100 other namespaces loaded.
 func TestRankingIgnoresOtherTenants(t *testing.T) {
+	t.Parallel()
 	build := func(others int) ([]string, []string) {
 		f := newFixture(t)
 		f.fillers(user, 30)
@@ -292,6 +304,7 @@ func TestRankingIgnoresOtherTenants(t *testing.T) {
 // 6. A one-character noun is findable: seed 000 §4.4's own example finds
 // the turn where the cat picture was sent.
 func TestSingleCharacterNoun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "pics", 5*24*time.Hour, "这是我家猫今天晒太阳的样子，发你看看", "好可爱！橘色的毛好亮。",
 		"明天要带它去打疫苗", "记得提前预约。")
@@ -307,6 +320,7 @@ func TestSingleCharacterNoun(t *testing.T) {
 // A one-character verb is found by its bigram with the 了 after it: the
 // run before 了 ("钱赔") shares nothing with "顺丰那单赔了我 800 块".
 func TestSingleCharacterVerb(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	f.memory(user, "paid", "fact", "顺丰那单丢件最后赔了我 800 块", 3*24*time.Hour)
@@ -316,6 +330,7 @@ func TestSingleCharacterVerb(t *testing.T) {
 // A query whose only content is cut by function words still finds what
 // a plain bigram search finds: 买的 in "票买的几点的".
 func TestBigramAcrossFunctionWord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	f.memory(user, "train", "fact", "国庆回老家，买的是 10 月 1 日早上 8:12 从西安北出发的高铁", 10*24*time.Hour)
@@ -325,6 +340,7 @@ func TestBigramAcrossFunctionWord(t *testing.T) {
 // A one-character verb is a word of its own: "被罚" finds what says "被站长
 // 罚了", though the two share no bigram.
 func TestOneCharacterVerb(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 20)
 	f.memory(user, "fined", "event", "没穿工服被站长罚了 100 元", 100*24*time.Hour)
@@ -342,6 +358,7 @@ func TestOneCharacterVerb(t *testing.T) {
 // 7. Paraphrase without a model: the concept lexicon and the kind a
 // question asks for.
 func TestParaphrase(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 20)
 	f.memory(user, "dark", "preference", "User prefers dark mode in every tool", 10*24*time.Hour)
@@ -394,6 +411,7 @@ func TestParaphrase(t *testing.T) {
 // when the name is in half the turns and another speaker's turn shares
 // more of the question's words.
 func TestSpeakerNamed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lines := []struct{ speaker, text string }{
 		{"Melanie", "Caroline told me the pottery class was great, the pottery class teacher was so kind"},
@@ -416,6 +434,7 @@ func TestSpeakerNamed(t *testing.T) {
 // half a year ago that answers the question still comes before a new one
 // that only shares a word with it.
 func TestDecayLeavesRelevanceFirst(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	event := func(id, content string, age time.Duration) {

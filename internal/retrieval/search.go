@@ -13,8 +13,9 @@ var _ memory.Searcher = (*Engine)(nil)
 
 // Search finds what q.Scope's memory holds about q.Text (GET /v1/search,
 // the NATS search service): active memories, raw turns and daily
-// summaries, merged best first. It reads the query as /v1/context does
-// (textseg.Understand), and ranks turns as /v1/context does: rankTurns
+// summaries, and the attachments of the turns found that hold the
+// query's own words (rankAttachments), merged best first. It reads the
+// query as /v1/context does (textseg.Understand), and ranks turns as /v1/context does: rankTurns
 // (neighbours, the answer after its question, the conversation cues, a
 // time the query names, the words of the best two memories). A search and
 // a context request for the same words find the same turns in the same
@@ -82,6 +83,13 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			turns = append(turns, ScoredTurn{TurnHit: h, Score: h.BM25})
 		}
 	}
+	var atts []scoredAttachment
+	if informative {
+		if atts, err = rankAttachments(query, q.Text, turns); err != nil {
+			return nil, err
+		}
+		atts = atts[:min(len(atts), q.Limit)]
+	}
 	turns = turns[:min(len(turns), q.Limit)]
 	var days []memory.DailySummary
 	if dr, ok := e.Store.(DailyRecaller); ok {
@@ -89,7 +97,7 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			return nil, err
 		}
 	}
-	out := make([]memory.SearchResult, 0, len(mems)+len(turns)+len(days))
+	out := make([]memory.SearchResult, 0, len(mems)+len(turns)+len(atts)+len(days))
 	for _, m := range mems {
 		out = append(out, memory.SearchResult{ID: m.ID, Kind: memory.ResultMemory, Content: m.Content, Score: m.BM25,
 			SessionID: m.SessionID, TurnIndex: -1, Time: m.Updated})
@@ -100,6 +108,13 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	}
 	scaleTo(out[:len(mems)], 1.0)
 	scaleTo(out[len(mems):], 0.95)
+	// An attachment's score is already a share of the question's words it
+	// holds, in (0, 1], plus its kind's bonus: scaled as a turn's.
+	for _, a := range atts {
+		out = append(out, memory.SearchResult{ID: a.id(), Kind: memory.ResultAttachment, Content: a.content(),
+			Score: 0.95 * min(1, a.score()), SessionID: a.turn.SessionID, TurnIndex: a.turn.TurnIndex, Role: a.turn.Role,
+			Time: a.turn.Time})
+	}
 	for i, d := range days {
 		at, _ := time.Parse("2006-01-02", d.Date)
 		out = append(out, memory.SearchResult{ID: "daily_" + d.Date + "_" + d.Channel, Kind: memory.ResultDaily,

@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 )
 
 func TestParseTimeWindow(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
 	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 12, 0, 0, 0, time.UTC) }
 	for _, tc := range []struct {
@@ -58,6 +60,7 @@ func checkHolds(t *testing.T, query string, w *timeWindow, in, out []time.Time) 
 // A question about a time finds what was written then, even when its
 // words match nothing (issue 9's time references).
 func TestTimeReferenceRecallsThatTime(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 10)
 	feb := time.Date(f.now.Year(), 2, 26, 9, 0, 0, 0, time.UTC)
@@ -76,6 +79,7 @@ func TestTimeReferenceRecallsThatTime(t *testing.T) {
 // its words, and by the date a question names, in /v1/context and in
 // search.
 func TestDailySummariesRecalled(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.fillers(user, 5)
 	day := time.Date(f.now.Year(), 3, 5, 0, 0, 0, 0, time.UTC)
@@ -103,6 +107,7 @@ func TestDailySummariesRecalled(t *testing.T) {
 // that day, not its month (issue 9: LoCoMo's questions name the day of
 // the talk they ask about).
 func TestParseTimeWindowDay(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
 	at := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 15, 0, 0, 0, time.UTC) }
 	for _, tc := range []struct {
@@ -136,6 +141,7 @@ func TestParseTimeWindowDay(t *testing.T) {
 // The turn said on the day a question names comes before a better
 // worded one from another day of the same month.
 func TestNamedDayRanksItsTurns(t *testing.T) {
+	t.Parallel()
 	if score, _ := paintingScores(t, 2026); score["s1"] <= score["s2"] {
 		t.Fatalf("scores %v: want the turn of June 13 (s1) above the one of June 24", score)
 	}
@@ -159,6 +165,7 @@ func paintingScores(t *testing.T, year int) (map[string]float64, *fixture) {
 // A question that asks when prefers the turn that says when over one that
 // only shares its words (issue 9: question-type cues).
 func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "s1", 30*24*time.Hour, "Camping with the kids is the best, camping is our thing.")
 	f.turns(user, "s2", 20*24*time.Hour, "We went camping with the kids two weekends ago.")
@@ -181,11 +188,37 @@ func TestAsksWhenPrefersTurnsThatSayWhen(t *testing.T) {
 // something on (anchor), not one they were silent in: a user whose talk
 // is two years old asks about "June 13" of two years ago.
 func TestYearlessDayIsTheLatestTheUserSpokeIn(t *testing.T) {
+	t.Parallel()
 	score, f := paintingScores(t, 2024)
 	if score["s1"] <= score["s2"] {
 		t.Fatalf("scores %v: want the turn of June 13, 2024 (s1) above the one of June 24", score)
 	}
 	if w, err := anchor(t.Context(), f.st, user, parseTimeWindow("in early March", f.now)); err != nil || w == nil || w.from.Year() != 2026 {
 		t.Fatalf("a month the user never spoke in: %+v (err %v), want it left in 2026", w, err)
+	}
+}
+
+// A day's log whose turns the block already quotes is left out (it would
+// say their words again: today's log of a live conversation), unless the
+// question asks about that day.
+func TestDailyLogOfQuotedTurnsLeftOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.turns(user, "s1", 2*time.Hour, "我住在北京市朝阳区，平时喜欢喝美式咖啡。")
+	said := f.now.Add(-2 * time.Hour).Local()
+	day := said.Format(time.DateOnly)
+	f.apply(user, events.TypeDailySummarized, said.Add(time.Minute), &events.DailySummary{Date: day,
+		Channel: "chat", Summary: said.Format("15:04") + " 我住在北京市朝阳区，平时喜欢喝美式咖啡。", RawTokens: 20, Source: "extraction"})
+	daily := func(it Item) bool { return it.Kind == "daily" }
+	resp := f.ask(Request{Query: "我平时喝什么咖啡？"})
+	if len(resp.Blocks.Turns) == 0 {
+		t.Fatalf("the turn is not recalled: %+v", resp.Blocks)
+	}
+	if slices.ContainsFunc(resp.Blocks.Episodes, daily) {
+		t.Errorf("the day's log beside the turns it repeats: %+v", resp.Blocks.Episodes)
+	}
+	q := fmt.Sprintf("%d月%d日那天聊了什么", said.Month(), said.Day())
+	if resp := f.ask(Request{Query: q}); !slices.ContainsFunc(resp.Blocks.Episodes, daily) {
+		t.Errorf("%q: episodes %+v, want the day's log", q, resp.Blocks.Episodes)
 	}
 }

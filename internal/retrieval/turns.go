@@ -117,10 +117,10 @@ type ScoredTurn struct {
 // tokens is the turn's text as the index reads it, read once: the store
 // keeps it for the turns it scored, and the neighbours read it here.
 func (s *ScoredTurn) tokens() []string {
-	if s.TurnHit.Tokens == nil {
-		s.TurnHit.Tokens = textseg.Tokens(s.TurnHit.Text())
+	if s.Tokens == nil {
+		s.Tokens = textseg.Tokens(s.TurnHit.Text()) // s.Text is the score, not the turn's text
 	}
-	return s.TurnHit.Tokens
+	return s.Tokens
 }
 
 // rankTurns recalls a scope's turns for query: BM25 over the segmented

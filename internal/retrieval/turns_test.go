@@ -14,6 +14,7 @@ import (
 // a statement does (issue 9: answers follow the turn that holds the
 // query's words).
 func TestAnswerFollowsQuestion(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "asked", 48*time.Hour, "What was the poetry reading about?", "It was about trans people telling their own stories.")
 	f.turns(user, "told", 24*time.Hour, "The poetry reading was long.", "I had pasta for dinner after that.")
@@ -35,6 +36,7 @@ func TestAnswerFollowsQuestion(t *testing.T) {
 // A turn that ends by asking holds what was asked, not what was told: it
 // ranks below a turn that says the same words.
 func TestAskingTurnRanksBelowTelling(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "asks", 48*time.Hour, "So you went to the pottery class on Friday?")
 	f.turns(user, "tells", 24*time.Hour, "So you went to the pottery class on Friday.")
@@ -51,6 +53,7 @@ func TestAskingTurnRanksBelowTelling(t *testing.T) {
 // query word in many turns does not outweigh one with a few turns that
 // match well (issue 9: a question is usually about one conversation).
 func TestSessionEvidenceCountsBestHits(t *testing.T) {
+	t.Parallel()
 	keys := []memory.TurnKey{{SessionID: "trip", TurnIndex: 0}, {SessionID: "trip", TurnIndex: 5}, {SessionID: "trip", TurnIndex: 9}}
 	text := []float64{1, 0.9, 0.8}
 	for i := range 40 {
@@ -67,6 +70,7 @@ func TestSessionEvidenceCountsBestHits(t *testing.T) {
 // follow-up ("What was it about?" — "Which one?" — "The one in May…")
 // still inherits from the question, though it shares none of its words.
 func TestBestHitsReachTwoTurns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "s", time.Hour, "Did you go to the poetry reading on Friday?", "Which one?", "The one downtown: it was about trans people telling their own stories.", "Sounds good.")
 	f.turns(user, "other", 2*time.Hour, "Lunch was fine.")
@@ -92,6 +96,7 @@ var _ TurnWindowReader = (*sqlite.Store)(nil)
 // session of that day opens with its news, and that opener is recalled
 // among the best, though other days said the question's words.
 func TestTurnsOfTheDayNamed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	day := time.Date(2022, 11, 9, 15, 0, 0, 0, time.UTC)
 	f.turns(user, "that-day", f.now.Sub(day), "Hey, what a wild week! My tournament got pushed back, so I tried out some cooking: homemade coconut ice cream.", "Wow, that looks amazing!")
@@ -119,6 +124,7 @@ func TestTurnsOfTheDayNamed(t *testing.T) {
 // way to the next best of another session (issue 9: multi-hop evidence is
 // spread over sessions).
 func TestListQuestionSpreadsOverSessions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.turns(user, "pottery", 72*time.Hour,
 		"Pottery class was fun, we made bowls in the pottery class today.",

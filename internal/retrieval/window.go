@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,10 +17,16 @@ import (
 // oldest first).
 const maxWindowTurns = 60
 
-// sessionWindow is seed 002 §4's short-term memory for one session: its
-// latest turns, oldest first, after a summary of what left the agent's
-// window — the agent's own from context.compressing, which the
-// compression episode keeps, else that episode's extractive one.
+// maxWindowSummaries bounds the compression summaries a window joins.
+const maxWindowSummaries = 5
+
+// sessionWindow is seed 002 §4's short-term memory for one session: a
+// summary of what left the agent's window, then the session's latest
+// turns that no summary covers, oldest first. The summary joins the
+// session's compression episodes, oldest first (seed 002 §4.2: a new
+// summary is merged with the one before): each the agent's own from
+// context.compressing, else extractive, or the session's own compaction
+// (the consolidator's compact action) when it grew long.
 func sessionWindow(ctx context.Context, sr SessionReader, scope memory.Scope, session string) ([]Item, error) {
 	turns, err := sr.SessionTurns(ctx, scope, session)
 	if err != nil {
@@ -29,24 +36,37 @@ func sessionWindow(ctx context.Context, sr SessionReader, scope memory.Scope, se
 	if err != nil {
 		return nil, err
 	}
-	var out []Item
-	var summary *memory.Episode
-	for i := range eps {
-		if eps[i].Source == "compression" && (summary == nil || eps[i].Ended.After(summary.Ended)) {
-			summary = &eps[i]
+	var summaries []memory.Episode
+	covered := map[int]bool{}
+	for _, ep := range eps {
+		if ep.Source != "compression" || strings.TrimSpace(ep.Summary) == "" {
+			continue
+		}
+		summaries = append(summaries, ep)
+		for _, i := range ep.Turns {
+			covered[i] = true
 		}
 	}
-	if summary != nil && strings.TrimSpace(summary.Summary) != "" {
-		out = append(out, Item{ID: summary.ID, Kind: contextblock.KindSummary, Content: summary.Summary, SessionID: session,
-			Time: summary.Ended, Score: 1,
-			Provenance: fmt.Sprintf("summary of earlier turns · episode %s · %s", summary.ID, summary.Ended.Format("2006-01-02 15:04"))})
+	slices.SortStableFunc(summaries, func(a, b memory.Episode) int { return a.Ended.Compare(b.Ended) })
+	summaries = summaries[max(0, len(summaries)-maxWindowSummaries):]
+	var out []Item
+	if n := len(summaries); n > 0 {
+		last := summaries[n-1]
+		texts := make([]string, n)
+		for i, ep := range summaries {
+			texts[i] = strings.TrimSpace(ep.Summary)
+		}
+		out = append(out, Item{ID: last.ID, Kind: contextblock.KindSummary, Content: strings.Join(texts, "\n"), SessionID: session,
+			Time: last.Ended, Score: 1,
+			Provenance: fmt.Sprintf("summary of earlier turns · episode %s · %s", last.ID, last.Ended.Format("2006-01-02 15:04"))})
 	}
+	turns = slices.DeleteFunc(turns, func(t memory.Turn) bool { return covered[t.TurnIndex] })
 	turns = turns[max(0, len(turns)-maxWindowTurns):]
 	for i, t := range turns {
 		idx := t.TurnIndex
 		out = append(out, Item{ID: fmt.Sprintf("t_%d", t.ID), Kind: "turn", Content: t.Content, SessionID: session,
 			TurnIndex: &idx, Time: t.Time, Score: float64(i+1) / float64(len(turns)),
-			Provenance: fmt.Sprintf("turn · %s · session %s #%d · %s", t.Role, session, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))})
+			Provenance: fmt.Sprintf("turn · %s · session %s, turn %d · %s", t.Role, session, t.TurnIndex, t.Time.Format("2006-01-02 15:04"))})
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 )
 
@@ -86,7 +87,7 @@ type clause struct {
 
 func newClause(text string) *clause {
 	text = collapseSpace(trimEdges(stripLead(text)))
-	return &clause{text: text, low: lowerASCII(text), zh: hasHan(text)}
+	return &clause{text: text, low: lowerASCII(text), zh: chars.HasHan(text)}
 }
 
 func (x *extractor) content(text string) {

@@ -45,6 +45,7 @@ func checkWants(t *testing.T, got []memory.Candidate, wants []want) {
 }
 
 func TestMustCases(t *testing.T) {
+	t.Parallel()
 	t.Run("chinese name and preference", func(t *testing.T) {
 		got := Extract(Input{Role: "user", Content: "我叫李雷，我喜欢喝美式咖啡"})
 		if len(got) != 2 {
@@ -79,6 +80,7 @@ func TestMustCases(t *testing.T) {
 }
 
 func TestPositive(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in    string
 		wants []want
@@ -181,6 +183,7 @@ func TestPositive(t *testing.T) {
 }
 
 func TestNegative(t *testing.T) {
+	t.Parallel()
 	cases := []string{
 		// Questions.
 		"我喜欢什么？",
@@ -248,11 +251,16 @@ func TestNegative(t *testing.T) {
 // the earlier one on (subject, predicate) and differs in content, in each
 // language and across them.
 func TestVersionSupersede(t *testing.T) {
+	t.Parallel()
 	pairs := []struct{ before, after string }{
 		{"我们用的是 Python 3.10", "我们升级到 Python 3.12 了"},
 		{"We use Python 3.10.", "We upgraded to Python 3.12."},
 		{"We're on Go 1.25", "我们升级到了 Go 1.26"},
 		{"We run Node v18", "We switched to Node 20"},
+		// Habits: the Chinese update chain of issue 24.
+		{"我平时用 Python 3.10 写脚本", "我现在改用 Python 3.12 写脚本了"},
+		{"我一般用 Go 1.25", "我已经升级到 Go 1.26 了"},
+		{"I usually write scripts in Python 3.10", "I upgraded to Python 3.12"},
 	}
 	for _, p := range pairs {
 		t.Run(p.before+" → "+p.after, func(t *testing.T) {
@@ -284,6 +292,7 @@ func TestVersionSupersede(t *testing.T) {
 // TestCrossLanguageCollision checks that the same fact in Chinese and in
 // English lands on the same subject and predicate.
 func TestCrossLanguageCollision(t *testing.T) {
+	t.Parallel()
 	pairs := [][2]string{
 		{"我住在上海", "I live in Berlin"},
 		{"我叫李雷", "My name is Ana"},
@@ -303,6 +312,7 @@ func TestCrossLanguageCollision(t *testing.T) {
 }
 
 func TestFullWidth(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in    string
 		wants []want
@@ -322,6 +332,7 @@ func TestFullWidth(t *testing.T) {
 }
 
 func TestRoles(t *testing.T) {
+	t.Parallel()
 	t.Run("assistant yields no identity and is capped", func(t *testing.T) {
 		got := Extract(Input{Role: "assistant", Content: "My name is Claude. I've upgraded the project to Go 1.26. I prefer tabs."})
 		checkWants(t, got, []want{{PredVersion, "go", "The project upgraded to Go 1.26"}})
@@ -346,6 +357,7 @@ func TestRoles(t *testing.T) {
 }
 
 func TestProjectScope(t *testing.T) {
+	t.Parallel()
 	got := Extract(Input{Role: "user", Project: "engram", Content: "我叫李雷。We use Go 1.26. 我们决定用 NATS 做消息总线。The config is at ./engram.yaml"})
 	checkWants(t, got, []want{
 		{PredName, "user", "李雷"},
@@ -367,6 +379,7 @@ func TestProjectScope(t *testing.T) {
 // TestConfidenceRouting pins which patterns are sure enough to be written
 // at once (≥ 0.85) and which go to pending (0.60–0.85).
 func TestConfidenceRouting(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in      string
 		pending bool
@@ -401,11 +414,13 @@ func TestConfidenceRouting(t *testing.T) {
 }
 
 func TestCodeAndQuotesIgnored(t *testing.T) {
+	t.Parallel()
 	in := "Here is the snippet:\n```go\n// never return nil\n// my name is Bob\nalways(x)\n```\n> I prefer spaces\nI prefer tabs."
 	checkWants(t, Extract(Input{Role: "user", Content: in}), []want{{PredPrefers, "user", "tabs"}})
 }
 
 func TestToolCalls(t *testing.T) {
+	t.Parallel()
 	got := Extract(Input{
 		Role:    "assistant",
 		Project: "engram",
@@ -435,6 +450,7 @@ func TestToolCalls(t *testing.T) {
 }
 
 func TestKindsAndCategories(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		kind memory.Kind
@@ -459,6 +475,7 @@ func TestKindsAndCategories(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("非常", 300)
 	got := Extract(Input{Role: "user", Content: "我喜欢" + long})
 	for _, c := range got {
@@ -476,6 +493,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestSingleValued(t *testing.T) {
+	t.Parallel()
 	for pred := range specs {
 		multi := pred == PredLikes || pred == PredDislikes || pred == PredPrefers || pred == PredRule ||
 			pred == PredNote || pred == PredDecision || pred == PredPlan || pred == PredError
@@ -498,6 +516,7 @@ func BenchmarkExtract(b *testing.B) {
 }
 
 func TestBenchMessageExtracts(t *testing.T) {
+	t.Parallel()
 	// The benchmark must exercise real work, not an early exit.
 	if got := Extract(Input{Role: "user", Content: benchMessage, Project: "engram"}); len(got) < 6 {
 		t.Errorf("benchmark message gave %d candidates, want at least 6:%s", len(got), format(got))
@@ -520,6 +539,7 @@ func worstCaseInputs() []string {
 }
 
 func TestWorstCaseInputs(t *testing.T) {
+	t.Parallel()
 	for _, in := range worstCaseInputs() {
 		for _, c := range Extract(Input{Role: "user", Content: in, ToolCalls: []ToolCall{{Input: in}}}) {
 			if c.Subject == "" || c.Predicate == "" || c.Content == "" {

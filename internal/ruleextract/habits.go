@@ -3,6 +3,8 @@ package ruleextract
 import (
 	"regexp"
 	"strings"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Habits and their changes. Likes, dislikes and prefers hold many values,
@@ -43,11 +45,11 @@ func topicOf(verb, object string) string {
 	}
 	o := strings.TrimSpace(object)
 	for v, t := range habitVerbs {
-		if hasHan(v) && strings.HasPrefix(o, v) {
+		if chars.HasHan(v) && strings.HasPrefix(o, v) {
 			return t // "喝咖啡", "吃素"
 		}
 	}
-	if hasHan(o) {
+	if chars.HasHan(o) {
 		for _, w := range zhDrinks {
 			if strings.HasPrefix(o, w) || strings.HasSuffix(o, w) {
 				return "drinks"

@@ -9,6 +9,7 @@ import (
 
 // The defects issue 10 lists, one subtest each; each failed before the fix.
 func TestIssue10Defects(t *testing.T) {
+	t.Parallel()
 	has := func(t *testing.T, got []memory.Candidate, kind memory.Kind, subject, pred, content string) memory.Candidate {
 		t.Helper()
 		for _, c := range got {
@@ -98,6 +99,7 @@ func TestIssue10Defects(t *testing.T) {
 // Phrasings the benchmark covers, as unit tests: what they yield, and what
 // must yield nothing.
 func TestIssue10Phrasings(t *testing.T) {
+	t.Parallel()
 	user := func(s string) []memory.Candidate { return Extract(Input{Role: "user", Content: s}) }
 	for _, tc := range []struct {
 		in   string

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Paths: "the config is at ./config.yaml", "配置文件在 /etc/app/config.yaml",
@@ -43,7 +45,7 @@ func (x *extractor) paths(c *clause) {
 			from++
 		}
 		before, lowBefore := c.text[from:start], c.low[from:start]
-		if m := reZhPathTrigger.FindStringSubmatchIndex(before); m != nil && hasHan(c.text[:start]) {
+		if m := reZhPathTrigger.FindStringSubmatchIndex(before); m != nil && chars.HasHan(c.text[:start]) {
 			if x.zhPath(c, c.text[:from+m[0]], before[m[2]:m[3]], path) {
 				return
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Identity, location, work and age: what the user says about themselves.
@@ -77,7 +79,7 @@ func (x *extractor) identity(c *clause) bool {
 	if m := reEnNameIs.FindStringSubmatchIndex(c.low); m != nil {
 		if name, ok := enName(c.text[m[2]:m[3]], false); ok {
 			conf := confStrong
-			if name == strings.ToLower(name) && !hasHan(name) {
+			if name == strings.ToLower(name) && !chars.HasHan(name) {
 				conf = confClear
 			}
 			x.name(c, name, conf)
@@ -472,7 +474,7 @@ func zhName(raw string, strict bool) (string, bool) {
 	if s == "" {
 		return "", false
 	}
-	if !hasHan(firstRune(s)) {
+	if !chars.HasHan(firstRune(s)) {
 		return enName(s, true)
 	}
 	// Cut at words that end a name: "我叫李雷是个程序员".
@@ -552,7 +554,7 @@ func nameLike(w string) bool {
 	han := 0
 	for i, r := range w {
 		switch {
-		case isHan(r):
+		case chars.IsHan(r):
 			han++
 		case unicode.IsLetter(r):
 		case (r == '\'' || r == '-' || r == '.') && i > 0:
@@ -565,7 +567,7 @@ func nameLike(w string) bool {
 
 func startsUpper(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
-	return unicode.IsUpper(r) || isHan(r)
+	return unicode.IsUpper(r) || chars.IsHan(r)
 }
 
 // placeText cuts a place or organisation at the words that end it.
@@ -620,7 +622,7 @@ func firstRune(s string) string {
 
 func allHan(s string) bool {
 	for _, r := range s {
-		if !isHan(r) {
+		if !chars.IsHan(r) {
 			return false
 		}
 	}

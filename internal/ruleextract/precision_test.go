@@ -9,6 +9,7 @@ import (
 // What a speaker does not stand behind, or did not say of themselves, is
 // not a memory; each case here yielded one before the rule that drops it.
 func TestNotStatedAsFact(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in string
 		want     []want
@@ -79,6 +80,7 @@ func TestNotStatedAsFact(t *testing.T) {
 // A team's plan is the project's whatever its verb, and a decision is the
 // decision alone: the tool it names is not in use yet.
 func TestPlansAndDecisionsAreNotDone(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []want
@@ -103,6 +105,7 @@ func TestPlansAndDecisionsAreNotDone(t *testing.T) {
 // Facts said in ways the rules once missed; each yielded nothing, or less,
 // before.
 func TestStatedFacts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []want
@@ -141,6 +144,7 @@ func TestStatedFacts(t *testing.T) {
 
 // An assistant's intentions and guesses are not facts about the setup.
 func TestAssistantIntentions(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"I'll use pnpm since the repo has a pnpm-lock.yaml.",
 		"Looks like you're on macOS; I'll adjust the paths.",

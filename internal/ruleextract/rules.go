@@ -3,6 +3,8 @@ package ruleextract
 import (
 	"regexp"
 	"strings"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Rules, remember-notes and decisions. Rules and notes keep the speaker's
@@ -32,7 +34,7 @@ func (x *extractor) remember(c *clause) bool {
 		return false
 	}
 	var rest, restLow string
-	toDo := false
+	var toDo bool
 	conf := confStrong
 	if m := reZhRemember.FindStringSubmatchIndex(c.text); m != nil {
 		rest, restLow = c.text[m[4]:], c.low[m[4]:]
@@ -125,7 +127,7 @@ func (x *extractor) rule(c *clause) bool {
 	if rest, ok := cutLabel(c); ok {
 		// "Rule: never push directly to main" / "规则：…": said as a rule.
 		text, conf = rest, confStrong
-	} else if m := reZhRule.FindStringSubmatch(c.text); m != nil && hasHan(c.text) {
+	} else if m := reZhRule.FindStringSubmatch(c.text); m != nil && chars.HasHan(c.text) {
 		conf = zhRuleConfidence(m[1] != "", m[2], m[3])
 		if conf == 0 && containsAny(c.text, zhStandingModals...) {
 			conf = confClear // "代码注释统一用英文写", "写 Python 的时候一律用 type hints"

@@ -3,8 +3,9 @@ package ruleextract
 import (
 	"regexp"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Limits that keep one pathological message from costing much or producing
@@ -124,17 +125,6 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
-
-func hasHan(s string) bool {
-	for _, r := range s {
-		if r >= 0x2e80 && isHan(r) {
-			return true
-		}
-	}
-	return false
-}
-
 func isASCIIAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
@@ -237,7 +227,7 @@ func splitClauses(s string) []string {
 			next, _ := utf8.DecodeRuneInString(strings.TrimLeft(ahead, " "))
 			// "Whenever you touch SQL, add a migration": a condition
 			// ends at its comma.
-			cut = isHan(prev) || isHan(next) || startsClause(ahead) || opensCondition(s[start:min(i, start+32)])
+			cut = chars.IsHan(prev) || chars.IsHan(next) || startsClause(ahead) || opensCondition(s[start:min(i, start+32)])
 		case ' ':
 			// "Me and my wife moved …", "My wife and I moved …": one subject.
 			if head := lowerASCII(strings.TrimSpace(s[start:i])); head == "me" || reEnPossessed.MatchString(head) {
@@ -271,7 +261,7 @@ func splitClauses(s string) []string {
 		p = strings.TrimSpace(p)
 		if carry != "" {
 			sep := ", "
-			if hasHan(carry) || hasHan(p) {
+			if chars.HasHan(carry) || chars.HasHan(p) {
 				sep = "，"
 			}
 			p = carry + sep + p
@@ -532,7 +522,7 @@ func looksLikeQuestion(text, low string) bool {
 			return true
 		}
 	}
-	if !hasHan(text) {
+	if !chars.HasHan(text) {
 		return false
 	}
 	last, _ := utf8.DecodeLastRuneInString(text)
@@ -575,17 +565,11 @@ func capRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, count := 0, 0
-	for i < len(s) && count < n {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	cut := s[:i]
+	cut := chars.CutRunes(s, n)
 	if sp := strings.LastIndexByte(cut, ' '); sp > len(cut)*3/4 {
 		cut = cut[:sp]
 	}
-	return strings.TrimSpace(cut) + "…"
+	return strings.TrimSpace(cut) + chars.Ellipsis
 }
 
 // collapseSpace turns runs of whitespace into one space.

@@ -174,9 +174,8 @@ func (x *extractor) migration(c *clause) bool {
 		return false
 	}
 	to, toOK := toolAt(c, m[b], m[b+1])
-	newVersion := ""
 	if !toOK || to.canon == from.canon {
-		newVersion = leadingVersion(c.low[m[b]:m[b+1]])
+		newVersion := leadingVersion(c.low[m[b]:m[b+1]])
 		if toOK {
 			newVersion = to.version
 		}

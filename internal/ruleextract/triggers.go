@@ -52,6 +52,8 @@ var toolTriggers = []toolTrigger{
 	{phrase: "run on", class: useTool}, {phrase: "running on", class: useTool}, {phrase: "requires", class: useTool}, {phrase: "pins", class: useTool}, {phrase: "pinned to", class: useTool}, {phrase: "adopted", class: useTool},
 	{phrase: "installed", class: useTool}, {phrase: "built with", class: useTool}, {phrase: "built on", class: useTool},
 	{phrase: "written in", class: useTool}, {phrase: "based on", class: useTool}, {phrase: "powered by", class: useTool},
+	{phrase: "write scripts in", class: useTool}, {phrase: "write my scripts in", class: useTool}, {phrase: "write code in", class: useTool},
+	{phrase: "code in", class: useTool}, {phrase: "program in", class: useTool},
 	{phrase: "depend on", class: useTool}, {phrase: "depends on", class: useTool}, {phrase: "on", class: useTool, onlyOn: true},
 	{phrase: "使用", class: useTool}, {phrase: "用的是", class: useTool}, {phrase: "用了", class: useTool},
 	{phrase: "采用", class: useTool}, {phrase: "基于", class: useTool}, {phrase: "是用", class: useTool},
@@ -68,7 +70,9 @@ var (
 	// A bare 用 is a trigger only after one of these subjects, optionally
 	// with adverbs between: "我们现在都用 Go", "后端用 Rust".
 	zhUseSubjects = []string{"我们", "咱们", "项目", "团队", "公司", "后端", "前端", "服务端", "服务", "仓库", "代码", "我", "缓存", "数据库", "向量库", "主站", "CI", "ci"}
-	zhUseAdverbs  = []string{"现在", "目前", "一直", "都", "主要", "还", "也", "正在", "在", "已经", "全", "统一", "决定", "开始", "改"}
+	// Habitual ones too: "我平时用 Python 3.10 写脚本", "我们一般用 Go".
+	zhUseAdverbs = []string{"现在", "目前", "一直", "都", "主要", "还", "也", "正在", "在", "已经", "全", "统一", "决定", "开始", "改",
+		"平时", "平常", "通常", "一般", "经常", "日常", "习惯"}
 )
 
 type triggerMatch struct {
@@ -198,6 +202,11 @@ func zhBareUse(c *clause) []triggerMatch {
 		} else if k := strings.LastIndex(head, "项目"); k >= 0 && isProjectName(head[k+len("项目"):]) {
 			head = head[:k+len("项目")]
 		}
+		// "我现在改用 …" is a switch: 改 right before 用 says so.
+		class := useTool
+		if strings.HasSuffix(head, "改") {
+			class = switchTool
+		}
 		for trimmed := true; trimmed; {
 			trimmed = false
 			for _, a := range zhUseAdverbs {
@@ -209,7 +218,7 @@ func zhBareUse(c *clause) []triggerMatch {
 		}
 		for _, s := range zhUseSubjects {
 			if strings.HasSuffix(head, s) {
-				out = append(out, triggerMatch{start: len(head) - len(s), end: end, class: useTool})
+				out = append(out, triggerMatch{start: len(head) - len(s), end: end, class: class})
 				break
 			}
 		}

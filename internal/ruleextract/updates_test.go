@@ -11,6 +11,7 @@ import (
 // and shares the slot (memory.Slot) of one of the first's, which it
 // supersedes.
 func TestUpdatesShareTheSlotOfWhatTheyReplace(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, before, after string }{
 		// Moves.
 		{"en moved", "I live in Lisbon.", "I moved to Porto last week."},
@@ -69,6 +70,7 @@ func TestUpdatesShareTheSlotOfWhatTheyReplace(t *testing.T) {
 // What only sounds like an update is none: a plan, a question, a
 // supposition, someone else's change, a negated retirement.
 func TestNotUpdates(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"I'm thinking of switching to tea.",
 		"Should I switch to tea?",

@@ -9,13 +9,15 @@ const (
 	ActUpdateScratchpad = "update_scratchpad" // max_chars
 	ActExtractNow       = "extract_now"       // reason, min_messages, quiet_gap, token_cap
 	ActCompressDaily    = "compress_daily"    // days
-	ActDedupe           = "dedupe"            // similarity, min_entries
+	ActDedupe           = "dedupe"            // similarity, min_entries, model_similarity
 	ActRefreshProfile   = "refresh_profile"   // min_importance
 	ActDecay            = "decay"             // (none)
 	ActArchive          = "archive"           // score_below, access_below
 	ActExpire           = "expire"            // transient, short_term
 	ActEnforceCap       = "enforce_cap"       // max_memories
 	ActRenderCards      = "render_cards"      // max_chars, per_kind
+	ActReport           = "report"            // window
+	ActCompact          = "compact"           // max_messages
 	ActPublish          = "publish"           // type (required), data
 )
 
@@ -62,9 +64,13 @@ var actionSpecs = map[string]map[string]param{
 		"token_cap":    {kind: pInt, lo: 100},
 	},
 	ActCompressDaily: {"days": {kind: pInt, lo: 1, def: 1}},
+	// model_similarity is how alike memories must be for a model, when
+	// one is configured, to judge whether they are one fact (seed 000
+	// §5.7: loose clusters, the model decides inside each).
 	ActDedupe: {
-		"similarity":  {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.9},
-		"min_entries": {kind: pInt, lo: 1, def: 10},
+		"similarity":       {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.9},
+		"min_entries":      {kind: pInt, lo: 1, def: 10},
+		"model_similarity": {kind: pFloat, lo: 0, hi: 1, loOpen: true, def: 0.4},
 	},
 	ActRefreshProfile: {"min_importance": {kind: pFloat, lo: 0, hi: 1, def: 0.7}},
 	ActDecay:          {},
@@ -79,6 +85,11 @@ var actionSpecs = map[string]map[string]param{
 	ActEnforceCap:  {"max_memories": {kind: pInt, lo: 1, def: 10000}},
 	ActRenderCards: {"max_chars": {kind: pInt, lo: 100, def: 1500}, "per_kind": {kind: pInt, lo: 1, def: 5}},
 	ActPublish:     {"type": {kind: pEventType, required: true}, "data": {kind: pObject}},
+	// max_messages: how long a session grows before its older half is
+	// summarized (seed 002 §4.2, ShortTermMemory(max_messages=200)).
+	ActCompact: {"max_messages": {kind: pInt, lo: 2, def: 200}},
+	// window: how far back the nightly report looks (seed 000 §7.4 step 8).
+	ActReport: {"window": {kind: pDuration, def: 24 * time.Hour}},
 }
 
 // triggerDefault is the default of a parameter that depends on what

@@ -40,6 +40,7 @@ func cond(t *testing.T, when string) *Cond {
 }
 
 func TestCondEval(t *testing.T) {
+	t.Parallel()
 	ev := sampleEvent(t)
 	for _, tc := range []struct {
 		when string
@@ -133,6 +134,7 @@ func TestCondEval(t *testing.T) {
 }
 
 func TestCondEvalEmptyEvent(t *testing.T) {
+	t.Parallel()
 	// An event with no data and no attributes: nothing holds, nothing panics.
 	c := cond(t, `{any: [{field: data.x, op: eq, value: 1}, {field: data, op: exists}, {field: user, op: matches, value: "."}]}`)
 	if ok, why := c.Eval(Event{}); ok {
@@ -141,6 +143,7 @@ func TestCondEvalEmptyEvent(t *testing.T) {
 }
 
 func TestParseEvent(t *testing.T) {
+	t.Parallel()
 	ev := sampleEvent(t)
 	if got, want := ev.Type(), "session.ended"; got != want {
 		t.Fatalf("Type = %q, want %q", got, want)
@@ -219,6 +222,7 @@ func TestParseEvent(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
+	t.Parallel()
 	set, err := Load("../../rules", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -168,8 +168,8 @@ func parseCronField(f string, spec cronField) (uint64, error) {
 		if spec.name == "day-of-week" {
 			hi = 6 // "*" is Sunday to Saturday; 7 only when named
 		}
-		switch {
-		case rng == "*":
+		switch rng {
+		case "*":
 		default:
 			a, b, isRange := strings.Cut(rng, "-")
 			var err error

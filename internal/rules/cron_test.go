@@ -19,6 +19,7 @@ func loadLocation(t *testing.T, name string) *time.Location {
 }
 
 func TestScheduleNext(t *testing.T) {
+	t.Parallel()
 	ny := loadLocation(t, "America/New_York")
 	sh := loadLocation(t, "Asia/Shanghai")
 	utc := func(s string) time.Time {
@@ -97,6 +98,7 @@ func TestScheduleNext(t *testing.T) {
 }
 
 func TestParseScheduleDefaultsToLocal(t *testing.T) {
+	t.Parallel()
 	s, err := ParseSchedule("0 3 * * *", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +112,7 @@ func TestParseScheduleDefaultsToLocal(t *testing.T) {
 }
 
 func TestDue(t *testing.T) {
+	t.Parallel()
 	set := mustSet(t, `rules:
   - name: nightly
     schedule: "0 3 * * *"
@@ -189,6 +192,7 @@ func mustSet(t *testing.T, file string) *Set {
 // for schedules built at random, in a zone with no daylight saving (the
 // DST rules are tested by table above).
 func TestScheduleNextBruteForce(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(lo, hi int, names []string) string {
 		switch rng.IntN(6) {

@@ -10,6 +10,7 @@ import (
 
 // TestDocExample keeps the example rule authors read in doc.go valid.
 func TestDocExample(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // maxShown bounds a string shown in an explanation: event data may hold a
@@ -17,9 +18,7 @@ func formatValue(v any) string {
 	case nil:
 		return "null"
 	case string:
-		if utf8.RuneCountInString(x) > maxShown {
-			x = string([]rune(x)[:maxShown]) + "…"
-		}
+		x = chars.ClipHead(x, maxShown)
 		return strconv.Quote(x)
 	case bool:
 		return strconv.FormatBool(x)

@@ -31,6 +31,7 @@ const valid = `rules:
 `
 
 func TestParseValid(t *testing.T) {
+	t.Parallel()
 	rules, err := Parse("rules/x.yaml", []byte(valid), events.Types())
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func edit(t *testing.T, old, new string) string {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		file string
@@ -208,6 +210,7 @@ func checkErrors(t *testing.T, err error, want []string) {
 }
 
 func TestParseScheduleErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		spec string
 		want string
@@ -236,6 +239,7 @@ func TestParseScheduleErrors(t *testing.T) {
 }
 
 func TestLoadDuplicateAcrossFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", valid)
 	write(t, dir, "b.yaml", "# another file\nrules:\n  - name: nightly\n    on: turn.recorded\n    do: [decay]\n")
@@ -244,6 +248,7 @@ func TestLoadDuplicateAcrossFiles(t *testing.T) {
 }
 
 func TestLoadCollectsEveryFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", edit(t, "op: gte", "op: gtee"))
 	write(t, dir, "b.yml", "rules:\n  - name: x\n    on: turn.recorded\n")
@@ -257,6 +262,7 @@ func TestLoadCollectsEveryFile(t *testing.T) {
 }
 
 func TestLoadEmptyAndMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	set, err := Load(dir, events.Types())
 	if err != nil || len(set.Rules) != 0 {
@@ -271,6 +277,7 @@ func TestLoadEmptyAndMissing(t *testing.T) {
 }
 
 func TestLoadOneFile(t *testing.T) {
+	t.Parallel()
 	path := write(t, t.TempDir(), "x.yaml", valid)
 	set, err := Load(path, events.Types())
 	if err != nil {
@@ -282,6 +289,7 @@ func TestLoadOneFile(t *testing.T) {
 }
 
 func TestLoadRefusesPublishLoops(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", `rules:
   - name: echo
@@ -308,6 +316,7 @@ func TestLoadRefusesPublishLoops(t *testing.T) {
 }
 
 func TestParseTooLarge(t *testing.T) {
+	t.Parallel()
 	data := "rules: []\n" + strings.Repeat("# padding\n", maxFileBytes/10)
 	_, err := Parse("x.yaml", []byte(data), nil)
 	checkErrors(t, err, []string{"x.yaml: larger than 262144 bytes, the most a rule file may hold"})
@@ -319,6 +328,7 @@ func TestParseTooLarge(t *testing.T) {
 }
 
 func TestParseAnyTypeWithoutKnownList(t *testing.T) {
+	t.Parallel()
 	rules, err := Parse("x.yaml", []byte("rules:\n  - name: x\n    on: agent.custom\n    do: [decay]\n"), nil)
 	if err != nil || len(rules) != 1 {
 		t.Fatalf("Parse with no known types: %v, %v", rules, err)

@@ -33,7 +33,7 @@ func RunSchedule(ctx context.Context, since time.Time, current func() *Set, fire
 		if now.After(last) {
 			for _, f := range set.Due(last, now) {
 				if ctx.Err() != nil {
-					return nil
+					return nil //nolint:nilerr // stopping is how the loop ends, not a failure
 				}
 				fire(ctx, f)
 			}

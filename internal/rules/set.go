@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Set is a validated set of rules, in load order: files by name, rules in
@@ -99,7 +101,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer quiet.Close(f) // only read
 	return io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 }
 
@@ -111,7 +113,11 @@ func build(srcs []source, known []string) (*Set, error) {
 		s.Files = append(s.Files, src.name)
 		rules, err := Parse(src.name, src.data, known)
 		if err != nil {
-			errs = append(errs, err.(Errors)...)
+			var perr Errors
+			if !errors.As(err, &perr) { // Parse says each problem as an Errors
+				perr = Errors{{File: src.name, Msg: err.Error()}}
+			}
+			errs = append(errs, perr...)
 			continue
 		}
 		var fileErrs Errors

@@ -51,6 +51,7 @@ func names(rules []Rule) string {
 }
 
 func TestShippedFilesParse(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(shippedDir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +85,7 @@ func TestShippedFilesParse(t *testing.T) {
 }
 
 func TestShippedEmbeddedMatchDisk(t *testing.T) {
+	t.Parallel()
 	disk := loadShipped(t)
 	embedded, err := LoadFS(defaultrules.FS, events.Types())
 	if err != nil {
@@ -95,6 +97,7 @@ func TestShippedEmbeddedMatchDisk(t *testing.T) {
 }
 
 func TestShippedEvents(t *testing.T) {
+	t.Parallel()
 	set := loadShipped(t)
 	for _, tc := range []struct {
 		name string
@@ -121,6 +124,7 @@ func TestShippedEvents(t *testing.T) {
 }
 
 func TestShippedActions(t *testing.T) {
+	t.Parallel()
 	set := loadShipped(t)
 	want := map[string]string{
 		"consolidate_on_session_end": "build_episode source=\"session_end\"; update_scratchpad max_chars=2000",
@@ -134,10 +138,12 @@ func TestShippedActions(t *testing.T) {
 		"daily_decay_archive":        "decay; archive access_below=2 score_below=0.1",
 		"daily_expire":               "expire short_term=72h0m0s transient=24h0m0s",
 		"daily_cards":                "render_cards max_chars=1500 per_kind=5",
-		"weekly_dedupe":              "dedupe min_entries=10 similarity=0.9",
+		"weekly_dedupe":              "dedupe min_entries=10 model_similarity=0.4 similarity=0.9",
 		"weekly_profile":             "refresh_profile min_importance=0.7",
 		"maintenance_cap":            "enforce_cap max_memories=10000",
 		"cards_on_important_rule":    "render_cards max_chars=1500 per_kind=5",
+		"daily_report":               "report window=24h0m0s",
+		"compact_long_session":       "compact max_messages=200",
 	}
 	for _, r := range set.Rules {
 		var got []string
@@ -171,17 +177,21 @@ func find(t *testing.T, set *Set, name string) Rule {
 }
 
 func TestShippedSchedules(t *testing.T) {
+	t.Parallel()
 	set := loadShipped(t)
 	// A week from Sunday 2026-03-01 00:00 local time: five daily rules on
-	// each of 7 days, the weekly ones on Monday the 2nd at 04:00.
+	// each of 7 days, the report after them, the weekly ones on Monday the
+	// 2nd at 04:00.
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.Local)
-	daily, weekly := 0, 0
+	daily, reports, weekly := 0, 0, 0
 	for day := range 7 {
 		from := start.AddDate(0, 0, day)
 		for _, f := range set.Due(from, from.AddDate(0, 0, 1)) {
 			switch at := f.At; {
 			case at.Hour() == 3 && at.Minute() == 0:
 				daily++
+			case at.Hour() == 3 && at.Minute() == 30 && f.Rule.Name == "daily_report":
+				reports++
 			case at.Hour() == 4 && at.Weekday() == time.Monday:
 				weekly++
 			default:
@@ -189,7 +199,7 @@ func TestShippedSchedules(t *testing.T) {
 			}
 		}
 	}
-	if daily != 5*7 || weekly != 3 {
-		t.Fatalf("in a week: %d daily firings, %d weekly; want 35 and 3", daily, weekly)
+	if daily != 5*7 || reports != 7 || weekly != 3 {
+		t.Fatalf("in a week: %d daily firings, %d reports, %d weekly; want 35, 7 and 3", daily, reports, weekly)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"io/fs"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +31,9 @@ type Watcher struct {
 
 	cur  atomic.Pointer[Set]
 	last [sha256.Size]byte // fingerprint of the files last tried
+	// waiting is true while dir has never existed and the fallback rules
+	// given to NewWatcherOr are in force.
+	waiting bool
 }
 
 // DefaultPollInterval is how often a Watcher looks at its files when given
@@ -64,6 +69,31 @@ func NewWatcher(dir string, knownTypes []string, interval time.Duration, onError
 	return w, nil
 }
 
+// NewWatcherOr is NewWatcher for a directory that may not exist yet:
+// while it does not, fallback is in force, and the first version of it
+// that loads takes over (an operator who creates the directory after
+// engram started need not restart it). Once it has loaded, the directory
+// is watched as NewWatcher's is.
+func NewWatcherOr(dir string, knownTypes []string, interval time.Duration, fallback *Set, onError func(error), log *zap.Logger) (*Watcher, error) {
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return NewWatcher(dir, knownTypes, interval, onError, log)
+	}
+	if onError == nil {
+		onError = func(error) {}
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if interval <= 0 {
+		interval = DefaultPollInterval
+	}
+	w := &Watcher{dir: dir, known: knownTypes, interval: interval, onError: onError, log: log.Named("rules"), waiting: true}
+	w.cur.Store(fallback)
+	w.log.Info("no rules directory yet; the built-in rules are in force until it is created",
+		zap.String(logDir, dir), zap.Int(logRules, len(fallback.Rules)))
+	return w, nil
+}
+
 // Log field keys.
 const (
 	logDir   = "dir"
@@ -90,6 +120,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 // poll reloads when the files changed since the last attempt.
 func (w *Watcher) poll() {
+	if w.waiting {
+		if _, err := os.Stat(w.dir); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		w.waiting = false
+	}
 	srcs, readErr := readPath(w.dir)
 	sum := fingerprint(srcs)
 	if readErr != nil {

@@ -62,6 +62,7 @@ func tick() {
 const ruleA = "rules:\n  - name: a\n    on: session.ended\n    do: [update_scratchpad]\n"
 
 func TestWatcherReloads(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, "a.yaml", ruleA)
@@ -131,6 +132,7 @@ func TestWatcherReloads(t *testing.T) {
 }
 
 func TestWatcherMissingDirectoryKeepsRules(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "rules")
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -153,6 +155,7 @@ func TestWatcherMissingDirectoryKeepsRules(t *testing.T) {
 }
 
 func TestNewWatcherFailsOnBrokenRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "a.yaml", "rules:\n  - name: a\n    on: session.endd\n    do: [decay]\n")
 	_, err := NewWatcher(dir, events.Types(), interval, nil, nil)
@@ -163,6 +166,7 @@ func TestNewWatcherFailsOnBrokenRules(t *testing.T) {
 }
 
 func TestWatcherCurrentIsSafe(t *testing.T) {
+	t.Parallel()
 	// Readers run while the watcher reloads; the race detector checks.
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -193,6 +197,7 @@ func TestWatcherCurrentIsSafe(t *testing.T) {
 }
 
 func TestRunSchedule(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble's clock starts at 2000-01-01 00:00 UTC.
 		start := time.Now()
@@ -281,6 +286,7 @@ func runSchedule(t *testing.T, since time.Time, current func() *Set, fire func(c
 }
 
 func TestRunScheduleCatchesUp(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		set := mustSet(t, "rules:\n  - name: nightly\n    schedule: \"0 3 * * *\"\n    tz: UTC\n    do: [decay]\n")
 		var mu sync.Mutex
@@ -297,6 +303,47 @@ func TestRunScheduleCatchesUp(t *testing.T) {
 		defer mu.Unlock()
 		if len(fired) != 1 || !fired[0].At.Equal(time.Date(1999, 12, 31, 3, 0, 0, 0, time.UTC)) {
 			t.Fatalf("fired %+v, want nightly once at 1999-12-31 03:00", fired)
+		}
+	})
+}
+
+// A rules directory created after start is loaded by the next poll; until
+// then the fallback rules are in force, and a broken first version keeps
+// them.
+func TestWatcherDirectoryCreatedLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "rules")
+		builtin := mustSet(t, "rules:\n  - name: builtin\n    on: session.ended\n    do: [build_episode]\n")
+		log := &errorLog{}
+		w, err := NewWatcherOr(dir, events.Types(), interval, builtin, log.add, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- w.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}()
+		tick()
+		if w.Current() != builtin || len(log.all()) != 0 {
+			t.Fatalf("no directory: rules %s, errors %v; want the fallback, none", names(w.Current().Rules), log.all())
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "a.yaml", "rules:\n  - name: a\n    on: session.endd\n    do: [decay]\n")
+		tick()
+		if w.Current() != builtin || len(log.all()) != 1 {
+			t.Fatalf("a broken first version: rules %s, %d errors; want the fallback, 1", names(w.Current().Rules), len(log.all()))
+		}
+		write(t, dir, "a.yaml", ruleA)
+		tick()
+		if got, want := names(w.Current().Rules), "a"; got != want {
+			t.Fatalf("the directory's rules %s, want %s", got, want)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 // The corpus bar: precision and recall of at least 0.95 each, and masking
 // a second time changes nothing.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	var m secrets.Masker
 	mask := func(s string) string { out, _ := m.Mask(s); return out }
 	if n, k := len(corpus.Secrets()), len(corpus.NotSecrets()); n < 100 || k < 100 {

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"sync"
 
@@ -58,7 +59,7 @@ func (m *Masker) unchanged(data []byte) bool {
 		}
 		if depth == 0 {
 			_, err := dec.ReadToken()
-			return err == io.EOF
+			return errors.Is(err, io.EOF)
 		}
 	}
 }

@@ -36,6 +36,7 @@ func walkDocs(t testing.TB) [][]byte {
 // The walk answers "unchanged" exactly when decoding the document would,
 // on the corpus in every shape.
 func TestWalkAgreesWithDecoding(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	for _, b := range walkDocs(t) {
 		_, changed, err := m.maskDecoded(b)
@@ -48,6 +49,7 @@ func TestWalkAgreesWithDecoding(t *testing.T) {
 // On anything else the walk may decline, but never says "unchanged" of a
 // document that decoding would mask or refuse.
 func TestWalkNeverMissesAMask(t *testing.T) {
+	t.Parallel()
 	for _, s := range walkHostile {
 		checkWalk(t, []byte(s))
 	}

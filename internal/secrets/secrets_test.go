@@ -23,6 +23,7 @@ const (
 )
 
 func TestPatterns(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in, secret, kind string
 		ref                    string // the exact reference, when the test pins it
@@ -98,6 +99,7 @@ func TestPatterns(t *testing.T) {
 var reHashRef = regexp.MustCompile(`^\[secret:[a-z_]+#[0-9a-f]{4}\]$`)
 
 func TestOrdinaryTextUnchanged(t *testing.T) {
+	t.Parallel()
 	cases := []string{
 		"Let me check the token bucket algorithm in rate.go",
 		"Set max_tokens: 4096 and temperature: 0.2",
@@ -143,6 +145,7 @@ func TestOrdinaryTextUnchanged(t *testing.T) {
 }
 
 func TestRefsAreStable(t *testing.T) {
+	t.Parallel()
 	var a, b Masker
 	_, f1 := a.Mask("password=hunter22")
 	_, f2 := b.Mask("数据库 password: hunter22")
@@ -159,6 +162,7 @@ func TestRefsAreStable(t *testing.T) {
 }
 
 func TestEveryOccurrenceMasked(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	in := "password=hunter22. Later I typed hunter22 again, and hunter22 once more."
 	masked, found := m.Mask(in)
@@ -174,6 +178,7 @@ func TestEveryOccurrenceMasked(t *testing.T) {
 }
 
 func TestSeveralSecrets(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	in := "OPENAI_API_KEY=" + openAIKey + "\nAWS " + awsKey + "\n密码：P@ssw0rd2024\nBearer " + jwtToken
 	masked, found := m.Mask(in)
@@ -197,6 +202,7 @@ func TestSeveralSecrets(t *testing.T) {
 }
 
 func TestIdempotent(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	in := "key " + openAIKey + ", password=hunter22, postgres://u:S3cretPass@h/db, 密码是 abc12345, " + pemBlock
 	once, _ := m.Mask(in)
@@ -210,6 +216,7 @@ func TestIdempotent(t *testing.T) {
 }
 
 func TestZeroAndNilMasker(t *testing.T) {
+	t.Parallel()
 	var zero Masker
 	var nilMasker *Masker
 	for _, m := range []*Masker{&zero, nilMasker} {
@@ -234,6 +241,7 @@ func BenchmarkMask(b *testing.B) {
 }
 
 func TestManySecretsAllMasked(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := range 500 {
 		b.WriteString("user" + strings.Repeat("x", i%7) + " password=Pw" + strings.Repeat("9", i%5) + "-" + string(rune('a'+i%26)) + "k3y\n")
@@ -263,6 +271,7 @@ func worstCaseInputs() []string {
 }
 
 func TestWorstCaseInputs(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	for _, in := range worstCaseInputs() {
 		if out, _ := m.Mask(in); strings.Contains(out, "hunter22") || strings.Contains(out, "a1b2c3d4e5") {
@@ -287,6 +296,7 @@ func BenchmarkWorstCaseInputs(b *testing.B) {
 // masked text garbled it; a reference with an ellipsis was cut as if it
 // ended a sentence, taking the text around it along.
 func TestIssue12Defects(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	lower := "sk-abcdefghijklmnopqrstuvwx1234"
 	if out, _ := m.Mask("my key " + lower + " works"); strings.Contains(out, lower) || !strings.HasPrefix(out, "my key ") || !strings.HasSuffix(out, " works") {
@@ -319,6 +329,7 @@ func TestIssue12Defects(t *testing.T) {
 }
 
 func TestMaskJSON(t *testing.T) {
+	t.Parallel()
 	var m Masker
 	in := `{"session_id":"sk-abcdefghijklmnopqrstuvwx1234","content":"key sk-abcdefghijklmnopqrstuvwx1234 <ok> & more",` +
 		`"tool_calls":[{"input":{"password":"hunter22","max_tokens":"4096","apiKey":"abc123def456"}}],"n":1.50}`

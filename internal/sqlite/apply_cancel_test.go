@@ -16,6 +16,7 @@ import (
 // takes the next batch. The cancel comes at a range of moments, so that
 // some land before the transaction and some inside it.
 func TestApplyCancelledMidway(t *testing.T) {
+	t.Parallel()
 	const n = 4000
 	var batch []memory.Applied
 	for i := range n {
@@ -49,6 +50,7 @@ func TestApplyCancelledMidway(t *testing.T) {
 
 // The cancelled context of an apply that has not begun stops it whole.
 func TestApplyCancelledBefore(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -69,7 +71,11 @@ func BenchmarkApplyTurns(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
 	seq := uint64(0)
 	for b.Loop() {
 		batch := make([]memory.Applied, 512)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -16,6 +17,7 @@ import (
 // it as it is and only carries it, while the snapshot's new turns are
 // inserted. Each in one batch with the others and in batches of its own.
 func TestPutTurnInsertReplaceCarry(t *testing.T) {
+	t.Parallel()
 	snapshot := func(seq uint64, turns ...events.TurnRecorded) memory.Applied {
 		return memory.Applied{
 			Envelope: memory.Envelope{Seq: seq, Source: "test", ID: "c" + time.Unix(int64(seq), 0).UTC().Format("150405"),
@@ -66,7 +68,7 @@ func TestPutTurnInsertReplaceCarry(t *testing.T) {
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
-		rows.Close()
+		quiet.Close(rows)
 		if len(got) != len(want) {
 			t.Fatalf("one batch %v: %d turns %v, want %v", whole, len(got), got, want)
 		}

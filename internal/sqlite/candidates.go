@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -136,7 +137,7 @@ func (s *Store) rowids(ctx context.Context, q string, args ...any) ([]int64, err
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []int64
 	for rows.Next() {
 		var id int64
@@ -160,7 +161,7 @@ func (s *Store) docLengths(ctx context.Context, c collection, ids []int64) (map[
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := make(map[int64]int, len(ids))
 	for rows.Next() {
 		var id int64

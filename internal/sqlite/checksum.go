@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // checksummed lists every table of the read model with the order that makes
@@ -25,12 +27,15 @@ var checksummed = map[string]string{
 	// Consolidation (migration 3).
 	"episodes":        "namespace, user_id, id",
 	"scratchpad":      "namespace, user_id",
-	"daily_summaries": "namespace, user_id, date, channel",
+	"daily_summaries": "namespace, user_id, date, channel, part",
 	"profile":         "namespace, user_id, memory_id",
 	"embeddings":      "namespace, user_id, model, hash",
 	"forgotten":       "namespace, user_id",
 	// Per-user statistics (migration 12).
 	"scope_counts": "namespace, user_id",
+	// Identities and reports (migration 16).
+	"identities": "namespace, user_id",
+	"reports":    "namespace, user_id, date",
 }
 
 // checksumSkip lists columns left out of a table's sum, where a live read
@@ -77,18 +82,27 @@ func (s *Store) ContentChecksum(ctx context.Context) (TableSums, error) {
 // different processes, where a column records when a process did its
 // work (a wall-clock time) rather than what the events say.
 func (s *Store) ContentChecksumOf(ctx context.Context, tables []string, skip map[string][]string) (TableSums, error) {
+	return s.ContentChecksumWhere(ctx, tables, skip, nil)
+}
+
+// ContentChecksumWhere is ContentChecksumOf of the rows of the users keep
+// keeps (all when keep is nil): a whole read model's rows of one
+// partition's users sum as that partition's copy does. Every table named
+// must have namespace and user_id columns when keep is set.
+func (s *Store) ContentChecksumWhere(ctx context.Context, tables []string, skip map[string][]string,
+	keep func(namespace, user string) bool) (TableSums, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("checksum: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx)
 	out := TableSums{}
 	for _, table := range tables {
 		order, ok := checksummed[table]
 		if !ok {
 			return nil, fmt.Errorf("checksum: no table %q in the read model", table)
 		}
-		sum, err := tableSum(ctx, tx, table, order, true, skip[table]...)
+		sum, err := tableSumWhere(ctx, tx, table, order, true, keep, skip[table]...)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +116,7 @@ func (s *Store) checksum(ctx context.Context, content bool) (TableSums, uint64, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("checksum: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx)
 	seq, err := lastSeq(ctx, tx)
 	if err != nil {
 		return nil, 0, err
@@ -122,6 +136,11 @@ func (s *Store) checksum(ctx context.Context, content bool) (TableSums, uint64, 
 }
 
 func tableSum(ctx context.Context, tx *sql.Tx, table, order string, content bool, also ...string) (string, error) {
+	return tableSumWhere(ctx, tx, table, order, content, nil, also...)
+}
+
+func tableSumWhere(ctx context.Context, tx *sql.Tx, table, order string, content bool, keep func(namespace, user string) bool,
+	also ...string) (string, error) {
 	skip := append(slices.Clone(checksumSkip[table]), also...)
 	if content {
 		skip = append(skip, "seq")
@@ -130,11 +149,15 @@ func tableSum(ctx context.Context, tx *sql.Tx, table, order string, content bool
 	if err != nil {
 		return "", err
 	}
+	if keep != nil {
+		// The user's columns first, to filter by; not summed.
+		cols = `namespace AS k_ns, user_id AS k_user, ` + cols
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM `+table+` ORDER BY `+order)
 	if err != nil {
 		return "", fmt.Errorf("checksum %s: %w", table, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	names, err := rows.Columns()
 	if err != nil {
 		return "", err
@@ -150,7 +173,16 @@ func tableSum(ctx context.Context, tx *sql.Tx, table, order string, content bool
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", fmt.Errorf("checksum %s: %w", table, err)
 		}
-		for _, v := range vals {
+		summed := vals
+		if keep != nil {
+			ns, _ := vals[0].(string)
+			user, _ := vals[1].(string)
+			if !keep(ns, user) {
+				continue
+			}
+			summed = vals[2:]
+		}
+		for _, v := range summed {
 			fmt.Fprintf(h, "%T:%v\x1f", v, v)
 		}
 		h.Write([]byte{'\x1e'})
@@ -189,7 +221,7 @@ func summedColumns(ctx context.Context, tx *sql.Tx, table string, skip []string)
 	if err != nil {
 		return "", fmt.Errorf("checksum %s: columns: %w", table, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var cols []string
 	for rows.Next() {
 		var name string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -41,6 +42,10 @@ func applyConsolidation(w *wtx, a memory.Applied) (handled bool, err error) {
 		return true, expireTurns(w, a.Envelope, d)
 	case *events.RetrievalDegraded:
 		return true, nil // an announcement for operators; nothing to keep
+	case *events.IdentityConfirmed:
+		return true, applyIdentity(w, a.Envelope, d)
+	case *events.ConsolidationReport:
+		return true, applyReport(w, a.Envelope, d)
 	}
 	return false, nil
 }
@@ -68,12 +73,23 @@ func episodeText(d *events.Episode) string {
 // session's own episode: the complete story wins over a part of it.
 func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
+	for i, a := range d.Actions {
+		if a.Tool == "" && a.Decision != "" {
+			// A decision is a step taken, not a failed one; episodes
+			// written before said otherwise.
+			d.Actions[i].Success = true
+		}
+	}
 	linked := d.LinkedMemories
 	if d.Source != events.SourceCompression {
 		var err error
 		if linked, err = sessionLinks(w, env.Scope, d.SessionID, linked); err != nil {
 			return err
 		}
+	}
+	// The same episode built before leaves the index by the words it had.
+	if err := w.unindex(episodesFTS, `WHERE e.namespace = ? AND e.user_id = ? AND e.id = ?`, ns, user, d.ID); err != nil {
+		return err
 	}
 	var rid int64
 	err := w.tx.QueryRowContext(w.ctx, `INSERT INTO episodes (namespace, user_id, id, session_id, summary, goal, outcome,
@@ -89,9 +105,6 @@ func applyEpisode(w *wtx, env memory.Envelope, d *events.Episode) error {
 		jsonList(d.Actions), jsonList(d.Entities), jsonList(d.Tools), jsonList(linked), d.Importance,
 		d.Source, jsonList(d.Turns), env.Time.UnixNano(), env.ID).Scan(&rid)
 	if err != nil {
-		return err
-	}
-	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM episodes_fts WHERE rowid = ?`, rid); err != nil {
 		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO episodes_fts (rowid, body) VALUES (?, ?)`,
@@ -124,7 +137,7 @@ func sessionLinks(w *wtx, scope memory.Scope, session string, named []string) ([
 	if err != nil {
 		return nil, fmt.Errorf("session memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	set := map[string]bool{}
 	for _, id := range named {
 		set[id] = true
@@ -168,13 +181,13 @@ func linkExtracted(w *wtx, scope memory.Scope, session string) error {
 		var e ep
 		var raw string
 		if err := rows.Scan(&e.rid, &raw); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return fmt.Errorf("session episodes: %w", err)
 		}
 		_ = json.Unmarshal([]byte(raw), &e.linked)
 		eps = append(eps, e)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("session episodes: %w", err)
 	}
@@ -234,18 +247,26 @@ func applyProfile(w *wtx, env memory.Envelope, d *events.ProfileRefreshed) error
 	return nil
 }
 
-// applyDailySummary keeps one entry per day and channel. An entry written
-// by compression is compressed (its day is in tier 2); a later migration
-// of the same day does not undo that.
+// applyDailySummary keeps a day's log per channel: the day written whole
+// (part ”) and the parts extraction writes as it goes, each replaced by a
+// later version of itself. An entry written by compression covers the
+// whole day: it and every part of the day so far are compressed (in tier
+// 2); a later migration or part of the same day does not undo that.
 func applyDailySummary(w *wtx, env memory.Envelope, d *events.DailySummary) error {
 	compressed := d.Source == events.SourceCompression
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO daily_summaries (namespace, user_id, date, channel, summary,
-		raw_tokens, source, compressed, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (namespace, user_id, date, channel) DO UPDATE SET summary = excluded.summary,
+	ns, user := env.Scope.Namespace, env.Scope.User
+	if compressed {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE daily_summaries SET compressed = 1
+			WHERE namespace = ? AND user_id = ? AND date = ? AND channel = ?`, ns, user, d.Date, d.Channel); err != nil {
+			return err
+		}
+	}
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO daily_summaries (namespace, user_id, date, channel, part, summary,
+		raw_tokens, source, compressed, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, user_id, date, channel, part) DO UPDATE SET summary = excluded.summary,
 			raw_tokens = excluded.raw_tokens, source = excluded.source,
 			compressed = max(compressed, excluded.compressed), updated = excluded.updated`,
-		env.Scope.Namespace, env.Scope.User, d.Date, d.Channel, d.Summary, d.RawTokens, d.Source, compressed,
-		env.Time.UnixNano())
+		ns, user, d.Date, d.Channel, d.Part, d.Summary, d.RawTokens, d.Source, compressed, env.Time.UnixNano())
 	return err
 }
 
@@ -256,8 +277,11 @@ func applyDailySummary(w *wtx, env memory.Envelope, d *events.DailySummary) erro
 // skipped whole.
 func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 	into, err := loadMemory(w, env.Scope, d.Into)
-	if err != nil || into.Status != memory.StatusActive {
-		return nil
+	switch {
+	case memory.ErrorCode(err) == memory.EINVALID, err == nil && into.Status != memory.StatusActive:
+		return nil // gone, or no longer current: the merge is skipped whole
+	case err != nil:
+		return err // a failed read is not a memory that is gone
 	}
 	at := env.Time.UnixNano()
 	folded := 0
@@ -270,7 +294,8 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 			valid_to = ?, updated = ? WHERE rowid = ?`, into.ID, at, at, m.rowid); err != nil {
 			return err
 		}
-		if err := history(w, env, m.ID, "merged", m.Content, "merged into "+into.ID); err != nil {
+		if err := history(w, env, m.ID, change{kind: "merged", old: m.Content, new: m.Content, note: "merged into " + into.ID,
+			fields: status(m.Status, memory.StatusSuperseded)}); err != nil {
 			return err
 		}
 		folded++
@@ -288,14 +313,17 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 		return err
 	}
 	if content != into.Content {
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, into.rowid); err != nil {
+		if err := unindexMemory(w, into); err != nil {
 			return err
 		}
 		if err := indexMemory(w, into.rowid, env.Scope, into.Subject, into.Predicate, content); err != nil {
 			return err
 		}
 	}
-	return history(w, env, into.ID, "merged", into.Content, fmt.Sprintf("absorbed %d (cluster %s): %s", folded, d.ClusterID, content))
+	fields := map[string]memory.Delta{}
+	diff(fields, "importance", num(into.Importance), num(d.Importance))
+	return history(w, env, into.ID, change{kind: "merged", old: into.Content, new: content, fields: fields,
+		note: fmt.Sprintf("absorbed %d (cluster %s)", folded, d.ClusterID)})
 }
 
 // applyArchived archives current memories: kept with their history, no
@@ -303,16 +331,19 @@ func applyMerged(w *wtx, env memory.Envelope, d *events.MemoriesMerged) error {
 func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) error {
 	at := env.Time.UnixNano()
 	for _, id := range d.MemoryIDs {
-		res, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'archived', valid_to = ?, updated = ?
-			WHERE namespace = ? AND user_id = ? AND id = ? AND status IN ('active', 'pending')`,
-			at, at, env.Scope.Namespace, env.Scope.User, id)
+		m, err := loadMemory(w, env.Scope, id)
+		if memory.ErrorCode(err) == memory.EINVALID || err == nil && m.Status != memory.StatusActive && m.Status != memory.StatusPending {
+			continue // gone, or no longer current
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			continue
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'archived', valid_to = ?, updated = ?
+			WHERE rowid = ?`, at, at, m.rowid); err != nil {
+			return err
 		}
-		if err := history(w, env, id, "archived", "", d.Reason); err != nil {
+		if err := history(w, env, id, change{kind: "archived", old: m.Content, new: m.Content, note: d.Reason,
+			fields: status(m.Status, memory.StatusArchived)}); err != nil {
 			return err
 		}
 	}
@@ -325,8 +356,8 @@ func applyArchived(w *wtx, env memory.Envelope, d *events.MemoriesArchived) erro
 // indexes, and the applied ids of their events, all but the receipt's
 // own: the stream erases those events (stream.Erase), so a rebuild sees
 // only the receipt and must reach the same rows. The database deletes
-// securely (secure_delete), and the full-text tables are merged before
-// the commit (wtx.eraseIndexes), so no page keeps the text.
+// securely (secure_delete), and the full-text rows go by their words
+// (wtx.unindex), so no page keeps the text.
 func forgetUser(w *wtx, env memory.Envelope) error {
 	ns, user := env.Scope.Namespace, env.Scope.User
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM applied WHERE namespace = ? AND user_id = ?
@@ -338,12 +369,15 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		ns, user, env.Time.UnixNano()); err != nil {
 		return err
 	}
-	for _, f := range []struct{ table, q string }{
-		{"turns_fts", `DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE namespace = ? AND user_id = ?)`},
-		{"memories_fts", `DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE namespace = ? AND user_id = ?)`},
-		{"episodes_fts", `DELETE FROM episodes_fts WHERE rowid IN (SELECT rid FROM episodes WHERE namespace = ? AND user_id = ?)`},
+	for _, f := range []struct {
+		f     ftsTable
+		where string
+	}{
+		{turnsFTS, `WHERE t.namespace = ? AND t.user_id = ?`},
+		{memoriesFTS, `WHERE m.namespace = ? AND m.user_id = ?`},
+		{episodesFTS, `WHERE e.namespace = ? AND e.user_id = ?`},
 	} {
-		if err := w.erase(f.table, f.q, ns, user); err != nil {
+		if err := w.unindex(f.f, f.where, ns, user); err != nil {
 			return err
 		}
 	}
@@ -358,6 +392,8 @@ func forgetUser(w *wtx, env memory.Envelope) error {
 		`DELETE FROM daily_summaries WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM profile WHERE namespace = ? AND user_id = ?`,
 		`DELETE FROM embeddings WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM identities WHERE namespace = ? AND user_id = ?`,
+		`DELETE FROM reports WHERE namespace = ? AND user_id = ?`,
 	} {
 		if _, err := w.tx.ExecContext(w.ctx, q, ns, user); err != nil {
 			return err

@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -24,7 +26,7 @@ func (s *Store) Scopes(ctx context.Context) ([]memory.Scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scopes: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.Scope
 	for rows.Next() {
 		var sc memory.Scope
@@ -45,7 +47,7 @@ func (s *Store) SessionTurns(ctx context.Context, scope memory.Scope, session st
 	if err != nil {
 		return nil, fmt.Errorf("session turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.Turn
 	for rows.Next() {
 		t := memory.Turn{Scope: scope, SessionID: session}
@@ -73,7 +75,7 @@ func (s *Store) UnconsolidatedSessions(ctx context.Context, scope memory.Scope, 
 	if err != nil {
 		return nil, fmt.Errorf("unconsolidated sessions: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []string
 	for rows.Next() {
 		var id string
@@ -93,7 +95,7 @@ func (s *Store) SessionMemoryIDs(ctx context.Context, scope memory.Scope, sessio
 	if err != nil {
 		return nil, fmt.Errorf("session memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []string
 	for rows.Next() {
 		var id string
@@ -143,15 +145,15 @@ func (s *Store) Scratchpad(ctx context.Context, scope memory.Scope) (memory.Scra
 	var projects, questions, steps string
 	var at int64
 	rows, err := s.queryRead(ctx, `SELECT content, active_projects, current_focus, open_questions, next_steps,
-		source, updated FROM scratchpad WHERE namespace = ? AND user_id = ?`, scope.Namespace, scope.User)
+		source, episode_id, updated FROM scratchpad WHERE namespace = ? AND user_id = ?`, scope.Namespace, scope.User)
 	if err != nil {
 		return p, fmt.Errorf("scratchpad: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	if !rows.Next() {
 		return p, rows.Err()
 	}
-	err = rows.Scan(&p.Content, &projects, &p.CurrentFocus, &questions, &steps, &p.Source, &at)
+	err = rows.Scan(&p.Content, &projects, &p.CurrentFocus, &questions, &steps, &p.Source, &p.EpisodeID, &at)
 	if err != nil {
 		return p, fmt.Errorf("scratchpad: %w", err)
 	}
@@ -216,7 +218,7 @@ func (s *Store) queryEpisodes(ctx context.Context, scope memory.Scope, q string,
 	if err != nil {
 		return nil, fmt.Errorf("episodes: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := []memory.Episode{}
 	for rows.Next() {
 		e := memory.Episode{Namespace: scope.Namespace, User: scope.User}
@@ -238,21 +240,51 @@ func (s *Store) queryEpisodes(ctx context.Context, scope memory.Scope, q string,
 }
 
 // DailySummaries returns a scope's event log entries of one day
-// (YYYY-MM-DD), by channel.
+// (YYYY-MM-DD), by channel, each with its parts folded in (foldDays).
 func (s *Store) DailySummaries(ctx context.Context, scope memory.Scope, date string) ([]memory.DailySummary, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT date, channel, summary, raw_tokens, compressed FROM daily_summaries
-		WHERE namespace = ? AND user_id = ? AND date = ? ORDER BY channel`, scope.Namespace, scope.User, date)
+	rows, err := s.r.QueryContext(ctx, `SELECT date, channel, part, summary, raw_tokens, compressed FROM daily_summaries
+		WHERE namespace = ? AND user_id = ? AND date = ? ORDER BY channel, part != '', updated, part`,
+		scope.Namespace, scope.User, date)
 	if err != nil {
 		return nil, fmt.Errorf("daily summaries: %w", err)
 	}
-	defer rows.Close()
+	days, err := foldDays(rows, scope)
+	if err != nil {
+		return nil, fmt.Errorf("daily summaries: %w", err)
+	}
+	return days, nil
+}
+
+// foldDays reads rows of (date, channel, part, summary, raw_tokens,
+// compressed), ordered by date and channel with each day's whole entry
+// (part ”) before its parts in the order they were said, into one entry
+// per day and channel: the whole entry and the parts one line each. When
+// the whole entry is compressed it already says what the compressed parts
+// did, so they are left out. A day is compressed when all of it is.
+func foldDays(rows *sql.Rows, scope memory.Scope) ([]memory.DailySummary, error) {
+	defer quiet.Close(rows)
 	var out []memory.DailySummary
+	wholeCompressed := false
 	for rows.Next() {
-		d := memory.DailySummary{Namespace: scope.Namespace, User: scope.User}
-		if err := rows.Scan(&d.Date, &d.Channel, &d.Summary, &d.RawTokens, &d.Compressed); err != nil {
-			return nil, fmt.Errorf("daily summaries: %w", err)
+		var d memory.DailySummary
+		var part string
+		if err := rows.Scan(&d.Date, &d.Channel, &part, &d.Summary, &d.RawTokens, &d.Compressed); err != nil {
+			return nil, err
 		}
-		out = append(out, d)
+		n := len(out)
+		if n == 0 || out[n-1].Date != d.Date || out[n-1].Channel != d.Channel {
+			d.Namespace, d.User = scope.Namespace, scope.User
+			wholeCompressed = part == "" && d.Compressed
+			out = append(out, d)
+			continue
+		}
+		if wholeCompressed && d.Compressed {
+			continue
+		}
+		day := &out[n-1]
+		day.Summary += "\n" + d.Summary
+		day.RawTokens += d.RawTokens
+		day.Compressed = day.Compressed && d.Compressed
 	}
 	return out, rows.Err()
 }
@@ -273,25 +305,21 @@ func (s *Store) RecallDailySummaries(ctx context.Context, scope memory.Scope, q 
 	if to == "" {
 		to = "9999"
 	}
-	rows, err := s.queryRead(ctx, `SELECT date, channel, summary, raw_tokens, compressed FROM daily_summaries
-		WHERE namespace = ? AND user_id = ? AND date >= ? AND date < ? ORDER BY date DESC, channel`+limitSQL(maxDailyScored),
+	rows, err := s.queryRead(ctx, `SELECT date, channel, part, summary, raw_tokens, compressed FROM daily_summaries
+		WHERE namespace = ?1 AND user_id = ?2 AND date IN (SELECT DISTINCT date FROM daily_summaries
+			WHERE namespace = ?1 AND user_id = ?2 AND date >= ?3 AND date < ?4 ORDER BY date DESC`+limitSQL(maxDailyScored)+`)
+		ORDER BY date DESC, channel, part != '', updated, part`,
 		scope.Namespace, scope.User, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("daily summaries: %w", err)
 	}
-	defer rows.Close()
-	var days []memory.DailySummary
-	var texts []string
-	for rows.Next() {
-		d := memory.DailySummary{Namespace: scope.Namespace, User: scope.User}
-		if err := rows.Scan(&d.Date, &d.Channel, &d.Summary, &d.RawTokens, &d.Compressed); err != nil {
-			return nil, fmt.Errorf("daily summaries: %w", err)
-		}
-		days = append(days, d)
-		texts = append(texts, d.Date+" "+d.Summary)
-	}
-	if err := rows.Err(); err != nil {
+	days, err := foldDays(rows, scope)
+	if err != nil {
 		return nil, fmt.Errorf("daily summaries: %w", err)
+	}
+	texts := make([]string, len(days))
+	for i, d := range days {
+		texts[i] = d.Date + " " + d.Summary
 	}
 	window := from != "0000" || to != "9999"
 	sc := textseg.NewScorer(q, textseg.StatsOf(q, texts))

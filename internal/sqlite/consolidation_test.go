@@ -23,6 +23,7 @@ func added(seq uint64, user, id, content string, importance float64) memory.Appl
 }
 
 func TestEpisodeApplyAndRead(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ana, bob := memory.Scope{Namespace: "ns", User: "ana"}, memory.Scope{Namespace: "ns", User: "bob"}
 	mustApply(t, s, turn(1, "ana", "s1", 0, "deploy billing"), turn(2, "ana", "s1", 1, "done"), turn(3, "ana", "s1", 2, "thanks"))
@@ -80,6 +81,7 @@ func TestEpisodeApplyAndRead(t *testing.T) {
 }
 
 func TestScratchpadAndDailySummaries(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ana := memory.Scope{Namespace: "ns", User: "ana"}
 	empty, err := s.Scratchpad(t.Context(), ana)
@@ -112,6 +114,7 @@ func TestScratchpadAndDailySummaries(t *testing.T) {
 }
 
 func TestMergeArchiveAndProfile(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ana := memory.Scope{Namespace: "ns", User: "ana"}
 	mustApply(t, s, added(1, "ana", "m1", "likes green tea", 0.6), added(2, "ana", "m2", "likes green tea a lot", 0.9),
@@ -156,6 +159,7 @@ func TestMergeArchiveAndProfile(t *testing.T) {
 }
 
 func TestForgetUser(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ana := memory.Scope{Namespace: "ns", User: "ana"}
 	mustApply(t, s, turn(1, "ana", "s1", 0, "secret plans"), turn(2, "bob", "s1", 0, "bob's plans"), added(3, "ana", "m1", "secret", 0.5),
@@ -180,6 +184,7 @@ func TestForgetUser(t *testing.T) {
 // whose read model had not yet applied the extraction, as one run apart
 // may) or the extraction. Both orders end in the same read model.
 func TestEpisodeLinksSessionMemoriesInEitherOrder(t *testing.T) {
+	t.Parallel()
 	turns := []memory.Applied{turn(1, "ana", "s1", 0, "我住在杭州"), turn(2, "ana", "s1", 1, "I prefer tea")}
 	extracted := func(seq uint64) memory.Applied {
 		a := derived(seq, "ana", events.TypeMemoryExtracted, &events.MemoryExtracted{RequestID: "r1", SessionID: "s1",

@@ -20,6 +20,10 @@
 // by namespace and user inside their tokens (textseg.Partition), and every
 // query also filters by namespace and user in SQL: the first makes a query
 // read only its user's postings, the second decides what it may return.
+// They are contentless: a row leaves the index by the words it was
+// indexed with, made again from the row it indexes (wtx.unindex), and
+// secure-delete takes them off the pages at once; a change to what a row
+// is indexed with needs a migration that indexes every row again.
 //
 // Vectors (optional) are stored content-addressed, under the hash of the
 // text embedded (table embeddings); SearchVectors joins them to a user's

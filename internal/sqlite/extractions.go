@@ -2,7 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // ExtractionRecord is one row of the extraction bookkeeping: a request
@@ -22,7 +26,7 @@ func (s *Store) ExtractionRecords(ctx context.Context) ([]ExtractionRecord, erro
 	if err != nil {
 		return nil, fmt.Errorf("extraction records: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []ExtractionRecord
 	for rows.Next() {
 		var r ExtractionRecord
@@ -32,4 +36,24 @@ func (s *Store) ExtractionRecords(ctx context.Context) ([]ExtractionRecord, erro
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// AppliedAny reports whether the read model has applied any of the events
+// of source with the given ids in scope (or before events were kept per
+// scope): a worker asks before doing again what it concluded before.
+func (s *Store) AppliedAny(ctx context.Context, scope memory.Scope, source string, ids ...string) (bool, error) {
+	if len(ids) == 0 {
+		return false, nil
+	}
+	js, err := json.Marshal(ids)
+	if err != nil {
+		return false, err
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM applied
+		WHERE (namespace = ? AND user_id = ? OR namespace = '' AND user_id = '') AND source = ?
+			AND id IN (SELECT value FROM json_each(?))`, scope.Namespace, scope.User, source, string(js)).Scan(&n); err != nil {
+		return false, fmt.Errorf("applied %s: %w", source, err)
+	}
+	return n > 0, nil
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 // by triggers so no query counts rows) follow every write: apply, update,
 // delete, forget; a user with nothing left has no row, as after a rebuild.
 func TestScopeCountsFollowEveryWrite(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	counts := func(user string) (turns, mems int) {
 		t.Helper()
@@ -22,8 +24,11 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ct, cm int
-		s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM turns WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&ct)
-		s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM memories WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&cm)
+		if err := errors.Join(
+			s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM turns WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&ct),
+			s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM memories WHERE namespace = 'ns' AND user_id = ?`, user).Scan(&cm)); err != nil {
+			t.Fatal(err)
+		}
 		if turns != ct || mems != cm {
 			t.Fatalf("%s: scope_counts %d turns %d memories, rows %d and %d", user, turns, mems, ct, cm)
 		}
@@ -42,7 +47,9 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 		t.Fatalf("after forget: %d turns %d memories", tu, me)
 	}
 	var rows int
-	s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM scope_counts WHERE user_id = 'ana'`).Scan(&rows)
+	if err := s.r.QueryRowContext(t.Context(), `SELECT count(*) FROM scope_counts WHERE user_id = 'ana'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
 	if rows != 0 {
 		t.Fatalf("a forgotten user keeps %d scope_counts rows", rows)
 	}
@@ -55,6 +62,7 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 // that says it next: a cached document frequency never hides a new
 // document (dfCache).
 func TestNewWordIsFoundAtOnce(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "ana"}
 	var batch []memory.Applied
@@ -97,6 +105,7 @@ func TestNewWordIsFoundAtOnce(t *testing.T) {
 // hundred heavier terms, words every other memory holds (the 48 heaviest
 // were all that was weighed).
 func TestLongQueryKeepsItsRareWords(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "ana"}
 	var common []string

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/extractreq"
 	"github.com/engramhq/engram/internal/maintain"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -60,7 +63,7 @@ func scanMemory(sc interface{ Scan(...any) error }) (storedMemory, error) {
 // scanStored reads every row of a query selecting rowid and
 // memoryColumns, and closes rows.
 func scanStored(rows *sql.Rows) ([]storedMemory, error) {
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []storedMemory
 	for rows.Next() {
 		m, err := scanMemory(rows)
@@ -132,7 +135,8 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 		if err := insertMemory(w, env, c, placement{status: memory.StatusRejected}); err != nil {
 			return err
 		}
-		return historyAt(w, env, said, c.id, "dropped", "", fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending))
+		return historyAt(w, env, said, c.id, change{kind: "dropped", new: c.content,
+			note: fmt.Sprintf("confidence %.2f < %.2f", c.confidence, memory.ConfidencePending)})
 	}
 	if status == memory.StatusPending {
 		if at, ok, err := ignoredLately(w, env, c); err != nil {
@@ -142,8 +146,8 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 			if err := insertMemory(w, env, c, placement{status: memory.StatusRejected}); err != nil {
 				return err
 			}
-			return historyAt(w, env, said, c.id, "dropped", "", "ignored by the user on "+at.Format(time.DateOnly)+"; not proposed again until "+
-				at.Add(memory.IgnoreCooldown).Format(time.DateOnly))
+			return historyAt(w, env, said, c.id, change{kind: "dropped", new: c.content, note: "ignored by the user on " +
+				at.Format(time.DateOnly) + "; not proposed again until " + at.Add(memory.IgnoreCooldown).Format(time.DateOnly)})
 		}
 	}
 	// Near-duplicates are looked for among the memories the index finds
@@ -172,9 +176,15 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	}
 	p := placement{status: status}
 	if status == memory.StatusActive {
-		if p, err = place(w, env, slotOf(c.subject, c.predicate, c.topic), c.id, said, newest,
-			memory.Replaces(c.predicate, c.updates)); err != nil {
+		replaces := memory.Replaces(c.predicate, c.updates)
+		if p, err = place(w, env, slotOf(c.subject, c.predicate, c.topic), c.id, said, newest, replaces); err != nil {
 			return err
+		}
+		if c.source == events.ExtractorLLM {
+			// (A reading in the slot the fact replaces is retired above.)
+			if err := restate(w, env, c, said); err != nil {
+				return err
+			}
 		}
 	}
 	if c.tier == 0 && p.status == memory.StatusActive && coreAtWrite(c.kind, c.category, c.importance) {
@@ -183,10 +193,41 @@ func putCandidate(w *wtx, env memory.Envelope, c candidate) error {
 	if err := insertMemory(w, env, c, p); err != nil {
 		return err
 	}
-	if err := historyAt(w, env, said, c.id, "created", "", c.content); err != nil {
+	if err := historyAt(w, env, said, c.id, change{kind: "created", new: c.content}); err != nil {
 		return err
 	}
 	return p.record(w, env, c.id, c.content)
+}
+
+// RestateSimilarity is how alike the model's wording of a fact and the
+// rules' reading of the same session's turn must be for the model's to
+// replace it ("User likes green tea" and "likes green tea": 0.75; "likes
+// coffee" and "likes tea": 0.33).
+const RestateSimilarity = 0.5
+
+// restate retires the rules' readings (memory.extracted with pass "turn")
+// of the candidate's session that the model, reading the same turns as a
+// batch, said again in its own words: same subject and predicate, similar
+// content. A reading is the rules' first guess, made at once so the agent
+// need not wait; the model's wording replaces it rather than standing
+// beside it. (Near-duplicates were merged before this: that is a
+// confirmation.)
+func restate(w *wtx, env memory.Envelope, c candidate, said int64) error {
+	current, err := currentMemories(w, env.Scope, c.subject, c.predicate, 0)
+	if err != nil {
+		return err
+	}
+	for _, m := range current {
+		if m.Source != events.ExtractorRules || m.SessionID != c.session || len(m.SourceEvents) == 0 ||
+			!strings.HasPrefix(m.SourceEvents[0], extractreq.ReadingEventPrefix) ||
+			memory.Similarity(m.Content, c.content) < RestateSimilarity {
+			continue
+		}
+		if err := retire(w, env, m, c.id, said); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // placement is where a version goes in its slot's history: its status,
@@ -204,7 +245,8 @@ func (p placement) record(w *wtx, env memory.Envelope, id, content string) error
 	if p.supersededBy == "" {
 		return nil
 	}
-	return historyAt(w, env, p.validTo, id, "superseded", content, "superseded by "+p.supersededBy+", said after it")
+	return historyAt(w, env, p.validTo, id, change{kind: "superseded", old: content, new: content,
+		note: "superseded by " + p.supersededBy + ", said after it", fields: status(memory.StatusActive, memory.StatusSuperseded)})
 }
 
 // newest is the row id of a version not written yet: it is the last in
@@ -304,7 +346,8 @@ func retire(w *wtx, env memory.Envelope, v storedMemory, id string, said int64) 
 		valid_to = ?, updated = ? WHERE rowid = ?`, id, said, env.Time.UnixNano(), v.rowid); err != nil {
 		return err
 	}
-	return historyAt(w, env, said, v.ID, "superseded", v.Content, "superseded by "+id)
+	return historyAt(w, env, said, v.ID, change{kind: "superseded", old: v.Content, new: v.Content, note: "superseded by " + id,
+		fields: status(v.Status, memory.StatusSuperseded)})
 }
 
 // sayAgain reports whether a fact said at said is m said again: said
@@ -360,7 +403,7 @@ func ignoredLately(w *wtx, env memory.Envelope, c candidate) (time.Time, bool, e
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	for rows.Next() {
 		var content string
 		var at int64
@@ -447,7 +490,13 @@ func merge(w *wtx, env memory.Envelope, m storedMemory, c candidate, status memo
 		c.importance, conf, p.status, p.supersedes, p.supersededBy, p.validTo, tier, string(sources), env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
-	if err := historyAt(w, env, said, m.ID, "merged", "", c.content); err != nil {
+	fields := map[string]memory.Delta{}
+	diff(fields, "status", string(m.Status), string(p.status))
+	diff(fields, "confidence", num(m.Confidence), num(conf))
+	diff(fields, "importance", num(m.Importance), num(max(m.Importance, c.importance)))
+	diff(fields, "tier", strconv.Itoa(m.Tier), strconv.Itoa(tier))
+	if err := historyAt(w, env, said, m.ID, change{kind: "merged", old: m.Content, new: m.Content, fields: fields,
+		note: "said again: " + c.content}); err != nil {
 		return err
 	}
 	if !promoted {
@@ -489,17 +538,64 @@ func indexMemory(w *wtx, rowid int64, scope memory.Scope, subject, predicate, co
 	return err
 }
 
+// unindexMemory takes m's words, as loaded before any change, off the
+// full-text index.
+func unindexMemory(w *wtx, m storedMemory) error {
+	return w.unindexRow(memoriesFTS, m.rowid, memoryBody(memory.Scope{Namespace: m.Namespace, User: m.User},
+		m.Subject, m.Predicate, m.Content))
+}
+
+// change is one entry of a memory's history (memory.Change): old and new
+// are the content before and after, fields the other fields changed, note
+// what else explains it.
+type change struct {
+	kind     string
+	old, new string
+	fields   map[string]memory.Delta
+	note     string
+}
+
 // history records a change that was said when its event was.
-func history(w *wtx, env memory.Envelope, id, change, old, new string) error {
-	return historyAt(w, env, env.Time.UnixNano(), id, change, old, new)
+func history(w *wtx, env memory.Envelope, id string, c change) error {
+	return historyAt(w, env, env.Time.UnixNano(), id, c)
 }
 
 // historyAt records a change caused by env, said at said.
-func historyAt(w *wtx, env memory.Envelope, said int64, id, change, old, new string) error {
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history (memory_id, namespace, user_id, change, old, new, cause, time, said_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, change, old, new, env.ID, env.Time.UnixNano(), said)
+func historyAt(w *wtx, env memory.Envelope, said int64, id string, c change) error {
+	fields := ""
+	if len(c.fields) > 0 {
+		b, _ := json.Marshal(c.fields)
+		fields = string(b)
+	}
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO memory_history
+		(memory_id, namespace, user_id, change, old, new, fields, note, cause, time, said_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, env.Scope.Namespace, env.Scope.User, c.kind, c.old, c.new, fields, c.note,
+		env.ID, env.Time.UnixNano(), said)
 	return err
 }
+
+// status is the fields of a change of status.
+func status(from, to memory.Status) map[string]memory.Delta {
+	return map[string]memory.Delta{"status": {Old: string(from), New: string(to)}}
+}
+
+// diff adds a field to fields when its value changed.
+func diff(fields map[string]memory.Delta, name, old, new string) {
+	if old != new {
+		fields[name] = memory.Delta{Old: old, New: new}
+	}
+}
+
+// timeText is a time as history shows it ("" for none).
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// num is a score as history shows it.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func fromCandidate(c events.Candidate) candidate {
 	return candidate{kind: c.Kind, category: c.Category, subject: c.Subject, predicate: c.Predicate,
@@ -521,6 +617,11 @@ func applyExtractionRequested(w *wtx, env memory.Envelope, d *events.ExtractionR
 }
 
 func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted) error {
+	if d.Pass == events.PassTurn {
+		// A turn's reading as it arrived: its memories, but neither a
+		// request nor the turn's extraction, which its batch still does.
+		return putCandidates(w, env, d)
+	}
 	turns, _ := json.Marshal(d.Turns)
 	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO extractions
 		(request_id, namespace, user_id, session_id, reason, turns, status, extractor, model, calls,
@@ -538,6 +639,11 @@ func applyMemoryExtracted(w *wtx, env memory.Envelope, d *events.MemoryExtracted
 	if err := markExtracted(w, env.Scope, d.SessionID, d.Turns); err != nil {
 		return err
 	}
+	return putCandidates(w, env, d)
+}
+
+// putCandidates applies a memory.extracted's candidates.
+func putCandidates(w *wtx, env memory.Envelope, d *events.MemoryExtracted) error {
 	for i, c := range d.Candidates {
 		cand := fromCandidate(c)
 		cand.id, cand.source, cand.session = memory.MemoryID(env.Source, env.ID, i), d.Extractor, d.SessionID
@@ -601,7 +707,11 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 	if err != nil {
 		return err
 	}
-	old, _ := json.Marshal(m.Memory)
+	before := m.Memory
+	// Its words leave the index while m still says what they were.
+	if err := unindexMemory(w, m); err != nil {
+		return err
+	}
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = *v
@@ -628,15 +738,20 @@ func applyMemoryUpdated(w *wtx, env memory.Envelope, d *events.MemoryUpdated) er
 		env.Time.UnixNano(), m.rowid); err != nil {
 		return err
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
-		return err
-	}
 	if err := indexMemory(w, m.rowid, env.Scope, m.Subject, m.Predicate, m.Content); err != nil {
 		return err
 	}
 	m.Kind, m.Category = memory.Kind(kind), memory.Category(category)
-	updated, _ := json.Marshal(m.Memory)
-	return history(w, env, m.ID, "updated", string(old), string(updated))
+	fields := map[string]memory.Delta{}
+	for _, f := range [][3]string{
+		{"kind", string(before.Kind), kind}, {"category", string(before.Category), category},
+		{"subject", before.Subject, m.Subject}, {"predicate", before.Predicate, m.Predicate},
+		{"project", before.Project, m.Project}, {"topic", before.Topic, m.Topic},
+		{"importance", num(before.Importance), num(m.Importance)}, {"confidence", num(before.Confidence), num(m.Confidence)},
+	} {
+		diff(fields, f[0], f[1], f[2])
+	}
+	return history(w, env, m.ID, change{kind: "updated", old: before.Content, new: m.Content, fields: fields})
 }
 
 // applyMemoryDeleted removes a memory and its history: what a person
@@ -648,12 +763,8 @@ func applyMemoryDeleted(w *wtx, env memory.Envelope, d *events.MemoryDeleted) er
 	if err != nil {
 		return err
 	}
-	for _, q := range []string{
-		`DELETE FROM memories_fts WHERE rowid = ?`,
-	} {
-		if _, err := w.tx.ExecContext(w.ctx, q, m.rowid); err != nil {
-			return err
-		}
+	if err := unindexMemory(w, m); err != nil {
+		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories WHERE rowid = ?`, m.rowid); err != nil {
 		return err
@@ -662,7 +773,7 @@ func applyMemoryDeleted(w *wtx, env memory.Envelope, d *events.MemoryDeleted) er
 		env.Scope.Namespace, env.Scope.User, m.ID); err != nil {
 		return err
 	}
-	return history(w, env, m.ID, "deleted", "", d.Reason)
+	return history(w, env, m.ID, change{kind: "deleted", note: d.Reason})
 }
 
 // applyPending settles a pending memory: confirmed becomes active (and
@@ -694,7 +805,13 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 			p.status, p.supersedes, p.supersededBy, p.validTo, tier, at, m.rowid); err != nil {
 			return err
 		}
-		if err := history(w, env, m.ID, "confirmed", "", ""); err != nil {
+		fields := status(memory.StatusPending, p.status)
+		diff(fields, "tier", strconv.Itoa(m.Tier), strconv.Itoa(tier))
+		note := ""
+		if p.supersedes != "" {
+			note = "supersedes " + p.supersedes
+		}
+		if err := history(w, env, m.ID, change{kind: "confirmed", old: m.Content, new: m.Content, fields: fields, note: note}); err != nil {
 			return err
 		}
 		return p.record(w, env, m.ID, m.Content)
@@ -702,10 +819,11 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET status = 'rejected', updated = ? WHERE rowid = ?`, at, m.rowid); err != nil {
 			return err
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM memories_fts WHERE rowid = ?`, m.rowid); err != nil {
+		if err := unindexMemory(w, m); err != nil {
 			return err
 		}
-		return history(w, env, m.ID, "ignored", "", "")
+		return history(w, env, m.ID, change{kind: "ignored", old: m.Content, new: m.Content,
+			fields: status(memory.StatusPending, memory.StatusRejected)})
 	default: // snoozed
 		until := int64(0)
 		if d.Until != nil {
@@ -714,6 +832,8 @@ func applyPending(w *wtx, env memory.Envelope, d *events.PendingDecision) error 
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE memories SET snoozed_until = ?, updated = ? WHERE rowid = ?`, until, at, m.rowid); err != nil {
 			return err
 		}
-		return history(w, env, m.ID, "snoozed", "", nsTime(until).Format(time.RFC3339))
+		return history(w, env, m.ID, change{kind: "snoozed", old: m.Content, new: m.Content,
+			fields: map[string]memory.Delta{"snoozed_until": {Old: timeText(m.SnoozedUntil), New: timeText(nsTime(until))}},
+			note:   "until " + timeText(nsTime(until))})
 	}
 }

@@ -3,12 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 var _ memory.MemoryReader = (*Store)(nil)
@@ -124,18 +126,24 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 
 // History is a memory's changes, oldest first.
 func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]memory.Change, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, cause, time, said_at FROM memory_history
+	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, fields, note, cause, time, said_at FROM memory_history
 		WHERE namespace = ? AND user_id = ? AND memory_id = ? ORDER BY id`, scope.Namespace, scope.User, id)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := []memory.Change{}
 	for rows.Next() {
 		var c memory.Change
 		var at, said int64
-		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &c.Cause, &at, &said); err != nil {
+		var fields string
+		if err := rows.Scan(&c.MemoryID, &c.Change, &c.Old, &c.New, &fields, &c.Note, &c.Cause, &at, &said); err != nil {
 			return nil, err
+		}
+		if fields != "" {
+			if err := json.Unmarshal([]byte(fields), &c.Fields); err != nil {
+				return nil, fmt.Errorf("history of %s: fields: %w", id, err)
+			}
 		}
 		c.Time, c.SaidAt = nsTime(at), nsTime(said)
 		out = append(out, c)
@@ -151,7 +159,7 @@ func (s *Store) Projects(ctx context.Context, scope memory.Scope) ([]string, err
 	if err != nil {
 		return nil, fmt.Errorf("projects: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []string
 	for rows.Next() {
 		var p string

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Origin is the stream the read model was built from (see
@@ -56,7 +58,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reset read model: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx)
 	rows, err := tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
 	if err != nil {
 		return fmt.Errorf("reset read model: %w", err)
@@ -65,7 +67,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	for rows.Next() {
 		var name, def string
 		if err := rows.Scan(&name, &def); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return fmt.Errorf("reset read model: %w", err)
 		}
 		if strings.HasPrefix(strings.ToUpper(def), "CREATE VIRTUAL TABLE") {
@@ -74,7 +76,7 @@ func (s *Store) Reset(ctx context.Context) error {
 			tables = append(tables, name)
 		}
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reset read model: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 // Reset leaves an empty read model that applies a stream from its start
 // as a new one would; the recorded origin goes with the rest.
 func TestReset(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	empty, _, err := s.Checksum(t.Context())
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -72,7 +73,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	hits, err := scanTurnHits(rows)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
@@ -188,7 +189,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 	if found {
 		err = rows.Scan(&st.Docs, &changes)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err = errors.Join(err, rows.Err()); err != nil {
 		return st, q, err
 	}
@@ -219,7 +220,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 		if err != nil {
 			return st, q, err
 		}
-		defer rows.Close()
+		defer quiet.Close(rows)
 		for rows.Next() {
 			var j, n int
 			if err := rows.Scan(&j, &n); err != nil {
@@ -356,7 +357,7 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	hits, err := scanTurnHits(rows)
 	if err != nil {
 		return nil, err
@@ -390,7 +391,7 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 	if err != nil {
 		return nil, fmt.Errorf("turns within: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	return scanTurnHits(rows)
 }
 
@@ -415,7 +416,7 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 	if err != nil {
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	return scanTurnHits(rows)
 }
 
@@ -460,7 +461,7 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.MemoryHit
 	var texts []string
 	for rows.Next() {

@@ -8,27 +8,25 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
-// reindex fills the full-text tables migration 4 recreated, for the rows
+// reindex fills the full-text tables a migration recreated, for the rows
 // the old tables held (listed in temp.fts_*), from the text the read model
 // keeps: the same bodies apply writes.
 func reindex(ctx context.Context, tx *sql.Tx) error {
 	steps := []struct {
-		table, query string
-		body         func(scan func(...any) error) (int64, string, error)
+		f     ftsTable
+		query string
 	}{
-		{"turns_fts", `SELECT t.id, t.namespace, t.user_id, t.speaker, t.content, t.tool_calls, t.tool_results, t.attachments
-			FROM turns t JOIN temp.fts_turns f ON f.id = t.id`, turnBody},
-		{"memories_fts", `SELECT m.rowid, m.namespace, m.user_id, m.subject, m.predicate, m.content
-			FROM memories m JOIN temp.fts_memories f ON f.id = m.rowid`, storedMemoryBody},
-		{"episodes_fts", `SELECT e.rid, e.namespace, e.user_id, e.summary, e.goal, e.actions, e.entities, e.tools
-			FROM episodes e JOIN temp.fts_episodes f ON f.id = e.rid`, episodeBody},
+		{turnsFTS, turnsFTS.rows + ` JOIN temp.fts_turns f ON f.id = t.id`},
+		{memoriesFTS, memoriesFTS.rows + ` JOIN temp.fts_memories f ON f.id = m.rowid`},
+		{episodesFTS, episodesFTS.rows + ` JOIN temp.fts_episodes f ON f.id = e.rid`},
 	}
 	for _, st := range steps {
-		if err := reindexTable(ctx, tx, st.table, st.query, st.body); err != nil {
-			return fmt.Errorf("reindex %s: %w", st.table, err)
+		if err := reindexTable(ctx, tx, st.f.name, st.query, st.f.body); err != nil {
+			return fmt.Errorf("reindex %s: %w", st.f.name, err)
 		}
 	}
 	_, err := tx.ExecContext(ctx, `DROP TABLE temp.fts_turns; DROP TABLE temp.fts_memories; DROP TABLE temp.fts_episodes`)
@@ -40,12 +38,12 @@ func reindexTable(ctx context.Context, tx *sql.Tx, table, query string, body fun
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO `+table+` (rowid, body) VALUES (?, ?)`)
 	if err != nil {
 		return err
 	}
-	defer ins.Close()
+	defer quiet.Close(ins)
 	for rows.Next() {
 		id, text, err := body(rows.Scan)
 		if err != nil {

@@ -3,11 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // expireTurns applies a turns.expired receipt: the user's turns whose
@@ -31,18 +33,17 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return err
 		}
 		sessions = append(sessions, s)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	// First, while the turns still say which rows are theirs.
-	if err := w.erase("turns_fts", `DELETE FROM turns_fts WHERE rowid IN
-		(SELECT id FROM turns WHERE namespace = ?1 AND user_id = ?2 AND carried_seq < ?3)`, ns, user, before); err != nil {
+	if err := w.unindex(turnsFTS, `WHERE t.namespace = ?1 AND t.user_id = ?2 AND t.carried_seq < ?3`, ns, user, before); err != nil {
 		return err
 	}
 	for _, q := range []string{
@@ -67,6 +68,13 @@ func expireTurns(w *wtx, env memory.Envelope, d *events.TurnsExpired) error {
 			return fmt.Errorf("session %s: %w", s, err)
 		}
 	}
+	// The events the retention replaced left the stream: forgotten here as
+	// a rebuild never applied them (their replacements are applied).
+	for _, r := range d.Replaced {
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM applied WHERE source = ? AND id = ?`, r.Source, r.ID); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -84,7 +92,7 @@ func resession(w *wtx, scope memory.Scope, session string) error {
 	var ended int64
 	err := w.tx.QueryRowContext(w.ctx, `SELECT ended FROM sessions WHERE namespace = ? AND user_id = ? AND session_id = ?`,
 		scope.Namespace, scope.User, session).Scan(&ended)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
@@ -156,12 +164,12 @@ func (s *Store) PlanRetention(ctx context.Context, cutoff uint64, waitSince time
 	for rows.Next() {
 		var sc memory.Scope
 		if err := rows.Scan(&sc.Namespace, &sc.User); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return plan, fmt.Errorf("plan retention: %w", err)
 		}
 		scopes = append(scopes, sc)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return plan, fmt.Errorf("plan retention: %w", err)
 	}

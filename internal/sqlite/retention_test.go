@@ -154,6 +154,7 @@ func expiredTurns(plan RetentionPlan) (turns, requests int) {
 // Whatever falls below the cutoff, the live read model after the receipts
 // equals one rebuilt from what the stream keeps.
 func TestRetentionRebuildEqualsLive(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		evs    []memory.Applied

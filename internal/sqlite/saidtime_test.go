@@ -157,6 +157,7 @@ func permutations(n int) [][]int {
 // superseded by the next said and current until it was said; as_of by
 // said time gives the one current then. In both languages.
 func TestSaidTimeDecidesCurrentWhateverTheExtractionOrder(t *testing.T) {
+	t.Parallel()
 	s := openTest(t) // one user per order
 	seq := uint64(0)
 	for _, lang := range []struct {
@@ -204,6 +205,7 @@ func TestSaidTimeDecidesCurrentWhateverTheExtractionOrder(t *testing.T) {
 // A memory keeps both its times: when it was said, and when engram learned
 // it (its event's time); its history says both for every change.
 func TestMemoryKeepsSaidAndLearnedTimes(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	porto := extractedAt(7, "u", fact{pred: "location", content: "User moved to Porto", said: hour(24), updates: true})
 	lisbon := extractedAt(9, "u", fact{pred: "location", content: "User lives in Lisbon", said: hour(0)})
@@ -242,6 +244,7 @@ func TestMemoryKeepsSaidAndLearnedTimes(t *testing.T) {
 // Ties in said time are broken by the stream: the one applied later wins,
 // live and in a rebuild alike.
 func TestSaidTimeTieGoesToTheLaterEvent(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User lives in Lisbon", said: hour(0)}),
@@ -256,6 +259,7 @@ func TestSaidTimeTieGoesToTheLaterEvent(t *testing.T) {
 // between, it goes into the history; said after the version before, it
 // only moves the current one's start back.
 func TestMergeDoesNotResurrectAnOldValue(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User lives in Lisbon", said: hour(10)}),
@@ -283,6 +287,7 @@ func TestMergeDoesNotResurrectAnOldValue(t *testing.T) {
 // active by being said again, goes into the history: it never displaces
 // what was said after it.
 func TestPendingSaidEarlierNeverDisplaces(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User moved to Porto", said: hour(24), updates: true}),
@@ -307,6 +312,7 @@ func TestPendingSaidEarlierNeverDisplaces(t *testing.T) {
 // A memory written by hand may say when it was said; said before the
 // current value, it goes into the history.
 func TestMemoryAddedSaidEarlier(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User moved to Porto", said: hour(24), updates: true}),
@@ -326,6 +332,7 @@ func TestMemoryAddedSaidEarlier(t *testing.T) {
 // Events from before said_at existed still apply: a candidate without it
 // was said at its event's time.
 func TestCandidateWithoutSaidTimeUsesTheEventTime(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User lives in Lisbon"}),
@@ -344,6 +351,7 @@ func TestCandidateWithoutSaidTimeUsesTheEventTime(t *testing.T) {
 // and leaves the others; one said before the change and learned after it
 // goes into the history.
 func TestChangedHabitReplacesItsTopic(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u",
@@ -371,6 +379,7 @@ func TestChangedHabitReplacesItsTopic(t *testing.T) {
 // whatever is rebuilt: said times and their ties are decided from the
 // stream alone.
 func TestSaidTimeReplayIsDeterministic(t *testing.T) {
+	t.Parallel()
 	evs := []memory.Applied{
 		extractedAt(1, "u", fact{pred: "location", content: "User moved to Porto", said: hour(24), updates: true}),
 		extractedAt(2, "u", fact{pred: "location", content: "User lives in Lisbon", said: hour(0)}),
@@ -400,16 +409,17 @@ func TestSaidTimeReplayIsDeterministic(t *testing.T) {
 // A fact that enters the history already superseded was never current:
 // it is not a wrong write (one undone soon after it was written).
 func TestLateFactIsNotAWrongWrite(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		extractedAt(1, "u", fact{pred: "location", content: "User moved to Porto", said: hour(24), updates: true}),
 		extractedAt(2, "u", fact{pred: "location", content: "User lives in Lisbon", said: hour(0)}))
-	st, err := s.Quality(t.Context(), "ns", 0)
+	st, err := s.Quality(t.Context(), "ns", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Written != 2 || st.WrongWrites != 0 {
-		t.Fatalf("written %d, wrong writes %d; want 2, 0", st.Written, st.WrongWrites)
+	if st.Written != 2 || st.WrongWrites != 0 || st.SupersededSoon != 0 {
+		t.Fatalf("written %d, wrong writes %d, superseded soon %d; want 2, 0, 0", st.Written, st.WrongWrites, st.SupersededSoon)
 	}
 }
 
@@ -417,6 +427,7 @@ func TestLateFactIsNotAWrongWrite(t *testing.T) {
 // said when it was learned, and one that superseded another marked as
 // replacing; a late fact then finds its place among them.
 func TestMigrationToSaidTimes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v10.db")
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
@@ -454,13 +465,19 @@ func TestMigrationToSaidTimes(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	mems := byContent(t, s, "u")
 	if m := mems["User moved to Porto"]; !m.SaidAt.Equal(hour(24)) || !m.LearnedAt.Equal(hour(24)) {
 		t.Fatalf("Porto said %v, learned %v; want both %v", m.SaidAt, m.LearnedAt, hour(24))

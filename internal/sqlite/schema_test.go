@@ -15,6 +15,7 @@ import (
 // column in each index) opens with its rows found by the partitioned
 // queries, and rows the old index had dropped stay out of the new one.
 func TestMigrationToPartitionsReindexes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v3.db")
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
@@ -44,13 +45,19 @@ func TestMigrationToPartitionsReindexes(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	s, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	alice, bob := memory.Scope{Namespace: "ns", User: "alice"}, memory.Scope{Namespace: "ns", User: "bob"}
 	for _, tc := range []struct {
 		name  string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // TurnID renders a turn's row id as the id search results carry.
@@ -63,7 +64,7 @@ func (s *Store) HandledTurns(ctx context.Context, scope memory.Scope, session st
 	if err != nil {
 		return nil, fmt.Errorf("handled turns of session %q: %w", session, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := map[int]uint64{}
 	for rows.Next() {
 		var i int
@@ -86,7 +87,7 @@ const turnColumns = `id, namespace, user_id, agent, session_id, turn_index, role
 
 // scanTurns reads rows of turnColumns, and closes them.
 func scanTurns(rows *sql.Rows) ([]memory.Turn, error) {
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var out []memory.Turn
 	for rows.Next() {
 		var t memory.Turn
@@ -111,7 +112,7 @@ func (s *Store) RequestedTurns(ctx context.Context) (map[memory.Scope]map[string
 	if err != nil {
 		return nil, fmt.Errorf("requested turns: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := map[memory.Scope]map[string]map[int]bool{}
 	for rows.Next() {
 		var scope memory.Scope

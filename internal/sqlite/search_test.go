@@ -13,6 +13,7 @@ import (
 // extracted, turns of a request on its way whatever their version, and
 // not a turn edited since it was extracted.
 func TestHandledTurns(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	r1 := requested(4, "u", "s", "q1", 0, 1)
 	mustApply(t, s, turn(1, "u", "s", 0, "a"), turn(2, "u", "s", 1, "b"), turn(3, "u", "s", 2, "c"), r1, result(5, r1),

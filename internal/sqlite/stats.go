@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Stats counts what a read model holds, for `engram stats`.
@@ -33,19 +34,22 @@ func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error)
 	if err != nil {
 		return st, fmt.Errorf("stats: open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return st, fmt.Errorf("stats: %w", err)
 	}
-	defer tx.Rollback()
-	where := ` WHERE (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)`
-	args := []any{namespace, namespace, user, user}
+	defer quiet.Rollback(tx)
+	where := ` WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR user_id = ?2)`
+	args := []any{namespace, user}
 	for _, c := range []struct {
 		dst *int
 		q   string
 	}{
-		{&st.Users, `SELECT count(*) FROM (SELECT DISTINCT namespace, user_id FROM sessions` + where + `)`},
+		// A user is anyone engram holds something of: turns, memories
+		// (added by hand or migrated, with no turn) or daily summaries.
+		{&st.Users, `SELECT count(*) FROM (SELECT namespace, user_id FROM sessions` + where +
+			` UNION SELECT namespace, user_id FROM memories` + where + ` UNION SELECT namespace, user_id FROM daily_summaries` + where + `)`},
 		{&st.Turns, `SELECT count(*) FROM turns` + where},
 		{&st.Sessions, `SELECT count(*) FROM sessions` + where},
 		{&st.Episodes, `SELECT count(*) FROM episodes` + where},
@@ -69,12 +73,12 @@ func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error)
 			var k string
 			var n int
 			if err := rows.Scan(&k, &n); err != nil {
-				rows.Close()
+				quiet.Close(rows)
 				return st, fmt.Errorf("stats: %w", err)
 			}
 			g.into[k] = n
 		}
-		rows.Close()
+		quiet.Close(rows)
 		if err := rows.Err(); err != nil {
 			return st, fmt.Errorf("stats: %w", err)
 		}
@@ -96,7 +100,7 @@ func ReadMemory(ctx context.Context, path string, scope memory.Scope, id string)
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	m, err := scanMemory(db.QueryRowContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND id = ?`, scope.Namespace, scope.User, id))
 	switch {
@@ -116,7 +120,7 @@ func ReadTurns(ctx context.Context, path, namespace, user string, since, until t
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer quiet.Close(db) // a read-only pool
 	rows, err := db.QueryContext(ctx, `SELECT `+turnColumns+`
 		FROM turns WHERE time >= ? AND time < ? AND (? = '' OR namespace = ?) AND (? = '' OR user_id = ?)
 		ORDER BY time, id LIMIT ?`, since.UnixNano(), until.UnixNano(), namespace, namespace, user, user, limit)
@@ -128,4 +132,49 @@ func ReadTurns(ctx context.Context, path, namespace, user string, since, until t
 		return nil, fmt.Errorf("read turns: %w", err)
 	}
 	return out, nil
+}
+
+// Rows counts the users a read model holds and the rows of its main
+// tables, for the operators' view of a partition's copy. Each count reads
+// its table's smallest index: on a copy of a hundred million rows it takes
+// seconds, so callers ask now and then, not per request.
+func (s *Store) Rows(ctx context.Context) (users int, rows map[string]int64, err error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, nil, fmt.Errorf("count rows: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT namespace, user_id FROM sessions
+		UNION SELECT namespace, user_id FROM memories)`).Scan(&users); err != nil {
+		return 0, nil, fmt.Errorf("count users: %w", err)
+	}
+	rows = map[string]int64{}
+	for _, table := range []string{"turns", "memories", "episodes", "sessions"} {
+		var n int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			return 0, nil, fmt.Errorf("count %s: %w", table, err)
+		}
+		rows[table] = n
+	}
+	return users, rows, nil
+}
+
+// AllUsers lists every user the read model holds a row of (a turn, a
+// session or a memory), by namespace and user.
+func (s *Store) AllUsers(ctx context.Context) ([]memory.Scope, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT namespace, user_id FROM sessions
+		UNION SELECT namespace, user_id FROM turns UNION SELECT namespace, user_id FROM memories ORDER BY 1, 2`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer quiet.Close(rows)
+	var out []memory.Scope
+	for rows.Next() {
+		var sc memory.Scope
+		if err := rows.Scan(&sc.Namespace, &sc.User); err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		out = append(out, sc)
+	}
+	return out, rows.Err()
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	_ "modernc.org/sqlite" // the driver; this package is its only importer
 )
 
@@ -22,7 +23,7 @@ type Store struct {
 	w *sql.DB // the one writer connection
 	r *sql.DB // read-only pool
 	// stmts are writeSQL prepared on w.
-	stmts map[string]*sql.Stmt
+	stmts [numStmts]*sql.Stmt
 	// vectors holds the in-memory vector indexes of recently searched
 	// users; Apply invalidates a user's when their memories change.
 	vectors *vectorCache
@@ -62,7 +63,7 @@ func (s *Store) queryRead(ctx context.Context, q string, args ...any) (*sql.Rows
 		}
 		s.readsMu.Lock()
 		if prev, raced := s.reads[q]; raced {
-			st.Close()
+			quiet.Close(st) // a spare twin of prev, never used
 			st = prev
 		} else {
 			s.reads[q] = st
@@ -85,11 +86,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	if err := check(ctx, w, path); err != nil {
-		w.Close()
+		quiet.Close(w) // on a path that fails with its own error
 		return nil, err
 	}
 	if err := migrate(ctx, w); err != nil {
-		w.Close()
+		quiet.Close(w) // on a path that fails with its own error
 		if corrupt(err) {
 			return nil, &CorruptError{Path: path, Detail: err.Error()}
 		}
@@ -97,22 +98,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
-		w.Close()
+		quiet.Close(w) // on a path that fails with its own error
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	s := &Store{w: w, r: r, stmts: map[string]*sql.Stmt{},
+	s := &Store{w: w, r: r,
 		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}}
-	for name, q := range writeSQL {
+	for id, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
 		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("prepare %s: %w", name, err)
+			quiet.Do(s.Close) // on a path that fails with its own error
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
 		}
-		s.stmts[name] = st
+		s.stmts[id] = st
 	}
 	return s, nil
 }
@@ -145,15 +146,18 @@ func dsn(path string, readOnly bool) string {
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	var errs []error
 	for _, st := range s.stmts {
-		st.Close()
+		if st != nil { // Open failed before preparing it
+			errs = append(errs, st.Close())
+		}
 	}
 	s.readsMu.Lock()
 	for _, st := range s.reads {
-		st.Close()
+		errs = append(errs, st.Close())
 	}
 	s.readsMu.Unlock()
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(append(errs, s.r.Close(), s.w.Close())...)
 }
 
 // Ping checks that the database answers reads.
@@ -240,7 +244,7 @@ func check(ctx context.Context, db *sql.DB, path string) error {
 		}
 		return fmt.Errorf("open %s: %w", path, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var problems []string
 	for rows.Next() {
 		var line string

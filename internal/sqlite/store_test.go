@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 func openTest(t *testing.T) *Store {
@@ -18,7 +19,11 @@ func openTest(t *testing.T) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return s
 }
 
@@ -42,13 +47,14 @@ func mustApply(t *testing.T, s *Store, batch ...memory.Applied) {
 // Every table of the schema is in the checksum, so rebuild compares all of
 // it. A new table fails this test until it is added to checksummed.
 func TestChecksumCoversSchema(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	rows, err := s.r.QueryContext(t.Context(), `SELECT name FROM sqlite_schema
 		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%'`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
@@ -61,6 +67,7 @@ func TestChecksumCoversSchema(t *testing.T) {
 }
 
 func TestApplyIsIdempotentAndOrdered(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s, turn(1, "u", "s", 0, "alpha"), turn(2, "u", "s", 1, "beta"))
 	before, seq, err := s.Checksum(t.Context())
@@ -90,6 +97,7 @@ func TestApplyIsIdempotentAndOrdered(t *testing.T) {
 // One event that cannot be applied is reported alone; the rest of its
 // batch commits.
 func TestApplyIsolatesABadEvent(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	bad := turn(2, "u", "s", 1, "x")
 	bad.Data = "not an event"
@@ -109,6 +117,7 @@ func TestApplyIsolatesABadEvent(t *testing.T) {
 }
 
 func TestSearchScopeAndSafety(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		turn(1, "a", "s", 0, "我在北京工作，用 c++ 写代码"),
@@ -135,6 +144,7 @@ func TestSearchScopeAndSafety(t *testing.T) {
 // A query of stopwords alone finds its matches newest first; a query with
 // a word ranks by BM25.
 func TestStopwordSearchNewestFirst(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	mustApply(t, s,
 		turn(1, "ana", "s", 0, "the the the the the cluster"),
@@ -170,13 +180,18 @@ func TestStopwordSearchNewestFirst(t *testing.T) {
 // writer of the same file moved the position, or after a reset, a run
 // started from the hint is declined and the hint corrected.
 func TestPositionHintIsCheckedByApplyNext(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "test.db")
 	open := func() *Store {
 		s, err := Open(t.Context(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return s
 	}
 	s, other := open(), open()
@@ -215,6 +230,7 @@ func TestPositionHintIsCheckedByApplyNext(t *testing.T) {
 // a run that does not follow, or one with a failing event in the middle,
 // leaves the read model as it was, for Apply to take the events in turn.
 func TestApplyNextIsAllOrNothingInOrder(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	scope := memory.Scope{Namespace: "ns", User: "u"}
 	check := func(wantTurns int, wantSeq uint64) {

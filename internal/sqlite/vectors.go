@@ -12,6 +12,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/vector"
 )
 
@@ -88,7 +89,7 @@ func (s *Store) SearchVectors(ctx context.Context, scope memory.Scope, model str
 	if err != nil {
 		return nil, nil, fmt.Errorf("search vectors: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	byID := make(map[string]memory.Memory, len(hits))
 	for rows.Next() {
 		m, err := scanMemoryWith(rows)
@@ -142,12 +143,12 @@ func (s *Store) buildVectorIndex(ctx context.Context, scope memory.Scope, model 
 		var hash string
 		var blob []byte
 		if err := rows.Scan(&hash, &blob); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return nil, fmt.Errorf("load vectors: %w", err)
 		}
 		vecs[hash] = blob
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load vectors: %w", err)
 	}
@@ -159,7 +160,7 @@ func (s *Store) buildVectorIndex(ctx context.Context, scope memory.Scope, model 
 	if err != nil {
 		return nil, fmt.Errorf("load vectors: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var ix *vector.Index
 	for rows.Next() {
 		var id, content string

@@ -37,6 +37,7 @@ func nearest(t *testing.T, s *Store, user string, q []float32, also ...string) (
 // the user who owns them, only for active memories, and the cached index
 // follows every write.
 func TestSearchVectors(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	tea, trip := "prefers oolong tea", "planning a trip to Kyoto"
 	mustApply(t, s,
@@ -88,6 +89,7 @@ func TestSearchVectors(t *testing.T) {
 }
 
 func TestVectorCacheBudget(t *testing.T) {
+	t.Parallel()
 	c := newVectorCache(200)
 	a, b := vectorKey{scope: memory.Scope{Namespace: "n", User: "a"}}, vectorKey{scope: memory.Scope{Namespace: "n", User: "b"}}
 	_, gen, _ := c.get(a)

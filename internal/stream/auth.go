@@ -223,8 +223,11 @@ func permissions(name string) *server.Permissions {
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: []string{ServicePrefix + "." + enc + ".>"},
-				// The consolidator's service shares the prefix; it is the operator's.
-				Deny: []string{ServicePrefix + ".consolidator.>"},
+				// The consolidator's service shares the prefix; it is the
+				// operator's. A partition's forwarded HTTP API is the
+				// fronts': behind it, the write API, which an agent asks
+				// over HTTP with a token.
+				Deny: []string{ServicePrefix + ".consolidator.>", ServicePrefix + "." + enc + ".*.http"},
 			},
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.agent." + enc + ".>"}},
 		}
@@ -240,7 +243,7 @@ const consolidatorService = ServicePrefix + ".consolidator"
 var (
 	// agentTypes are what agents send to ingest (HTTP and the bus input).
 	agentTypes = []string{events.TypeTurnRecorded, events.TypeContextCompressing, events.TypeSessionEnded,
-		events.TypeMemoryAdded}
+		events.TypeMemoryAdded, events.TypeIdentityConfirmed}
 	// retrieverTypes are the write API's (a memory edited or deleted, a
 	// pending memory decided, the scratchpad), the accesses it records and
 	// the falls down its degradation chain; a retriever serves
@@ -249,9 +252,10 @@ var (
 		events.TypePendingConfirmed, events.TypePendingIgnored, events.TypePendingSnoozed,
 		events.TypeScratchpadUpdated, events.TypeMemoriesAccessed, events.TypeRetrievalDegraded)
 	// extractorTypes are the batcher's requests, the extractor's results
-	// and the embedder's vectors.
+	// (the memories and the parts of the days' logs) and the embedder's
+	// vectors.
 	extractorTypes = []string{events.TypeExtractionRequested, events.TypeMemoryExtracted,
-		events.TypeExtractionFailed, events.TypeMemoryImportant, events.TypeMemoryEmbedded}
+		events.TypeExtractionFailed, events.TypeMemoryImportant, events.TypeMemoryEmbedded, events.TypeDailySummarized}
 )
 
 // workerPermissions is what worker kind role may do: its own events onto
@@ -306,21 +310,47 @@ func workerPermissions(role string) *server.Permissions {
 	service := func(name string) []string {
 		return []string{"$SRV.*", "$SRV.*." + name, "$SRV.*." + name + ".*"}
 	}
+	// partitions are the endpoints of each partition of the users' read
+	// model (engram.v1.<ns>.p<k>.<op>): a partitioned retriever answers
+	// on them, and a front (any retriever, an ingest) asks them.
+	partitions := func(ops ...string) []string {
+		out := make([]string, len(ops))
+		for i, op := range ops {
+			out[i] = ServicePrefix + ".*.*." + op
+		}
+		return out
+	}
+	// readStates is reading, not writing, the retrievers' partition
+	// states (GET /readyz?partition=k on a front).
+	readStates := func() []string {
+		stream, kv := "KV_"+PartitionBucket, "$KV."+PartitionBucket+"."+RoleRetriever+".s.>"
+		return append(api("STREAM.INFO."+stream, "CONSUMER.DELETE."+stream+".*", "CONSUMER.INFO."+stream+".*"),
+			"$JS.FC."+stream+".>", "$JS.API.DIRECT.GET."+stream+"."+kv, "$JS.API.CONSUMER.CREATE."+stream+".*."+kv)
+	}
 	switch role {
 	case RoleIngest:
 		pub = append(pub, onMemory(agentTypes)...)
+		// It reads no event: a retriever tells it whether the event
+		// stored under a duplicate's id says what it sent (AskDigest).
+		pub = append(pub, ServicePrefix+".*.digest")
+		pub = append(append(pub, partitions("http")...), readStates()...)
 		sub = append(append(sub, ServicePrefix+".*.events"), service("engram-ingest")...)
 	case RoleRetriever:
 		pub = append(append(pub, onMemory(retrieverTypes)...), reader...)
 		pub = append(pub, consolidatorService+".pending", consolidatorService+".approve", consolidatorService+".dismiss")
-		sub = append(append(sub, ServicePrefix+".*.search", ServicePrefix+".*.context"), service("engram-retriever")...)
+		sub = append(append(sub, ServicePrefix+".*.search", ServicePrefix+".*.context", ServicePrefix+".*.digest"),
+			service("engram-retriever")...)
+		// Partitioned: leases and states in the partition bucket, each
+		// partition's endpoints, answered and asked.
+		pub = append(append(pub, bucket(PartitionBucket, RoleRetriever+".>")...), partitions("search", "context", "http")...)
+		sub = append(append(sub, partitions("search", "context", "http")...), service("engram-partition")...)
 	case RoleExtractor:
 		pub = append(append(pub, onMemory(extractorTypes)...), reader...)
 		pub = append(pub, bucket(PartitionBucket, RoleExtractor+".>")...)
 	case RoleConsolidator:
 		pub = append(append(pub, SubjectPrefix+".>"), reader...)
 		// Retention is the consolidators' too, shared by partitions of its own.
-		pub = append(pub, bucket(PartitionBucket, RoleConsolidator+".>", RetentionGroup+".>")...)
+		pub = append(pub, bucket(PartitionBucket, RoleConsolidator+".>", RetentionGroup+".>", CardsGroup+".>")...)
 		pub = append(pub, bucket(ConfirmBucket, ">")...)
 		pub = append(pub, bucket(ScheduleBucket, ">")...)
 		sub = append(append(sub, consolidatorService+".*"), service("engram-consolidator")...)

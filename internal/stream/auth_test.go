@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -96,6 +97,7 @@ func memoryMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 
 // Seeds are written once, 0600 in a 0700 directory, and kept across starts.
 func TestAuthFiles(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nats-auth")
 	a, err := EnsureAuth(dir, []string{"default", "张三.ns"})
 	if err != nil {
@@ -143,6 +145,7 @@ func TestAuthFiles(t *testing.T) {
 
 // Without credentials nothing gets in.
 func TestAuthRequired(t *testing.T) {
+	t.Parallel()
 	emb, auth := startAuthServer(t)
 	if nc, err := nats.Connect(emb.ClientURL(), nats.MaxReconnects(0)); err == nil {
 		nc.Close()
@@ -160,6 +163,7 @@ func TestAuthRequired(t *testing.T) {
 // Each role may do what it needs and nothing more; the server refuses
 // the rest.
 func TestAuthRoles(t *testing.T) {
+	t.Parallel()
 	emb, auth := startAuthServer(t)
 	testRoles(t, emb, auth)
 }
@@ -167,6 +171,7 @@ func TestAuthRoles(t *testing.T) {
 // An external nats-server given ServerConfig (as deploy/cluster.sh does)
 // enforces the same roles.
 func TestAuthServerConfig(t *testing.T) {
+	t.Parallel()
 	auth, err := EnsureAuth(filepath.Join(t.TempDir(), "nats-auth"), []string{"acme", "beta"})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +218,7 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Unsubscribe()
+	defer quiet.Do(sub.Unsubscribe)
 	retriever.noErrors(t)
 
 	t.Run("workers", func(t *testing.T) {
@@ -247,10 +252,11 @@ func testRoles(t *testing.T, emb *Embedded, auth *Auth) {
 			t.Fatalf("reply %q, want %q", got, want)
 		}
 		// Not another namespace's, not derived or input events straight
-		// onto the stream, not the consolidator.
+		// onto the stream, not the consolidator, not a partition's
+		// forwarded HTTP API (the write API behind it takes a token).
 		for _, subject := range []string{ServicePrefix + ".beta.search", "mem.acme.ana.memory.extracted",
 			"mem.acme.ana.turn.recorded", "mem.beta.ana.user.forgotten", "dlq.x.mem.acme.ana.turn.recorded",
-			ServicePrefix + ".consolidator.run"} {
+			ServicePrefix + ".consolidator.run", ServicePrefix + ".acme.p3.http", ServicePrefix + ".beta.p3.context"} {
 			if err := agent.nc.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
@@ -318,6 +324,7 @@ var refusals = map[string][]struct{ op, subject string }{
 		// Not the others' events, services, buckets or replies.
 		{"p", "mem.acme.ana.memory.extracted"}, {"p", "mem.acme.ana.episode.built"},
 		{"p", "mem.acme.ana.user.forgotten"}, {"s", ServicePrefix + ".*.search"},
+		{"s", ServicePrefix + ".*.digest"}, {"p", ServicePrefix + ".*.search"},
 		{"p", "$KV.engram-partitions.extractor.p.0"}, {"s", "_INBOX.retriever.>"},
 	},
 	RoleRetriever: {

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/nats-io/nats.go"
@@ -31,6 +31,10 @@ type Message struct {
 	// Via is the edge the event came in by (HeaderVia); empty when it was
 	// published straight to NATS.
 	Via string
+	// Passed marks a message the consumer's Keep passed over: not decoded
+	// (Event and Data are empty), handed on only so that the handler sees
+	// every sequence, and acknowledged like any other.
+	Passed bool
 
 	msg jetstream.Msg
 }
@@ -38,23 +42,6 @@ type Message struct {
 // BatchHandler processes messages in stream order and returns one error per
 // message (nil for success). Returning nil means every message succeeded.
 type BatchHandler func(ctx context.Context, msgs []*Message) []error
-
-// permanentError marks an error that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-// Permanent marks err so that its message goes to the dead letters at once.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return permanentError{err}
-}
-
-// IsPermanent reports whether err was marked Permanent.
-func IsPermanent(err error) bool { return errors.As(err, new(permanentError)) }
 
 // ConsumerConfig configures a durable pull consumer.
 type ConsumerConfig struct {
@@ -99,6 +86,15 @@ type ConsumerConfig struct {
 	// Recent, when set, holds events this process validated and stored:
 	// a message that is one of them is not decoded again.
 	Recent *Recent
+	// Keep, when set, says by its subject whether a message is this
+	// consumer's to handle. One it is not is handed over Passed, without
+	// being decoded: a reader of one partition of the users reads the
+	// whole stream and decodes only its own users' events.
+	Keep func(subject string) bool
+	// InactiveThreshold, when set, has JetStream delete the consumer
+	// once nothing has pulled from it for that long: the consumer of a
+	// partition's read model dies with the instance that held it.
+	InactiveThreshold time.Duration
 }
 
 // DefaultBackoff doubles from 1 s up to 5 min.
@@ -113,6 +109,13 @@ type Consumer struct {
 	cfg  ConsumerConfig
 	log  *zap.Logger
 	cons jetstream.Consumer
+	// created is the configuration the consumer was created with, to
+	// create it again if it is deleted under a running worker, and
+	// streamCreated when its stream was (zero if unknown): a consumer
+	// deleted with its stream is not made again on another stream of the
+	// same name.
+	created       jetstream.ConsumerConfig
+	streamCreated time.Time
 }
 
 // NewConsumer creates (or binds to) the durable consumer.
@@ -145,6 +148,8 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		MaxAckPending:  max(4*cfg.Batch, 1000),
 		FilterSubjects: cfg.FilterSubjects,
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
+
+		InactiveThreshold: cfg.InactiveThreshold,
 	}
 	if cfg.StartSeq > 0 {
 		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
@@ -166,7 +171,11 @@ func NewConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig
 		return nil, fmt.Errorf("create consumer %s: %w", cfg.Durable, err)
 	}
 	waitLeader(ctx, cons, 10*time.Second)
-	return &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons}, nil
+	c := &Consumer{js: js, cfg: cfg, log: log.With(zap.String(FieldConsumer, cfg.Durable)), cons: cons, created: cc}
+	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
+		c.streamCreated = s.CachedInfo().Created
+	}
+	return c, nil
 }
 
 // Log field keys.
@@ -200,7 +209,11 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer func() { stopHB(); hb.Wait() }()
 	hb.Go(func() { held.keepAlive(hbCtx, c.cfg.AckWait/3, c.log) })
-	cc, err := c.cons.Consume(func(m jetstream.Msg) {
+	// lost is told when the consumer may have been deleted under this
+	// worker: JetStream says so to a waiting pull, and a pull made after
+	// it finds no responder or no heartbeat.
+	lost := make(chan struct{}, 1)
+	onMsg := func(m jetstream.Msg) {
 		if c.cfg.Done != nil {
 			if md, err := m.Metadata(); err == nil && c.cfg.Done(md.Sequence.Stream) {
 				if err := m.Ack(); err != nil {
@@ -209,25 +222,78 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 				return
 			}
 		}
-		msg, err := decodeMsg(m, c.cfg.MaxEventBytes, c.cfg.Recent)
+		var msg *Message
+		var err error
+		if c.cfg.Keep != nil && !c.cfg.Keep(m.Subject()) {
+			msg = passedMsg(m)
+		} else {
+			msg, err = decodeMsg(m, c.cfg.MaxEventBytes, c.cfg.Recent)
+		}
 		held.add(m)
 		select {
 		case inbox <- arrival{msg, err}:
 		case <-ctx.Done():
 		}
-	}, jetstream.PullMaxMessages(c.cfg.Pull),
-		// Short pulls: a pull lost while JetStream was off (a full disk,
-		// healed without a restart) is noticed by its missing heartbeat
-		// and asked again within seconds, not half a minute.
-		jetstream.PullExpiry(5*time.Second), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
-				c.log.Warn("consume", zap.Error(err))
-			}
-		}))
+	}
+	consume := func() (jetstream.ConsumeContext, error) {
+		return c.cons.Consume(onMsg, jetstream.PullMaxMessages(c.cfg.Pull),
+			// Short pulls: a pull lost while JetStream was off (a full disk,
+			// healed without a restart) is noticed by its missing heartbeat
+			// and asked again within seconds, not half a minute.
+			jetstream.PullExpiry(5*time.Second), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+				if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
+					errors.Is(err, nats.ErrNoResponders) {
+					select {
+					case lost <- struct{}{}:
+					default:
+					}
+				}
+				if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+					c.log.Warn("consume", zap.Error(err))
+				}
+			}))
+	}
+	cc, err := consume()
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.cfg.Durable, err)
 	}
-	defer cc.Stop()
+	defer func() { cc.Stop() }()
+	// rebind consumes again when the consumer is gone: a worker whose
+	// consumer was deleted would otherwise wait for ever, having logged
+	// one warning.
+	rebind := func() error {
+		if _, err := c.js.Consumer(ctx, c.cfg.Stream, c.cfg.Durable); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			select {
+			case <-cc.Closed():
+			default:
+				return nil // still there, still consumed: a pull lost in passing
+			}
+		}
+		cc.Stop()
+		err := c.bindAgain(ctx)
+		if errors.Is(err, errStreamChanged) {
+			// The stream was deleted or made again: not this worker's to
+			// follow. The read model's origin check reports it (and stops
+			// the projector), engram streams status says what changed,
+			// and a restart takes it up after engram streams apply or
+			// accept.
+			c.log.Error("the stream was deleted or made again under this worker; it waits to be stopped", zap.Error(err))
+			<-ctx.Done()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		next, err := consume()
+		if err != nil {
+			return fmt.Errorf("consume %s again: %w", c.cfg.Durable, err)
+		}
+		cc = next
+		return nil
+	}
 	batch := make([]*Message, 0, c.cfg.Batch)
 	// take adds an arrival to the batch, or settles it at once.
 	take := func(a arrival) {
@@ -252,6 +318,19 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-lost:
+			if err := rebind(); err != nil {
+				return err
+			}
+			continue
+		case <-cc.Closed():
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := rebind(); err != nil {
+				return err
+			}
+			continue
 		case a := <-inbox:
 			take(a)
 		}
@@ -279,6 +358,46 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			c.decide(ctx, msg, err)
 		}
 	}
+}
+
+// bindAgain finds the consumer again after it was deleted under a running
+// worker. A replay deletes it and at once creates it again starting
+// elsewhere: a moment is given for that, and the worker goes on from
+// where the replay set it. Deleted and not made again (nats consumer rm),
+// it is created as it was at start, as a restart would.
+func (c *Consumer) bindAgain(ctx context.Context) error {
+	if err := c.sameStream(ctx); err != nil {
+		return err
+	}
+	for wait := time.Now().Add(2 * time.Second); ; {
+		cons, err := c.js.Consumer(ctx, c.cfg.Stream, c.cfg.Durable)
+		if err == nil {
+			c.cons = cons
+			c.log.Warn("the consumer was deleted and made again under this worker (engram replay?): consuming it from where it now starts")
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) || time.Now().After(wait) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := c.sameStream(ctx); err != nil {
+		return err
+	}
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.created)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: %v", errStreamChanged, err)
+	}
+	if err != nil {
+		return fmt.Errorf("create consumer %s again after it was deleted: %w", c.cfg.Durable, err)
+	}
+	c.cons = cons
+	c.log.Warn("the consumer was deleted under this worker: created again as at start")
+	return nil
 }
 
 // handle runs h over batch and returns each message's error. A panic in
@@ -331,6 +450,33 @@ func (c *Consumer) logPanic(m *Message, err error) {
 	c.log.Error("handler panicked", fields...)
 }
 
+// errStreamChanged is a consumer's stream deleted, or made again, under
+// its worker.
+var errStreamChanged = errors.New("the stream is gone or is another one")
+
+// sameStream returns nil while the consumer's stream is the one it was
+// created on, errStreamChanged when it is gone or was made again; it
+// waits out a JetStream that does not answer.
+func (c *Consumer) sameStream(ctx context.Context) error {
+	for {
+		s, err := c.js.Stream(ctx, c.cfg.Stream)
+		switch {
+		case err == nil && (c.streamCreated.IsZero() || s.CachedInfo().Created.Equal(c.streamCreated)):
+			return nil
+		case err == nil:
+			return fmt.Errorf("%w: %s was created %s, the consumer's at %s", errStreamChanged, c.cfg.Stream,
+				s.CachedInfo().Created.UTC().Format(time.RFC3339Nano), c.streamCreated.UTC().Format(time.RFC3339Nano))
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("%w: %v", errStreamChanged, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // heldMsgs are the messages a consumer instance has been delivered and not
 // yet settled.
 type heldMsgs struct {
@@ -373,6 +519,15 @@ func (h *heldMsgs) keepAlive(ctx context.Context, interval time.Duration, log *z
 	}
 }
 
+// passedMsg is a delivered message left undecoded (Passed).
+func passedMsg(m jetstream.Msg) *Message {
+	msg := &Message{Subject: m.Subject(), msg: m, Delivered: 1, Passed: true}
+	if md, err := m.Metadata(); err == nil {
+		msg.Seq, msg.Delivered, msg.Stored = md.Sequence.Stream, int(md.NumDelivered), md.Timestamp
+	}
+	return msg
+}
+
 // decodeMsg reads a delivered message. On error the returned Message still
 // carries what is needed to dead-letter it.
 func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) {
@@ -384,7 +539,7 @@ func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) 
 			return msg, nil
 		}
 	}
-	e, data, err := Decode(m.Subject(), nats.Header(m.Headers()), m.Data(), maxBytes)
+	e, data, err := Decode(m.Subject(), m.Headers(), m.Data(), maxBytes)
 	if err != nil {
 		return msg, fmt.Errorf("decode: %w", err)
 	}
@@ -392,22 +547,60 @@ func decodeMsg(m jetstream.Msg, maxBytes int, recent *Recent) (*Message, error) 
 	return msg, nil
 }
 
-// decide is the one table that settles a message's fate. A
-// memory.RetryError (a 429's Retry-After, say) delays the redelivery to at
-// least what it asks.
-func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
-	after, retryAfter := memory.RetryAfterOf(err)
+// Fate is what becomes of a message after its handler returned.
+type Fate int
+
+const (
+	FateAck        Fate = iota // handled: acknowledged
+	FateRetry                  // nak'ed, redelivered after a delay
+	FateDeadLetter             // copied to DEADLETTER with the reason, then terminated
+)
+
+func (f Fate) String() string { return [...]string{"ack", "retry", "dead letter"}[f] }
+
+// Decide is the one table of a message's fate, read from the code its
+// handler's error carries (memory.ErrorCode). Handlers only return errors;
+// none retries or dead-letters on its own.
+//
+//	error                                 fate
+//	none                                  FateAck
+//	EINVALID, ETOOLARGE                   FateDeadLetter at once: the event itself is wrong, and every try meets the same
+//	any other, and out of deliveries      FateDeadLetter
+//	any other: EUNAVAILABLE, EINTERNAL,   FateRetry after Backoff(delivered), or after the error's
+//	a panic, an error without a code      memory.RetryError (a 429's Retry-After) when that is later
+//
+// A code the table does not name (ENOTFOUND, ECONFLICT, …) is retried: a
+// needless retry costs a few seconds, a needless dead letter an
+// operator's redrive.
+func Decide(err error, delivered, maxDeliver int) Fate {
 	switch {
 	case err == nil:
+		return FateAck
+	case delivered >= maxDeliver:
+		return FateDeadLetter
+	}
+	switch memory.ErrorCode(err) {
+	case memory.EINVALID, memory.ETOOLARGE:
+		return FateDeadLetter
+	}
+	return FateRetry
+}
+
+// decide settles m as Decide says.
+func (c *Consumer) decide(ctx context.Context, m *Message, err error) {
+	switch Decide(err, m.Delivered, c.cfg.MaxDeliver) {
+	case FateAck:
 		if aerr := m.msg.Ack(); aerr != nil {
 			c.log.Warn("ack", zap.Uint64(FieldSeq, m.Seq), zap.Error(aerr))
 		}
-	case IsPermanent(err) || m.Delivered >= c.cfg.MaxDeliver:
+	case FateDeadLetter:
 		c.deadLetter(ctx, m, err)
-	case retryAfter:
-		c.nak(m, max(after, c.cfg.Backoff(m.Delivered)), err)
-	default:
-		c.nak(m, c.cfg.Backoff(m.Delivered), err)
+	case FateRetry:
+		delay := c.cfg.Backoff(m.Delivered)
+		if after, ok := memory.RetryAfterOf(err); ok {
+			delay = max(after, delay)
+		}
+		c.nak(m, delay, err)
 	}
 }
 
@@ -443,7 +636,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 			dl.Header[k] = v
 		}
 	}
-	dl.Header.Set(HeaderDLQReason, truncate(reason.Error(), 1024))
+	dl.Header.Set(HeaderDLQReason, chars.ClipBytes(reason.Error(), 1024))
 	dl.Header.Set(HeaderDLQSubject, m.Subject)
 	dl.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
 	dl.Header.Set(HeaderDLQDeliveries, strconv.Itoa(m.Delivered))
@@ -461,22 +654,10 @@ func (c *Consumer) deadLetter(ctx context.Context, m *Message, reason error) {
 	}
 	metrics.Default.DeadLettered(c.cfg.Durable)
 	c.log.Warn("dead-lettered", zap.Uint64(FieldSeq, m.Seq), zap.String(FieldSubject, m.Subject),
-		zap.String(FieldReason, truncate(reason.Error(), 200)))
-	if err := m.msg.TermWithReason(truncate(reason.Error(), 200)); err != nil {
+		zap.String(FieldReason, chars.ClipBytes(reason.Error(), 200)))
+	if err := m.msg.TermWithReason(chars.ClipBytes(reason.Error(), 200)); err != nil {
 		c.log.Warn("term", zap.Uint64(FieldSeq, m.Seq), zap.Error(err))
 	}
-}
-
-// truncate cuts s to at most n bytes, between two characters, and marks
-// the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // Envelope is what the read model keeps of the message's event. An event
@@ -503,6 +684,12 @@ func (m *Message) Applied() memory.Applied {
 	return memory.Applied{Envelope: m.Envelope(), Data: m.Data}
 }
 
+// Redriven reports whether the message was sent back from the dead
+// letters (engram dlq redrive).
+func (m *Message) Redriven() bool {
+	return m != nil && m.msg != nil && m.msg.Headers().Get(HeaderRedrivenFrom) != ""
+}
+
 // redrivenFor is the consumer a redriven message was sent back for; ""
 // for a message never redriven (or redriven before redrives named one).
 func (m *Message) redrivenFor() string {
@@ -515,8 +702,9 @@ func (m *Message) redrivenFor() string {
 // ReplayFrom makes the durable consumer name of MEMORY deliver again from
 // stream sequence seq, or, with seq 0, from time from: it is deleted and
 // created again with its configuration, starting there. Its worker must
-// be stopped meanwhile (it resumes from there when it starts); a read
-// model's projector is rebuilt, not replayed.
+// be stopped meanwhile (it resumes from there when it starts; app.Replay
+// refuses while one runs); a read model's projector is rebuilt, not
+// replayed.
 func ReplayFrom(ctx context.Context, js jetstream.JetStream, name string, seq uint64, from time.Time) error {
 	c, err := js.Consumer(ctx, MemoryStream, name)
 	if err != nil {

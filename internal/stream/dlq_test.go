@@ -8,24 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 )
-
-// waitUntil polls cond until it holds or 20 s pass.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 func listDLQ(t *testing.T, js jetstream.JetStream, f DLQFilter) []DeadLetter {
 	t.Helper()
@@ -47,6 +36,7 @@ func seqsOf(dls []DeadLetter) string {
 // Messages a real consumer gives up on can be listed, read and redriven;
 // a redriven message is on MEMORY again, as it was, and is consumed again.
 func TestDeadLetterRedrive(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ann", 2) // MEMORY seq 1, 2
 	publishTurns(t, js, "ben", 2) // MEMORY seq 3, 4
@@ -72,7 +62,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				if m.Seq == 2 || m.Seq == 4 {
-					errs[i] = Permanent(errors.New("cannot apply " + m.Event.ID()))
+					errs[i] = memory.Errorf(memory.EINVALID, "cannot apply %s", m.Event.ID())
 					continue
 				}
 				applied = append(applied, m.Subject+" "+m.Event.ID())
@@ -81,7 +71,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 		})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	waitUntil(t, "two dead letters", func() bool {
+	wait.Until(t, "two dead letters", func() bool {
 		dls, err := ListDeadLetters(t.Context(), js, DLQFilter{})
 		return err == nil && len(dls) == 2
 	})
@@ -101,7 +91,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 		t.Fatalf("Subject = %q, want %q", got, want)
 	}
 	if first.Consumer != "picky" || first.OriginalSeq != 2 || first.Deliveries != 1 ||
-		first.Reason != "cannot apply "+origID || first.Time.IsZero() || first.Size != len(orig.Data) {
+		first.Reason != "invalid: cannot apply "+origID || first.Time.IsZero() || first.Size != len(orig.Data) {
 		t.Fatalf("dead letter = %+v", first)
 	}
 	if !bytes.Equal(first.Data, orig.Data) {
@@ -175,7 +165,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 			}
 		}
 		want := annSubject + " " + origID
-		waitUntil(t, "the redriven message to be consumed", func() bool {
+		wait.Until(t, "the redriven message to be consumed", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range applied {
@@ -253,6 +243,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 // Redriving everything visits each dead letter once, even when a redriven
 // message is dead-lettered again while the walk is under way.
 func TestEachDeadLetterStopsAtStart(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ann", 3)
 	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{Stream: MemoryStream, Durable: "never"}, zaptest.NewLogger(t))
@@ -266,7 +257,7 @@ func TestEachDeadLetterStopsAtStart(t *testing.T) {
 		_ = cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
 			errs := make([]error, len(msgs))
 			for i := range msgs {
-				errs[i] = Permanent(errors.New("still broken"))
+				errs[i] = memory.Errorf(memory.EINVALID, "still broken")
 			}
 			return errs
 		})
@@ -283,7 +274,7 @@ func TestEachDeadLetterStopsAtStart(t *testing.T) {
 		}
 		return info.State.Msgs
 	}
-	waitUntil(t, "three dead letters", func() bool { return count() == 3 })
+	wait.For(t, "three dead letters", func() error { return wait.Equal(count(), 3) })
 
 	var visited []uint64
 	err = EachDeadLetter(t.Context(), js, DLQFilter{}, func(d DeadLetter) error {
@@ -292,7 +283,7 @@ func TestEachDeadLetterStopsAtStart(t *testing.T) {
 			return err
 		}
 		// Let the consumer fail it again before the walk goes on.
-		waitUntil(t, "the redriven message to be dead-lettered again", func() bool {
+		wait.Until(t, "the redriven message to be dead-lettered again", func() bool {
 			info, err := dlq.Info(t.Context())
 			return err == nil && info.State.LastSeq > d.Seq+2
 		})

@@ -11,11 +11,14 @@
 // CloudEvents envelope (events/) but nothing of what events mean: workers
 // hand it a Handler and get back messages.
 //
-// Fate of a message (Consumer.Run):
+// Fate of a message (Decide, from the code of the handler's error):
 //
-//	handler returns nil                      → ack
-//	Permanent error, or out of deliveries    → copy to DEADLETTER with the reason, then term
-//	any other error                          → nak with a delay from the delivery count
+//	handler returns nil                           → ack
+//	EINVALID or ETOOLARGE, or out of deliveries   → copy to DEADLETTER with the reason, then term
+//	any other error                               → nak with a delay from the delivery count
+//
+// Handlers only return errors, coded with memory.Errorf where retrying
+// cannot help; none marks a fate of its own.
 //
 // A handler that panics has failed on its message: the panic is recovered
 // into a *memory.PanicError (reason "panic: …"), logged with the subject

@@ -24,6 +24,7 @@ var encodeSamples = []string{
 
 // A validated event's body is byte for byte what json.Marshal makes.
 func TestEncodeValidatedIsMarshal(t *testing.T) {
+	t.Parallel()
 	for i, s := range encodeSamples {
 		agreeEncode(t, i, []byte(s), true)
 	}

@@ -12,6 +12,7 @@ import (
 // Erase removes one user's events below the receipt, however their
 // subject spelt the user, and leaves everyone else's.
 func TestErase(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "nb", 3)
 	publishTurns(t, js, "other", 2)
@@ -39,6 +40,7 @@ func TestErase(t *testing.T) {
 // A MEMORY stream created with deny_delete (before engram erased users)
 // keeps it; Erase then purges and says the bytes were only unlinked.
 func TestEraseOnADenyDeleteStream(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	s, _ := js.Stream(t.Context(), MemoryStream)
 	cfg := s.CachedInfo().Config
@@ -65,6 +67,7 @@ func TestEraseOnADenyDeleteStream(t *testing.T) {
 // Listening on port 0 takes a free port, not nats-server's default 4222,
 // which another engram (or test) on the machine may hold.
 func TestEmbeddedPortZeroIsFree(t *testing.T) {
+	t.Parallel()
 	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Sync: "1s"})
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +81,7 @@ func TestEmbeddedPortZeroIsFree(t *testing.T) {
 // ReplayFrom makes a worker's consumer deliver again from a point, and
 // the worker starting again (NewConsumer) keeps that point.
 func TestReplayFrom(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 5)
 	cfg := ConsumerConfig{Stream: MemoryStream, Durable: "worker", FilterSubjects: []string{SubjectPrefix + ".>"}}

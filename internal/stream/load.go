@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/engramhq/engram/internal/memory"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -20,7 +19,7 @@ func Load(ctx context.Context, js jetstream.JetStream, seq uint64, maxEventBytes
 	if err != nil {
 		return nil, fmt.Errorf("read seq %d: %w", seq, err)
 	}
-	e, data, err := Decode(raw.Subject, nats.Header(raw.Header), raw.Data, maxEventBytes)
+	e, data, err := Decode(raw.Subject, raw.Header, raw.Data, maxEventBytes)
 	if err != nil {
 		return nil, fmt.Errorf("decode seq %d: %w", seq, err)
 	}

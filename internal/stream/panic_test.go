@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
+	"github.com/engramhq/engram/internal/wait"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -16,6 +18,7 @@ import (
 // panic as the reason); the messages handed over in the same batch, and
 // those published after, are handled.
 func TestHandlerPanicIsContained(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 4) // seq 1..4, in one batch
 	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{
@@ -37,7 +40,7 @@ func TestHandlerPanicIsContained(t *testing.T) {
 				tries[m.Seq]++
 				if m.Seq == 2 {
 					var none map[string]int
-					none["boom"]++ // a bug: assignment to entry in nil map
+					none["boom"]++ //nolint:staticcheck // a bug on purpose: assignment to entry in nil map
 				}
 			}
 			for _, m := range msgs {
@@ -46,11 +49,9 @@ func TestHandlerPanicIsContained(t *testing.T) {
 			return nil
 		})
 	}()
-	waitUntil(t, "the panicking message to be dead-lettered", func() bool {
-		return len(listDLQ(t, js, DLQFilter{})) == 1
-	})
+	wait.For(t, "the panicking message to be dead-lettered", func() error { return wait.Equal(len(listDLQ(t, js, DLQFilter{})), 1) })
 	publishTurns(t, js, "v", 1) // seq 5: the worker goes on
-	waitUntil(t, "the message published after the panic to be handled", func() bool {
+	wait.Until(t, "the message published after the panic to be handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return handled[5]
@@ -77,6 +78,7 @@ func TestHandlerPanicIsContained(t *testing.T) {
 
 // A reason cut to fit a header is cut between characters, not inside one.
 func TestTruncateKeepsCharactersWhole(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		n    int
@@ -89,9 +91,9 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 		{"无法解析事件", 6, "无法…"}, // on a boundary
 		{"ab😀cd", 4, "ab…"},
 	} {
-		got := truncate(tc.in, tc.n)
+		got := chars.ClipBytes(tc.in, tc.n)
 		if got != tc.want || !utf8.ValidString(got) {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			t.Errorf("chars.ClipBytes(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }

@@ -1,11 +1,16 @@
 package stream
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +29,34 @@ func PartitionOf(namespace, user string, n int) int {
 	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(user))
 	return int(h.Sum32() % uint32(n))
+}
+
+// PartitionOfSubject is the partition, of n, of the user whose event is
+// on subject (mem.<namespace>.<user>.<type>), read from the subject
+// alone: a reader passes over other partitions' messages without
+// decoding them. ok is false for a subject that names no user.
+func PartitionOfSubject(subject string, n int) (p int, ok bool) {
+	rest, found := strings.CutPrefix(subject, SubjectPrefix+".")
+	if !found {
+		return 0, false
+	}
+	encNS, rest, found := strings.Cut(rest, ".")
+	if !found {
+		return 0, false
+	}
+	encUser, _, found := strings.Cut(rest, ".")
+	if !found {
+		return 0, false
+	}
+	ns, err := DecodeToken(encNS)
+	if err != nil {
+		return 0, false
+	}
+	user, err := DecodeToken(encUser)
+	if err != nil {
+		return 0, false
+	}
+	return PartitionOf(ns, user, n), true
 }
 
 // PartitionDurable is the durable consumer of partition p of n of a
@@ -47,6 +80,10 @@ const PartitionBucket = "engram-partitions"
 // RetentionGroup is the partition group of raw-turn retention, which the
 // consolidators share apart from their own.
 const RetentionGroup = "retention"
+
+// CardsGroup is the one-partition group of the consolidators' cards: its
+// holder alone writes every user's cards and reads their edits back.
+const CardsGroup = "cards"
 
 // DefaultLeaseTTL is how long a dead instance's partitions wait before
 // another instance takes them.
@@ -252,6 +289,30 @@ func (l *Leases) fairShare(ctx context.Context) int {
 	return (l.cfg.N + members - 1) / members
 }
 
+// Members are the live instances of group: those that renewed their
+// membership within the lease TTL (a stopped one removes its own).
+func Members(ctx context.Context, js jetstream.JetStream, group string) ([]string, error) {
+	kv, err := js.KeyValue(ctx, PartitionBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	lister, err := kv.ListKeysFiltered(ctx, group+".m.*")
+	if err != nil {
+		return nil, fmt.Errorf("members of %s: %w", group, err)
+	}
+	var out []string
+	for k := range lister.Keys() {
+		if e, err := kv.Get(ctx, k); err == nil {
+			out = append(out, string(e.Value()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // Held is, per partition of group, the instance that holds it now.
 func Held(ctx context.Context, js jetstream.JetStream, group string) (map[int]string, error) {
 	kv, err := js.KeyValue(ctx, PartitionBucket)
@@ -275,5 +336,116 @@ func Held(ctx context.Context, js jetstream.JetStream, group string) (map[int]st
 			out[p] = string(e.Value())
 		}
 	}
+	return out, nil
+}
+
+// Partition states. An instance that keeps a copy of a partition (a
+// retriever's read model of it) says how far the copy is under
+// <group>.s.<partition>.<instance>, every round of its leases: the key
+// expires with the instance, like its leases. The routers read whether
+// someone serves a partition; the operators read who holds what, how far
+// behind and how far a build has come (engram stats --partitions).
+const (
+	// StateBuilding is a copy still reading the stream up to where it
+	// was when the partition was taken: it answers only when no copy
+	// serves, and then says it is incomplete.
+	StateBuilding = "building"
+	// StateServing is a copy that has caught up with the stream.
+	StateServing = "serving"
+)
+
+// PartitionState is what an instance says of its copy of a partition.
+type PartitionState struct {
+	Partition int    `json:"partition"`
+	Instance  string `json:"instance"`
+	State     string `json:"state"`
+	// Held says the instance holds the partition's lease. A copy serves
+	// without it while it hands the partition over: the instance that
+	// took it serves once its own copy has caught up.
+	Held bool `json:"held"`
+	// Position is the last stream sequence the copy has applied or
+	// passed over; Target, while building, the stream's last sequence
+	// when the build began; Head the stream's last sequence when this
+	// was written.
+	Position uint64 `json:"position"`
+	Target   uint64 `json:"target,omitempty"`
+	Head     uint64 `json:"head"`
+	// Users and Rows count what the copy holds (rows per table), Bytes
+	// its size on disk.
+	Users int              `json:"users"`
+	Rows  map[string]int64 `json:"rows,omitempty"`
+	Bytes int64            `json:"bytes"`
+}
+
+// Lag is how many events of the stream the copy has yet to read.
+func (s PartitionState) Lag() uint64 { return s.Head - min(s.Position, s.Head) }
+
+func (l *Leases) stateKey(p int, instance string) string {
+	return l.key("s", strconv.Itoa(p), EncodeToken(instance))
+}
+
+// PutState publishes this instance's state of its copy of a partition.
+func (l *Leases) PutState(ctx context.Context, st PartitionState) error {
+	st.Instance = l.cfg.Instance
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if _, err := l.kv.Put(ctx, l.stateKey(st.Partition, st.Instance), b); err != nil {
+		return fmt.Errorf("partition %d state: %w", st.Partition, err)
+	}
+	return nil
+}
+
+// DropState withdraws this instance's state of partition p: it keeps no
+// copy of it any more.
+func (l *Leases) DropState(ctx context.Context, p int) error {
+	if err := l.kv.Delete(ctx, l.stateKey(p, l.cfg.Instance)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("partition %d state: %w", p, err)
+	}
+	return nil
+}
+
+// States reads every instance's state of the group's partitions.
+func (l *Leases) States(ctx context.Context) ([]PartitionState, error) {
+	return partitionStates(ctx, l.kv, l.cfg.Group)
+}
+
+// PartitionStates reads every instance's state of group's partitions,
+// by partition and then instance; none when there is no lease bucket.
+func PartitionStates(ctx context.Context, js jetstream.JetStream, group string) ([]PartitionState, error) {
+	kv, err := js.KeyValue(ctx, PartitionBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partition bucket: %w", err)
+	}
+	return partitionStates(ctx, kv, group)
+}
+
+func partitionStates(ctx context.Context, kv jetstream.KeyValue, group string) ([]PartitionState, error) {
+	lister, err := kv.ListKeysFiltered(ctx, group+".s.>")
+	if err != nil {
+		return nil, fmt.Errorf("partition states of %s: %w", group, err)
+	}
+	var out []PartitionState
+	for k := range lister.Keys() {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // expired or dropped since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("partition state %s: %w", k, err)
+		}
+		var st PartitionState
+		if err := json.Unmarshal(e.Value(), &st); err != nil {
+			return nil, fmt.Errorf("partition state %s: %w", k, err)
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b PartitionState) int {
+		return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Instance, b.Instance))
+	})
 	return out, nil
 }

@@ -2,11 +2,13 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
@@ -59,6 +61,7 @@ func (h *holders) count(name string) int {
 // other takes them; one that stops gives them back at once; an instance
 // with another number of partitions is refused.
 func TestLeasesShareAndMove(t *testing.T) {
+	t.Parallel()
 	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
 	if err != nil {
 		t.Fatal(err)
@@ -94,14 +97,23 @@ func TestLeasesShareAndMove(t *testing.T) {
 	}
 	_, stopA := start("a")
 	bConn, _ := start("b")
-	waitUntil(t, "two partitions each", func() bool { return h.count("a") == 2 && h.count("b") == 2 })
+	wait.For(t, "two partitions each", func() error {
+		return errors.Join(wait.Equal(h.count("a"), 2),
+			wait.Equal(h.count("b"), 2))
+	})
 
 	bConn.Close()
-	waitUntil(t, "a to hold every partition", func() bool { return h.count("a") == n && h.count("b") == 0 })
+	wait.For(t, "a to hold every partition", func() error {
+		return errors.Join(wait.Equal(h.count("a"), n),
+			wait.Equal(h.count("b"), 0))
+	})
 
 	stopA()
 	start("c")
-	waitUntil(t, "c to hold every partition", func() bool { return h.count("c") == n && h.count("a") == 0 })
+	wait.For(t, "c to hold every partition", func() error {
+		return errors.Join(wait.Equal(h.count("c"), n),
+			wait.Equal(h.count("a"), 0))
+	})
 	h.mu.Lock()
 	if len(h.overlap) > 0 {
 		t.Errorf("partitions worked on by two at once: %v", h.overlap)
@@ -121,6 +133,7 @@ func TestLeasesShareAndMove(t *testing.T) {
 }
 
 func TestPartitionOf(t *testing.T) {
+	t.Parallel()
 	seen := map[int]bool{}
 	for _, u := range []string{"ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy", "李雷"} {
 		p := PartitionOf("default", u, 4)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -63,20 +62,15 @@ type Publisher struct {
 	// It must not block: the caller is waiting for its answer.
 	Stored func([]Stored)
 	// Conflicts, when set, compares an event JetStream reports as a
-	// duplicate with the one stored under its source and id: other
-	// content is an error (memory.ECONFLICT) that names the stored event,
-	// never a duplicate, so a client that reused an id hears that its
-	// write was not kept. The edge sets it. Workers leave it off: a
-	// worker's retry may carry another answer (an LLM's second try), and
-	// the first one stored is the one that counts.
-	Conflicts bool
-	// Reads, when set, is the JetStream that conflict reads MEMORY
-	// through, when the one publishing may not read it (an ingest's bus
-	// user); nil reads through the publisher's own.
-	Reads jetstream.JetStream
-
-	memoryMu sync.Mutex
-	memory   jetstream.Stream // MEMORY, for conflict's reads; nil until the first
+	// duplicate with the one stored under its source and id, by their
+	// digests: other content is an error (memory.ECONFLICT) that names
+	// the stored event, never a duplicate, so a client that reused an id
+	// hears that its write was not kept. The edge sets it: ReadDigest
+	// where its process may read MEMORY, AskDigest where it may not (an
+	// ingest apart). Workers leave it nil: a worker's retry may carry
+	// another answer (an LLM's second try), and the first one stored is
+	// the one that counts.
+	Conflicts StoredDigest
 }
 
 // Stored is an event as JetStream stored it: its sequence and the message.

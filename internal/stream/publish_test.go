@@ -19,6 +19,7 @@ import (
 // holding its caller, a worker's partition say, for good. Here the
 // subject's only listener takes the message and never answers.
 func TestPublishAckLost(t *testing.T) {
+	t.Parallel()
 	nc := startNATS(t)
 	sink, err := nc.Subscribe(SubjectPrefix+".>", func(*nats.Msg) {})
 	if err != nil {
@@ -51,6 +52,7 @@ func TestPublishAckLost(t *testing.T) {
 // content with another time or trace is still a duplicate; a publisher
 // that does not compare (a worker's) keeps today's duplicate.
 func TestPublishConflict(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	turn := func(content string, at time.Time) event.Event {
 		t.Helper()
@@ -65,7 +67,7 @@ func TestPublishConflict(t *testing.T) {
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	edge := NewPublisher(js)
-	edge.Conflicts = true
+	edge.Conflicts = ReadDigest(js)
 	first, err := edge.Publish(t.Context(), turn("I live in Lisbon", at))
 	if err != nil || first.Duplicate {
 		t.Fatalf("first publish: %+v %v", first, err)
@@ -90,5 +92,53 @@ func TestPublishConflict(t *testing.T) {
 	}
 	if ack, err := NewPublisher(js).Publish(t.Context(), other); err != nil || !ack.Duplicate {
 		t.Fatalf("a publisher that does not compare: %+v %v, want a duplicate", ack, err)
+	}
+
+	// The stored digest is given only for the event asked for, in the
+	// namespace asked for: another namespace or id learns nothing.
+	id := MsgID("default", "ann", "agent", "t-1")
+	read := ReadDigest(js)
+	stored, found, err := read(t.Context(), "default", id, first.Seq)
+	if err != nil || !found {
+		t.Fatalf("the stored event's digest: %q %v %v", stored, found, err)
+	}
+	for _, c := range []struct{ ns, id string }{{"other", id}, {"default", MsgID("default", "bob", "agent", "t-1")}} {
+		if d, found, err := read(t.Context(), c.ns, c.id, first.Seq); err != nil || found || d != "" {
+			t.Fatalf("asked as %s for %s: %q %v %v, want nothing found", c.ns, c.id, d, found, err)
+		}
+	}
+	if _, found, err := read(t.Context(), "default", id, first.Seq+100); err != nil || found {
+		t.Fatalf("a sequence past the stream: found %v, %v", found, err)
+	}
+}
+
+// Two encodings of an event have one digest exactly when they say the
+// same: not the order of their members, their time or their trace.
+func TestDigest(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{"id":"1","type":"t","data":{"x":1,"y":"a"}}`, `{"data":{"y":"a","x":1},"type":"t","id":"1"}`, true},
+		{`{"id":"1","time":"2026-01-01T00:00:00Z","data":{}}`, `{"id":"1","time":"2026-01-02T00:00:00Z","data":{}}`, true},
+		{`{"id":"1","traceparent":"00-a-b-01","data":{}}`, `{"id":"1","data":{}}`, true},
+		{`{"id":"1","data":{"x":1}}`, `{"id":"1","data":{"x":2}}`, false},
+		{`{"id":"1","data":{"x":1}}`, `{"id":"1","data":{"x":1.0}}`, false},
+		{`{"id":"1","data":{"x":"a"}}`, `{"id":"1","data":{"x":"a","y":null}}`, false},
+	} {
+		a, err := Digest([]byte(tc.a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Digest([]byte(tc.b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a == b; got != tc.same {
+			t.Errorf("%s and %s: same digest %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+	if _, err := Digest([]byte(`not json`)); err == nil {
+		t.Error("a body that is not JSON has a digest")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -41,10 +42,10 @@ func OpenRateStream(ctx context.Context, sync Sync, c *Cluster, replicas int) (*
 		}
 		var emb *Embedded
 		if emb, err = StartEmbedded(EmbeddedConfig{StoreDir: dir, Sync: sync}); err != nil {
-			os.RemoveAll(dir)
+			quiet.RemoveAll(dir)
 			return nil, err
 		}
-		r.stop = func() { emb.Shutdown(); os.RemoveAll(dir) }
+		r.stop = func() { emb.Shutdown(); quiet.RemoveAll(dir) }
 		r.nc, err = nats.Connect("", emb.ConnectOption())
 	} else {
 		r.stop = func() {}
@@ -136,7 +137,7 @@ func StartCluster(dir string, n int, sync Sync) (*Cluster, error) {
 			return nil, err
 		}
 		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close() // only to learn a free port: the routes must name them before any node starts
+		quiet.Close(l) // only to learn a free port: the routes must name them before any node starts
 	}
 	var routes []string
 	for i := range n {

@@ -12,6 +12,7 @@ import (
 // stream, another publisher's event, binary mode) is decoded and
 // validated from its bytes, so an invalid one is still refused.
 func TestRecentOnlyTheVeryMessage(t *testing.T) {
+	t.Parallel()
 	subject := Subject("default", "ann", events.TypeTurnRecorded)
 	body := []byte(`{"specversion":"1.0","id":"t1","source":"test/agent","type":"turn.recorded","user":"ann",` +
 		`"namespace":"default","time":"2026-01-01T00:00:00Z","data":{"session_id":"s1","turn_index":0,"role":"user","content":"hi"}}`)

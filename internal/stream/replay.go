@@ -25,6 +25,14 @@ type ReplayBatch struct {
 // hands fn batches of up to size messages. It stops early, without error,
 // if the stream holds nothing past the last message read.
 func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEventBytes int, fn func(ReplayBatch) error) error {
+	return ReplayKept(ctx, js, to, size, maxEventBytes, nil, fn)
+}
+
+// ReplayKept is Replay of the messages keep keeps, by their subject (all
+// when keep is nil): the others are read, not decoded, and handed to
+// nobody, as a partition's projector passes them over (ConsumerConfig.Keep).
+func ReplayKept(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEventBytes int,
+	keep func(subject string) bool, fn func(ReplayBatch) error) error {
 	if to == 0 {
 		return nil
 	}
@@ -54,6 +62,12 @@ func Replay(ctx context.Context, js jetstream.JetStream, to uint64, size, maxEve
 		n := 0
 		for m := range fetched.Messages() {
 			n++
+			if keep != nil && !keep(m.Subject()) {
+				if md, err := m.Metadata(); err == nil && md.Sequence.Stream <= to {
+					last = max(last, md.Sequence.Stream)
+				}
+				continue
+			}
 			msg, derr := decodeMsg(m, maxEventBytes, nil)
 			if msg.Seq > to {
 				continue

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/memory"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -132,4 +134,43 @@ func OldestRawTurn(ctx context.Context, js jetstream.JetStream) (at time.Time, o
 		}
 	}
 	return at, ok, nil
+}
+
+// EraseReplaced erases the messages of one user's event type below the
+// MEMORY sequence before whose event which says to: what engram wrote
+// from turns that aged out, once a replacement without their words is
+// stored above before. Like ExpireTurns it needs a stream that allows
+// deletes.
+func EraseReplaced(ctx context.Context, js jetstream.JetStream, namespace, user, eventType string, before uint64,
+	maxEventBytes int, which func(memory.Applied) bool) ([]events.EventRef, error) {
+	mem, err := js.Stream(ctx, MemoryStream)
+	if err != nil {
+		return nil, fmt.Errorf("erase replaced: stream %s: %w", MemoryStream, err)
+	}
+	subj := Subject(namespace, user, eventType)
+	var decodeErr error
+	var erased []events.EventRef
+	_, err = eraseWhere(ctx, mem, subj, func(raw *jetstream.RawStreamMsg) (erase, more bool) {
+		if raw.Sequence >= before {
+			return false, false
+		}
+		e, data, err := Decode(raw.Subject, nats.Header(raw.Header), raw.Data, maxEventBytes)
+		if err != nil {
+			decodeErr = err
+			return false, true
+		}
+		m := &Message{Event: e, Data: data, Subject: raw.Subject, Seq: raw.Sequence}
+		if !which(m.Applied()) {
+			return false, true
+		}
+		erased = append(erased, events.EventRef{Source: e.Source(), ID: e.ID()})
+		return true, true
+	})
+	if err != nil {
+		return erased, fmt.Errorf("erase replaced %s: %w", subj, err)
+	}
+	if decodeErr != nil {
+		return erased, fmt.Errorf("erase replaced %s: a message does not decode: %w", subj, decodeErr)
+	}
+	return erased, nil
 }

@@ -51,6 +51,7 @@ func publishDeadLetter(t *testing.T, js jetstream.JetStream, consumer string, se
 // one user's raw turns, extraction requests and their dead letters below
 // it and leaves the rest.
 func TestExpireTurns(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ann", 3)
 	publishTurns(t, js, "ben", 2)
@@ -110,6 +111,7 @@ func TestExpireTurns(t *testing.T) {
 // only be purged: the operator expires by purging; the consolidator, which
 // may neither delete nor purge, is refused and the stream stays as it was.
 func TestExpireTurnsOnADenyDeleteStream(t *testing.T) {
+	t.Parallel()
 	emb, auth := startAuthServer(t)
 	op := connectAs(t, emb, auth.SeedFile(RoleOperator, ""))
 	ojs, err := jetstream.New(op.nc)

@@ -22,7 +22,7 @@ import (
 // lose up to that interval. nats-server's own default is 2m.
 type Sync string
 
-// DefaultSync is engram's choice; README.md ("Durability") explains it.
+// DefaultSync is engram's choice; docs/operations.md ("Durability") explains it.
 const DefaultSync Sync = "always"
 
 // Validate reports a Sync that is neither "always" nor a positive duration.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
@@ -67,6 +68,7 @@ func publishTurns(t *testing.T, js jetstream.JetStream, user string, n int) {
 // transient one is retried until it succeeds or runs out of deliveries
 // and is then dead-lettered. Nothing is dropped.
 func TestConsumerFates(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 4) // seq 1..4
 	cons, err := NewConsumer(t.Context(), js, ConsumerConfig{
@@ -90,7 +92,7 @@ func TestConsumerFates(t *testing.T) {
 				tries[m.Seq]++
 				switch m.Seq {
 				case 2: // permanent
-					errs[i] = Permanent(errors.New("cannot apply seq 2"))
+					errs[i] = memory.Errorf(memory.EINVALID, "cannot apply seq 2")
 				case 3: // fails once, then succeeds
 					if tries[3] == 1 {
 						errs[i] = errors.New("flaky")
@@ -140,12 +142,13 @@ func TestConsumerFates(t *testing.T) {
 			t.Errorf("dead letter lost its subject: %v", m.Header)
 		}
 	}
-	if reasons[0] != "2:cannot apply seq 2" || reasons[1] != "4:rate limited" {
+	if reasons[0] != "2:invalid: cannot apply seq 2" || reasons[1] != "4:rate limited" {
 		t.Fatalf("dead letters = %q", reasons)
 	}
 }
 
 func TestSubjectTokens(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"alice", "user-1_x", "a.b", "*", ">", "张三", "a b", "%41", "", "mem.x.y"} {
 		enc := EncodeToken(id)
 		for _, c := range enc {
@@ -183,6 +186,7 @@ func FuzzSubjectToken(f *testing.F) {
 // A message published with Nats-Expected-* headers can still be
 // dead-lettered: those headers are not copied to the dead letter.
 func TestDeadLetterDropsNatsHeaders(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	e, err := events.New("test", events.TypeTurnRecorded, "default", "u",
 		events.TurnRecorded{SessionID: "s", TurnIndex: 0, Role: "user", Content: "x"})
@@ -203,13 +207,14 @@ func TestDeadLetterDropsNatsHeaders(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go cons.Run(ctx, func(_ context.Context, msgs []*Message) []error {
+	refuse := func(_ context.Context, msgs []*Message) []error {
 		errs := make([]error, len(msgs))
 		for i := range errs {
-			errs[i] = Permanent(errors.New("no"))
+			errs[i] = memory.Errorf(memory.EINVALID, "no")
 		}
 		return errs
-	})
+	}
+	go func() { _ = cons.Run(ctx, refuse) }() // it ends when the test does
 	dlq, err := js.Stream(t.Context(), DeadLetterStream)
 	if err != nil {
 		t.Fatal(err)
@@ -230,6 +235,7 @@ func TestDeadLetterDropsNatsHeaders(t *testing.T) {
 // only a changed setting updates them (an update races the consumers the
 // running workers create).
 func TestEnsureStreamsUpdatesOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	updates := make(chan string, 16)
 	sub, err := js.Conn().Subscribe("$JS.EVENT.ADVISORY.STREAM.UPDATED.>", func(m *nats.Msg) { updates <- m.Subject })
@@ -270,6 +276,7 @@ func TestEnsureStreamsUpdatesOnlyWhatChanged(t *testing.T) {
 // same durable nor the instance itself is handed one again. AckWait is
 // only how long a dead instance's messages wait.
 func TestSlowHandlerKeepsItsMessages(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 3)
 	const ackWait = 600 * time.Millisecond
@@ -305,7 +312,7 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 		if i == 0 {
 			// The second instance starts once the first holds all three:
 			// seq 1 in its handler, 2 and 3 queued behind it.
-			waitUntil(t, "the first instance to hold every message", func() bool {
+			wait.Until(t, "the first instance to hold every message", func() bool {
 				info, err := cons.cons.Info(t.Context())
 				return err == nil && info.NumAckPending == 3 && info.NumPending == 0
 			})
@@ -315,7 +322,7 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 	// happens while the handler runs past AckWait, four times over.
 	time.Sleep(4 * ackWait)
 	close(release)
-	waitUntil(t, "seq 2 and 3 to be handled", func() bool {
+	wait.Until(t, "seq 2 and 3 to be handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(handled[2]) > 0 && len(handled[3]) > 0
@@ -337,6 +344,7 @@ func TestSlowHandlerKeepsItsMessages(t *testing.T) {
 // was handed while a batch outlasts AckWait: none waits in the client's
 // buffer, unseen, to be delivered again.
 func TestPullOneHoldsEveryMessage(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "u", 10)
 	const ackWait = 600 * time.Millisecond
@@ -364,12 +372,12 @@ func TestPullOneHoldsEveryMessage(t *testing.T) {
 			return nil
 		})
 	}()
-	waitUntil(t, "seq 1 in the handler", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
+	wait.Until(t, "seq 1 in the handler", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled[1]) > 0 })
 	// Nothing can be polled for: what is tested is that nothing is
 	// delivered again while the batch runs four AckWaits.
 	time.Sleep(4 * ackWait)
 	close(release)
-	waitUntil(t, "every message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 10 })
+	wait.Until(t, "every message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 10 })
 	time.Sleep(2 * ackWait) // a redelivery would come within an AckWait
 	cancel()
 	if err := <-done; err != nil {
@@ -381,5 +389,35 @@ func TestPullOneHoldsEveryMessage(t *testing.T) {
 		if d := handled[seq]; len(d) != 1 || d[0] != 1 {
 			t.Errorf("seq %d handled on deliveries %v, want once, on the first", seq, d)
 		}
+	}
+}
+
+// Decide reads a message's fate from its error's code alone.
+func TestDecide(t *testing.T) {
+	const maxDeliver = 3
+	wrapped := func(code string) error { return fmt.Errorf("apply 7: %w", memory.Errorf(code, "x")) }
+	for _, tc := range []struct {
+		name      string
+		err       error
+		delivered int
+		want      Fate
+	}{
+		{"success", nil, 1, FateAck},
+		{"success on the last try", nil, maxDeliver, FateAck},
+		{"invalid", wrapped(memory.EINVALID), 1, FateDeadLetter},
+		{"too large", wrapped(memory.ETOOLARGE), 1, FateDeadLetter},
+		{"unavailable", wrapped(memory.EUNAVAILABLE), 1, FateRetry},
+		{"unavailable, out of tries", wrapped(memory.EUNAVAILABLE), maxDeliver, FateDeadLetter},
+		{"internal", wrapped(memory.EINTERNAL), 2, FateRetry},
+		{"no code", errors.New("connection reset"), 1, FateRetry},
+		{"no code, out of tries", errors.New("connection reset"), maxDeliver, FateDeadLetter},
+		{"not found", wrapped(memory.ENOTFOUND), 1, FateRetry},
+		{"rate limited", &memory.RetryError{Err: errors.New("429"), After: time.Minute}, 1, FateRetry},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.err, tc.delivered, maxDeliver); got != tc.want {
+				t.Fatalf("Decide(%v, %d)=%v, want %v", tc.err, tc.delivered, got, tc.want)
+			}
+		})
 	}
 }

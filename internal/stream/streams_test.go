@@ -32,6 +32,7 @@ func fields(ds []Difference) string {
 // that drops events is left for the operator, and `engram streams apply`
 // puts everything back, keeping what `engram streams accept` recorded.
 func TestSetupStreamsModes(t *testing.T) {
+	t.Parallel()
 	js := startJS(t)
 	publishTurns(t, js, "ana", 3)
 	sc := memoryConfig(t, js)
@@ -86,6 +87,7 @@ func TestSetupStreamsModes(t *testing.T) {
 // A worker may not create the streams: one that finds them missing says
 // what to run.
 func TestRequireStreamsNamesTheCommand(t *testing.T) {
+	t.Parallel()
 	js, err := jetstream.New(startNATS(t))
 	if err != nil {
 		t.Fatal(err)

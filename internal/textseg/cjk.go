@@ -11,7 +11,7 @@ import (
 //   - unicode61 splits on everything that is not a letter, number or private
 //     use character and folds case, which is all Latin, Cyrillic, Greek, etc.
 //     need; CJK is already split into bigram tokens by Index and unicode61
-//     keeps each of them whole (tested for every rune isCJK accepts).
+//     keeps each of them whole (tested for every rune chars.IsCJK accepts).
 //   - remove_diacritics 2 lets "cafe" find "café": people often type without
 //     accents. Level 2 also strips several diacritics on one letter; it leaves
 //     kana alone (が is not folded to か), which is tested.
@@ -26,34 +26,6 @@ import (
 // A table must be created and queried with the same tokenizer; changing it
 // means rebuilding the index.
 const Tokenizer = "porter unicode61 remove_diacritics 2"
-
-// isCJK reports whether r is a letter or number of a script written without
-// spaces between words: Han (with every extension block in Go's tables),
-// Hiragana, Katakana and Hangul, plus the few Common-script letters that only
-// occur in Japanese words (ー, 〆, kana repeat marks, half-width sound marks).
-//
-// Radicals and other symbols in those scripts are left out on purpose:
-// unicode61 treats them as separators, so putting one inside a bigram would
-// make FTS5 cut the bigram apart.
-func isCJK(r rune) bool {
-	switch {
-	case r < 0x1100: // below Hangul Jamo: no CJK at all, the common case for ASCII text
-		return false
-	case r >= 0x4E00 && r <= 0x9FFF: // CJK Unified Ideographs, fully assigned
-		return true
-	case r >= 0xAC00 && r <= 0xD7A3: // Hangul syllables
-		return true
-	case r >= 0x3041 && r <= 0x3096, r >= 0x30A1 && r <= 0x30FA: // kana letters
-		return true
-	case r == 0x3006, r >= 0x3031 && r <= 0x3035, r == 0x303C, r == 0x30FC,
-		r == 0xFF70, r == 0xFF9E, r == 0xFF9F:
-		return true
-	case isPunct(r): // between every few words of Chinese text
-		return false
-	}
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) &&
-		(unicode.IsLetter(r) || unicode.IsNumber(r))
-}
 
 // isPunct reports whether r is in one of the punctuation ranges that show
 // up in CJK and English text, none of which holds a letter, number or mark.

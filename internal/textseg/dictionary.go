@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // The dictionary tables (lexicon/README.md: what they hold, where from,
@@ -166,7 +168,7 @@ func (d *dictionary) wordsIn(run string) []string {
 // themselves (English); for English (one word, or two as a phrase), the
 // Chinese words its gloss names and, from WordNet, its synonyms.
 func (d *dictionary) siblings(word string, l Lexicons) (zh, en []string) {
-	if hasCJK(word) {
+	if chars.HasCJK(word) {
 		if !l.CEDICT || d.functionWord(word) {
 			return nil, nil
 		}

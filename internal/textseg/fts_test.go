@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/engramhq/engram/internal/quiet"
 	_ "modernc.org/sqlite"
 )
 
@@ -23,7 +24,11 @@ func openFTS(tb testing.TB) *ftsTable {
 	}
 	// Each connection to :memory: is its own database.
 	db.SetMaxOpenConns(1)
-	tb.Cleanup(func() { db.Close() })
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
 	for _, stmt := range []string{
 		fmt.Sprintf(`CREATE VIRTUAL TABLE f USING fts5(body, content='', contentless_delete=1, tokenize='%s')`, Tokenizer),
 		`CREATE VIRTUAL TABLE v USING fts5vocab(f, 'row')`,
@@ -69,7 +74,7 @@ func (f *ftsTable) run(expr string) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var ids []int64
 	for rows.Next() {
 		var id int64
@@ -88,7 +93,7 @@ func (f *ftsTable) vocab() map[string]bool {
 	if err != nil {
 		f.tb.Fatalf("read vocabulary: %v", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	terms := make(map[string]bool)
 	for rows.Next() {
 		var t string

@@ -3,6 +3,8 @@ package textseg
 import (
 	"testing"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // FuzzMatch: whatever the user types, Match gives "" or an expression real
@@ -55,7 +57,7 @@ func FuzzIndex(f *testing.F) {
 		prev, prevAt := rune(-1), 0
 		for i := 0; i < len(text) && len(pairs) < 16; {
 			r, size := utf8.DecodeRuneInString(text[i:])
-			if isCJK(r) && isCJK(prev) && !seen[text[prevAt:i+size]] {
+			if chars.IsCJK(r) && chars.IsCJK(prev) && !seen[text[prevAt:i+size]] {
 				seen[text[prevAt:i+size]] = true
 				pairs = append(pairs, text[prevAt:i+size])
 			}

@@ -3,6 +3,8 @@ package textseg
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Index returns text ready to be stored in an FTS5 column tokenized with
@@ -45,7 +47,7 @@ func Index(text string) string {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		cjk := isCJK(r)
+		cjk := chars.IsCJK(r)
 		if !cjk && isWordRune(r) { // RuneError is not one, so invalid bytes go on below
 			i += size
 			continue
@@ -65,7 +67,7 @@ func Index(text string) string {
 		prevStart, prevEnd := i, i+size // the previous rune of the run
 		for i = prevEnd; i < len(text); {
 			r, size := utf8.DecodeRuneInString(text[i:])
-			if !isCJK(r) {
+			if !chars.IsCJK(r) {
 				if isMark(r) {
 					i += size
 					continue
@@ -114,7 +116,7 @@ func firstToRewrite(text string) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if isCJK(r) || !isWordRune(r) {
+		if chars.IsCJK(r) || !isWordRune(r) {
 			return i
 		}
 		i += size

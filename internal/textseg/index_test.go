@@ -7,9 +7,12 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 func TestIndex(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", ""},
 		{"english unchanged", "I was running late, sorry!", "I was running late, sorry!"},
@@ -38,6 +41,7 @@ func TestIndex(t *testing.T) {
 }
 
 func TestIndexAllocations(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
 	for _, tc := range []struct {
 		text   string
 		allocs float64
@@ -51,20 +55,8 @@ func TestIndexAllocations(t *testing.T) {
 	}
 }
 
-// isCJK's fast paths must agree with its definition on every rune.
-func TestIsCJKFastPaths(t *testing.T) {
-	extra := map[rune]bool{0x3006: true, 0x3031: true, 0x3032: true, 0x3033: true, 0x3034: true,
-		0x3035: true, 0x303C: true, 0x30FC: true, 0xFF70: true, 0xFF9E: true, 0xFF9F: true}
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		want := extra[r] || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) &&
-			(unicode.IsLetter(r) || unicode.IsNumber(r))
-		if got := isCJK(r); got != want {
-			t.Fatalf("isCJK(%U)=%v, want %v", r, got, want)
-		}
-	}
-}
-
 func TestIsWordRuneFastPaths(t *testing.T) {
+	t.Parallel()
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		want := unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Co, r)
 		if got := isWordRune(r); got != want {
@@ -76,13 +68,14 @@ func TestIsWordRuneFastPaths(t *testing.T) {
 // FTS5 must keep every CJK rune as a token character; one it split at would
 // cut the bigrams it is part of.
 func TestCJKRunesAreTokenCharacters(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("indexes every CJK rune")
 	}
 	var b strings.Builder
 	n := 0
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if isCJK(r) {
+		if chars.IsCJK(r) {
 			b.WriteRune(r)
 			b.WriteByte(' ')
 			n++
@@ -105,13 +98,14 @@ func TestCJKRunesAreTokenCharacters(t *testing.T) {
 // wrote: neither unicode61's folding nor the porter stemmer touches them,
 // while English words next to them are still stemmed.
 func TestTokenizerKeepsCJKTokens(t *testing.T) {
+	t.Parallel()
 	text := "我们在会议上讨论了记忆系统 meetings running 東京に行きました 서울에서 コーヒー が"
 	f := openFTS(t)
 	f.insert(1, text)
 	want := make(map[string]bool)
 	for _, tok := range strings.Fields(Index(text)) {
 		r, _ := utf8.DecodeRuneInString(tok)
-		if isCJK(r) {
+		if chars.IsCJK(r) {
 			want[tok] = true
 		}
 	}
@@ -130,6 +124,7 @@ func TestTokenizerKeepsCJKTokens(t *testing.T) {
 }
 
 func TestIndexSeeds(t *testing.T) {
+	t.Parallel()
 	// The design documents are real mixed Chinese and English text.
 	paths, err := filepath.Glob("../../../shared/seeds/*.txt")
 	if err != nil || len(paths) == 0 {

@@ -1,6 +1,10 @@
 package textseg
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/engramhq/engram/internal/chars"
+)
 
 // singleNouns are one-character Chinese nouns, and the verbs of everyday
 // events (罚, 赔, 丢, 借, 修, 卖, 寄, …), that a person uses as a whole
@@ -224,7 +228,7 @@ var conceptIndex, cjkMembers = func() (map[string][]int, []string) {
 	for i, g := range concepts {
 		for _, w := range g {
 			w = strings.ToLower(w)
-			if len(idx[w]) == 0 && hasCJK(w) {
+			if len(idx[w]) == 0 && chars.HasCJK(w) {
 				cjk = append(cjk, w)
 			}
 			idx[w] = append(idx[w], i)
@@ -238,7 +242,7 @@ var conceptIndex, cjkMembers = func() (map[string][]int, []string) {
 func conceptSiblings(word string) []string {
 	word = strings.ToLower(word)
 	var groups []int
-	if hasCJK(word) {
+	if chars.HasCJK(word) {
 		for _, m := range cjkMembers {
 			if strings.Contains(word, m) {
 				groups = append(groups, conceptIndex[m]...)

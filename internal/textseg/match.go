@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 const (
@@ -155,7 +157,7 @@ func (s *splitter) scan(query string) {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			s.endGroup()
-		case isCJK(r):
+		case chars.IsCJK(r):
 			s.endGroup()
 			i = s.run(query, i)
 			continue
@@ -227,7 +229,7 @@ func (s *splitter) run(query string, i int) int {
 	var rb strings.Builder
 	for i < len(query) {
 		r, size := utf8.DecodeRuneInString(query[i:])
-		if isCJK(r) {
+		if chars.IsCJK(r) {
 			rb.WriteString(query[i : i+size])
 		} else if !isMark(r) {
 			break

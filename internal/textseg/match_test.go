@@ -5,9 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 func TestTerms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -42,6 +45,7 @@ func TestTerms(t *testing.T) {
 }
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"***", ""},
@@ -63,6 +67,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestMatchBoundsQueryCost(t *testing.T) {
+	t.Parallel()
 	var words []string
 	for i := range 100 {
 		words = append(words, fmt.Sprintf("word%d", i))
@@ -93,6 +98,7 @@ func TestMatchBoundsQueryCost(t *testing.T) {
 // A long run is cut into pieces that overlap by one rune, so every bigram of
 // the run is still searched.
 func TestLongRunKeepsEveryBigram(t *testing.T) {
+	t.Parallel()
 	run := "记忆系统重构方案设计哲学整体架构数据模型组件设计迁移方案文件结构"
 	ts := terms(run)
 	if len(ts) < 2 {
@@ -112,6 +118,7 @@ func TestLongRunKeepsEveryBigram(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	rows := map[int64]string{
 		1:  "我住在北京市朝阳区",
@@ -177,6 +184,7 @@ func TestSearch(t *testing.T) {
 // Bigrams must not let two characters that are far apart in a row match as
 // if they were the word they make together.
 func TestNoFalsePositiveAcrossBigrams(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	f.insert(1, "北方的天气和东京不同")
 	f.insert(2, "北京，市场很大") // 京 and 市 are in different runs
@@ -199,6 +207,7 @@ func TestNoFalsePositiveAcrossBigrams(t *testing.T) {
 // Ranking: a row holding the exact words ranks above one that shares only
 // part of them.
 func TestRanking(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	f.insert(1, "我们讨论了北京的天气")
 	f.insert(2, "用户住在北京市朝阳区")
@@ -217,6 +226,7 @@ func TestRanking(t *testing.T) {
 }
 
 func TestDiacritics(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	f.insert(1, "がっこう")
 	f.insert(2, "Le café était fermé")
@@ -238,6 +248,7 @@ func TestDiacritics(t *testing.T) {
 // User text is searched as text: nothing in it is read as FTS5 syntax, the
 // query runs, and it finds a row that holds the same text.
 func TestHostileQueries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		query string
 		row   string // "" when nothing in query is searchable
@@ -311,13 +322,14 @@ func TestHostileQueries(t *testing.T) {
 // Match returns "" rather than an expression that matches nothing because
 // FTS5 rejects an empty MATCH; callers must skip the query.
 func TestEmptyMatchIsRejectedByFTS5(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	rows, err := f.db.Query(`SELECT rowid FROM f WHERE f MATCH ''`)
 	if err == nil {
 		for rows.Next() {
 		}
 		err = rows.Err()
-		rows.Close()
+		quiet.Close(rows)
 	}
 	if err == nil {
 		t.Fatal("FTS5 accepted an empty MATCH; Match could return an always-false expression instead of \"\"")
@@ -325,6 +337,7 @@ func TestEmptyMatchIsRejectedByFTS5(t *testing.T) {
 }
 
 func TestInformative(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		query string
 		want  bool

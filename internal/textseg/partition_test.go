@@ -25,6 +25,7 @@ var partitionRows = []string{
 }
 
 func TestPartition(t *testing.T) {
+	t.Parallel()
 	a, b := Partition("default\x00alice"), Partition("default\x00bob")
 	if len(a) != 12 || strings.Trim(a, "0123456789") != "" {
 		t.Fatalf("Partition = %q, want 12 decimal digits", a)
@@ -40,6 +41,7 @@ func TestPartition(t *testing.T) {
 // Every token FTS5 stores from IndexIn carries the partition, so no
 // posting list mixes partitions.
 func TestIndexInPrefixesEveryToken(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	part := Partition("p")
 	for i, text := range partitionRows {
@@ -56,6 +58,7 @@ func TestIndexInPrefixesEveryToken(t *testing.T) {
 // holding only that partition's rows, and never another partition's rows.
 // (Except for words of one or two letters, which now stem: see Partition.)
 func TestMatchInAgreesWithMatch(t *testing.T) {
+	t.Parallel()
 	plain, parted := openFTS(t), openFTS(t)
 	p1, p2 := Partition("one"), Partition("two")
 	for i, text := range partitionRows {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	porter "github.com/blevesearch/go-porterstemmer"
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // Term is one weighted unit of a query, in the form the index stores it.
@@ -102,7 +103,7 @@ func Understand(last string, context ...string) Query {
 	// its last sentence ask; what comes before sets the scene ("work has
 	// been crazy this week, … What does Sam have on Saturday?").
 	sents := sentences(last)
-	if len(sents) == 1 && hasCJK(last) && utf8.RuneCountInString(last) >= longClauses {
+	if len(sents) == 1 && chars.HasCJK(last) && utf8.RuneCountInString(last) >= longClauses {
 		sents = clauses(last)
 	}
 	for i, sent := range sents {
@@ -415,7 +416,7 @@ func (b *queryBuilder) expand() {
 			continue
 		}
 		words := []string{s.word}
-		if hasCJK(s.word) {
+		if chars.HasCJK(s.word) {
 			words = d.wordsIn(s.word)
 		} else if s.next {
 			words = append(words, s.word+" "+sources[i+1].word)
@@ -427,7 +428,7 @@ func (b *queryBuilder) expand() {
 				b.sibling(sib, s.w*dictWeight, false)
 			}
 			for _, sib := range en[:min(len(en), maxDictSiblings)] {
-				b.sibling(sib, s.w*dictWeight, hasCJK(word))
+				b.sibling(sib, s.w*dictWeight, chars.HasCJK(word))
 			}
 		}
 		b.adding = false
@@ -448,7 +449,7 @@ const (
 // (bridge) is a prefix term on its stem when the stem is long enough to
 // say what it is: the gloss says "allergic", the memory "allergy".
 func (b *queryBuilder) sibling(sib string, w float64, bridge bool) {
-	if !hasCJK(sib) {
+	if !chars.HasCJK(sib) {
 		for _, p := range pieces(sib) {
 			if isStopword(p.surface) || queryFraming[p.surface] {
 				continue // a gloss's "in", "last": no word of the question's
@@ -474,15 +475,6 @@ func (b *queryBuilder) sibling(sib string, w float64, bridge bool) {
 
 // minBridgeStem is the shortest stem a bridge searches as a prefix.
 const minBridgeStem = 6
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if isCJK(r) {
-			return true
-		}
-	}
-	return false
-}
 
 func (b *queryBuilder) query() Query {
 	toks := b.order

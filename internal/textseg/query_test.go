@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 func tokensOf(q Query) []string {
@@ -29,6 +31,7 @@ func weightOf(q Query, tok string) float64 {
 // required, so a memory holding 巧克力蛋糕 is found from 我可以带巧克力蛋糕.
 // A bigram across a function word is a term too, but a light one.
 func TestUnderstandChineseBigrams(t *testing.T) {
+	t.Parallel()
 	q := Understand("周六我可以带巧克力蛋糕吗")
 	got := tokensOf(q)
 	for _, want := range []string{"巧克", "克力", "力蛋", "蛋糕", "周六"} {
@@ -47,6 +50,7 @@ func TestUnderstandChineseBigrams(t *testing.T) {
 // matches on: a memory that shares only 买的 with "票买的几点的" ("买的是
 // 早上 8:12 的高铁") is found by them.
 func TestLooseBigrams(t *testing.T) {
+	t.Parallel()
 	q := Understand("票买的几点的")
 	if w := weightOf(q, "买的"); w == 0 || w > looseWeight {
 		t.Errorf("买的 weighs %.2f in %v, want a term of at most %.2f", w, tokensOf(q), looseWeight)
@@ -71,6 +75,7 @@ func TestLooseBigrams(t *testing.T) {
 
 // A one-character noun is a prefix term, inside a run or alone.
 func TestUnderstandSingleNoun(t *testing.T) {
+	t.Parallel()
 	for _, query := range []string{"上次我发给你的那张猫的照片给我一下", "猫"} {
 		q := Understand(query)
 		i := slices.IndexFunc(q.Terms, func(t Term) bool { return t.Token == "猫" })
@@ -83,6 +88,7 @@ func TestUnderstandSingleNoun(t *testing.T) {
 // The last utterance weighs most; the recent messages less the further
 // back they are; in a long utterance the question outweighs the scene.
 func TestUnderstandWeights(t *testing.T) {
+	t.Parallel()
 	q := Understand("what about the invoice", "we talked about billing", "earlier: kubernetes")
 	inv, bill, kube := weightOf(q, "invoic"), weightOf(q, "bill"), weightOf(q, "kubernet")
 	if !(inv > bill && bill > kube && kube > 0) {
@@ -96,6 +102,7 @@ func TestUnderstandWeights(t *testing.T) {
 
 // Nothing at the end of a long query is dropped.
 func TestUnderstandKeepsTheEnd(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := range 200 {
 		fmt.Fprintf(&b, "filler%d ", i)
@@ -110,6 +117,7 @@ func TestUnderstandKeepsTheEnd(t *testing.T) {
 // The concept lexicon bridges a paraphrase, in both languages, below the
 // words the user typed.
 func TestUnderstandConcepts(t *testing.T) {
+	t.Parallel()
 	q := Understand("which theme do I like")
 	if w := weightOf(q, "prefer"); w == 0 || w >= weightOf(q, "theme") {
 		t.Fatalf("prefer %v theme %v", w, weightOf(q, "theme"))
@@ -124,6 +132,7 @@ func TestUnderstandConcepts(t *testing.T) {
 
 // Stopwords alone are searched, and the query says it is not informative.
 func TestUnderstandStopwordsAlone(t *testing.T) {
+	t.Parallel()
 	q := Understand("what about that?")
 	if q.Empty() || !q.Uninformative {
 		t.Fatalf("%+v", q)
@@ -136,6 +145,7 @@ func TestUnderstandStopwordsAlone(t *testing.T) {
 // Tokens reads text as the index stores it: every token Go scores by is a
 // token FTS5 holds for the same text (porter in Go and in SQLite agree).
 func TestTokensAgreeWithFTS5(t *testing.T) {
+	t.Parallel()
 	f := openFTS(t)
 	texts := []string{
 		"We deployed billing to Kubernetes yesterday; deployments were running smoothly.",
@@ -151,7 +161,7 @@ func TestTokensAgreeWithFTS5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	stored := map[string]bool{}
 	for rows.Next() {
 		var term string
@@ -180,6 +190,7 @@ func TestTokensAgreeWithFTS5(t *testing.T) {
 // BM25 in Go ranks by the collection's own statistics: a term every
 // document holds counts little, a rare one much.
 func TestScorerIDF(t *testing.T) {
+	t.Parallel()
 	q := Understand("happy zanzibar")
 	st := Stats{Docs: 10, AvgLen: 5, DF: map[string]int{"happi": 9, "zanzibar": 1}}
 	sc := NewScorer(q, st)
@@ -196,6 +207,7 @@ func TestScorerIDF(t *testing.T) {
 // Understand reads a one-character verb by its bigram with the 了 after
 // it, at less than a word's weight; Terms (the plain search terms) does not.
 func TestVerbBeforeLe(t *testing.T) {
+	t.Parallel()
 	var found *Term
 	q := Understand("钱赔了没")
 	for i, term := range q.Terms {
@@ -214,6 +226,7 @@ func TestVerbBeforeLe(t *testing.T) {
 // An utterance whose only term would be a verb bigram (好了吗, 对了) says
 // nothing to search for, as before the bigram existed.
 func TestVerbAloneIsUninformative(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{"好了吗", "对了", "算了吧", "到了吗"} {
 		if q := Understand(u); !q.Uninformative {
 			t.Errorf("Understand(%q) = %+v, want Uninformative", u, q)
@@ -227,6 +240,7 @@ func TestVerbAloneIsUninformative(t *testing.T) {
 // Feedback reads what was found as a query of the words the question
 // does not have.
 func TestFeedback(t *testing.T) {
+	t.Parallel()
 	q := Understand("房东的房租是什么时候涨的")
 	fb := q.Feedback("跟房东刘老板谈成签三年合同，每月 2450")
 	if weightOf(fb, "三年") == 0 || weightOf(fb, "2450") == 0 {

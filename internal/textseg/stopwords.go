@@ -19,6 +19,10 @@ var englishStopwords = wordSet(`
 
 func isStopword(lower string) bool { return englishStopwords[lower] }
 
+// IsStopword reports whether a lowercased English word is one of the
+// stopwords queries drop: too common to tell texts apart.
+func IsStopword(lower string) bool { return englishStopwords[lower] }
+
 func wordSet(words string) map[string]bool {
 	set := make(map[string]bool)
 	for _, w := range strings.Fields(words) {

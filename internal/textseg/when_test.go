@@ -3,6 +3,7 @@ package textseg
 import "testing"
 
 func TestAsksWhen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		q    string
 		want bool
@@ -29,6 +30,7 @@ func TestAsksWhen(t *testing.T) {
 }
 
 func TestMentionsTime(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		text string
 		want bool
@@ -55,6 +57,7 @@ func TestMentionsTime(t *testing.T) {
 }
 
 func TestAsksMany(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		q    string
 		want bool

@@ -33,6 +33,7 @@ var prior = Estimate{
 // The generic preset is fitted to the largest count any family's tokenizer
 // gives each sample, so that it errs towards counting more.
 func TestCalibrate(t *testing.T) {
+	t.Parallel()
 	if !*calibrate {
 		t.Skip("fits the presets; run with -calibrate")
 	}
@@ -124,6 +125,7 @@ func fromWeights(w [nFeatures]int) Estimate {
 }
 
 func TestWeightsRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := Estimate{}
 	w := e.weights()
 	for i := range w {

@@ -14,6 +14,7 @@ import (
 // the dependency that fetched them (as github.com/pkoukk/tiktoken-go's
 // default loader does) would have to import net, and this fails.
 func TestLinksNoNetwork(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
@@ -33,6 +34,7 @@ func TestLinksNoNetwork(t *testing.T) {
 // At run time: the first Count in a fresh process, which is when the ranks
 // load, works with every HTTP request failing and proxies pointing nowhere.
 func TestFirstCountOffline(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("ENGRAM_TOKENS_OFFLINE_CHILD") == "1" {
 		offlineChild(t)
 		return

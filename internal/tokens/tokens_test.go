@@ -12,6 +12,7 @@ import (
 // Reference counts from tiktoken's own token ids, as the tokenizer
 // module's tests (tokenizer_test.go) list them for each encoding.
 func TestExactKnownCounts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		encoding, text string
 		want           int
@@ -54,6 +55,7 @@ func TestExactKnownCounts(t *testing.T) {
 // adds about one token per such blank line. The count may exceed the
 // reference by at most that many, never fall below it.
 func TestExactMatchesReferenceTokenizers(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"corpus", "calib"} {
 		samples := loadCorpus(t, name)
 		for _, enc := range []string{"o200k_base", "cl100k_base"} {
@@ -97,6 +99,7 @@ func indentedBlankLines(s string) int {
 }
 
 func TestExactUnknownEncoding(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []string{"p50k_base", "r50k_base", "", "O200K_BASE"} {
 		if c, err := Exact(enc); err == nil {
 			t.Errorf("Exact(%q) = %s, want an error", enc, c.Name())
@@ -105,6 +108,7 @@ func TestExactUnknownEncoding(t *testing.T) {
 }
 
 func TestFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ model, want string }{
 		{"gpt-4o", "o200k_base"},
 		{"gpt-4o-mini", "o200k_base"},
@@ -165,6 +169,7 @@ func TestFor(t *testing.T) {
 }
 
 func TestCountEmptyAndBlank(t *testing.T) {
+	t.Parallel()
 	for _, c := range allCounters() {
 		if got := c.Count(""); got != 0 {
 			t.Errorf("%s: Count(\"\") = %d, want 0", c.Name(), got)
@@ -187,6 +192,7 @@ func allCounters() []Counter {
 // to it; run with -race. A fresh bpe has its own once and codec; the rank
 // map inside the codec package is shared, guarded by the module's own once.
 func TestConcurrentFirstUse(t *testing.T) {
+	t.Parallel()
 	samples := loadCorpus(t, "corpus")
 	for _, fresh := range []*bpe{
 		{name: "o200k_base", new: codec.NewO200kBase},
@@ -220,6 +226,7 @@ func TestConcurrentFirstUse(t *testing.T) {
 // measured errors are in doc.go); they catch a broken feature or a preset
 // pasted into the wrong family, not a point of drift.
 func TestEstimateError(t *testing.T) {
+	t.Parallel()
 	held := loadCorpus(t, "corpus")
 	var kinds []string
 	seen := make(map[string]bool)
@@ -262,6 +269,7 @@ func TestEstimateError(t *testing.T) {
 // What a Han character costs in each family, from the held-out corpus's
 // Chinese samples (punctuation included): the figure doc.go quotes.
 func TestHanRatio(t *testing.T) {
+	t.Parallel()
 	var han int
 	tokens := make(map[string]int)
 	for _, s := range loadCorpus(t, "corpus") {
@@ -284,6 +292,7 @@ func TestHanRatio(t *testing.T) {
 }
 
 func TestEstimateDoesNotAllocate(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
 	s := strings.Join([]string{"我叫李明，在杭州工作。", "My name is Sarah — I work at a startup (since 2024-03-14).",
 		"    return fmt.Errorf(\"put %s: %w\", id, err)\n\n", "Привет 🎉 ┌──┐ café"}, "\n")
 	e := estimates["qwen"]
@@ -298,6 +307,7 @@ func TestEstimateDoesNotAllocate(t *testing.T) {
 // mostly merges with the character after it). Per-digit and space-before-
 // digit costs may be zero: the digit group carries them.
 func TestPresetWeightsFloor(t *testing.T) {
+	t.Parallel()
 	optional := map[int]bool{9: true, 10: true} // Digit, SpaceDigit
 	for name, e := range estimates {
 		for i, w := range e.weights() {
@@ -344,6 +354,7 @@ func mixed2KB(tb testing.TB) string {
 }
 
 func TestBreakRunCut(t *testing.T) {
+	t.Parallel()
 	run := strings.Repeat("\n ", maxBreakRun) // 2 × maxBreakRun bytes
 	tests := []struct {
 		s    string
@@ -367,6 +378,7 @@ func TestBreakRunCut(t *testing.T) {
 // A long whitespace run with line breaks reaches the codec in parts of at
 // most maxBreakRun bytes; the codec would take quadratic time on it whole.
 func TestLongBreakRunCountedInParts(t *testing.T) {
+	t.Parallel()
 	s := "start" + strings.Repeat("\n \t", 20*maxBreakRun) + "end"
 	o200k.Count("load the codec")
 	want := 0

@@ -3,6 +3,8 @@ package tokens
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engramhq/engram/internal/chars"
 )
 
 // wordCut is the length in bytes above which Truncate cuts inside a word
@@ -95,7 +97,7 @@ func isWordRune(r rune) bool {
 		c := asciiClass[r]
 		return c == clLower || c == clUpper || c == clDigit || r == '_'
 	}
-	if isHan(r) || isKanaHangul(r) || r > 0xFFFF {
+	if chars.IsCJK(r) || r > 0xFFFF {
 		return false
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)

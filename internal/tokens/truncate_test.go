@@ -14,6 +14,7 @@ func (runes) Count(s string) int { return utf8.RuneCountInString(s) }
 func (runes) Name() string       { return "runes" }
 
 func TestTruncateExamples(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 40) // longer than wordCut: cut inside
 	tests := []struct {
 		s    string
@@ -33,6 +34,8 @@ func TestTruncateExamples(t *testing.T) {
 		{"我在 Google 工作", 5, "我在 "},
 		{"我在 Google 工作", 8, "我在 "},
 		{"我在 Google 工作", 9, "我在 Google"},
+		{"ラーメンを", 2, "ラー"}, // kana, ー included, are units as Han is
+		{"ｶﾀｶﾅ", 2, "ｶﾀ"},  // half-width kana too (a word of letters before internal/chars)
 		{"v2.3.1 released", 4, "v2.3"},
 		{"state_of_the_art design", 10, ""}, // '_' joins a word
 		{"café au lait", 3, ""},             // é is a letter: café is one word
@@ -111,6 +114,7 @@ func wordAt(s string) string {
 }
 
 func TestTruncateProperties(t *testing.T) {
+	t.Parallel()
 	samples := loadCorpus(t, "corpus")
 	counters := []Counter{runes{}, o200k, cl100k, estimates["qwen"], estimates["generic"]}
 	for _, c := range counters {

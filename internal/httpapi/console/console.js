@@ -42,8 +42,9 @@
   // JSON body or throws an Error carrying the API's own message.
   async function api(method, path, params, body) {
     const sc = scope();
-    if (!sc.user) throw new Error("user: required (type it above)");
-    const q = new URLSearchParams({ namespace: sc.namespace, user: sc.user });
+    const perUser = path !== "/v1/users";
+    if (perUser && !sc.user) throw new Error("user: required (type it above, or pick one under Users)");
+    const q = new URLSearchParams(perUser ? { namespace: sc.namespace, user: sc.user } : { namespace: sc.namespace });
     for (const [k, v] of Object.entries(params || {})) if (v !== "" && v !== undefined) q.set(k, v);
     const headers = {};
     const tok = $("token").value;
@@ -78,6 +79,33 @@
     return el("table", {},
       el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", {}, h)))),
       el("tbody", {}, ...rows));
+  }
+
+  // ---- users ----
+
+  async function loadUsers() {
+    const out = await api("GET", "/v1/users", { prefix: $("users-prefix").value.trim(), limit: "200" });
+    const rows = (out.users || []).map((u) => el("tr", { "data-user": u.user },
+      el("td", { className: "content" }, u.user),
+      el("td", { className: "num" }, String(u.memories)), el("td", { className: "num" }, String(u.pending)),
+      el("td", { className: "num" }, String(u.sessions)), el("td", { className: "num" }, String(u.turns)),
+      el("td", {}, fmtTime(u.last_seen)),
+      el("td", {}, el("button", { type: "button", className: "use", onclick: run(() => useUser(u.user)) }, "Use"))));
+    clear($("users-out"), rows.length
+      ? table(["user", "memories", "pending", "sessions", "turns", "last seen", ""], rows)
+      : el("p", {}, "No users in " + out.namespace + " yet."));
+    status(rows.length + " users");
+  }
+
+  // useUser makes user the console's and shows their memories.
+  async function useUser(user) {
+    $("user").value = user;
+    saveScope();
+    if (location.hash !== "#memories") {
+      location.hash = "#memories"; // showTab lists them
+      return;
+    }
+    await listMemories();
   }
 
   // ---- memories ----
@@ -159,32 +187,27 @@
       status("saved " + m.id);
       await showMemory(m.id);
     }));
-    const hist = (out.history || []).map((h) => {
-      const [o, n] = changed(h.old, h.new);
-      return el("tr", {},
+    const hist = (out.history || []).map((h) => el("tr", {},
       el("td", {}, fmtTime(h.time)), el("td", {}, h.change),
-      el("td", { className: "content" }, o), el("td", { className: "content" }, n),
-      el("td", { className: "meta" }, h.cause));
-    });
+      el("td", { className: "content" }, h.old || ""),
+      el("td", { className: "content" }, h.new === h.old ? "(unchanged)" : h.new || ""),
+      el("td", { className: "changes" }, changes(h)),
+      el("td", { className: "meta" }, h.cause)));
     const facts = el("p", { className: "meta" },
       "id " + m.id + " · status " + m.status + " · tier " + m.tier + " · source " + m.source +
       " · created " + fmtTime(m.created) + " · updated " + fmtTime(m.updated) +
       (m.supersedes ? " · supersedes " + m.supersedes : "") + (m.superseded_by ? " · superseded by " + m.superseded_by : ""));
     clear($("memory-detail"), el("h2", {}, "Memory"), facts, form,
-      el("h3", {}, "History"), hist.length ? table(["time", "change", "old", "new", "cause"], hist) : el("p", {}, "No changes."));
+      el("h3", {}, "History"), hist.length ? table(["time", "change", "content before", "content after", "what else", "cause"], hist) : el("p", {}, "No changes."));
     $("memory-detail").scrollIntoView();
   }
 
-  // changed shows, of two snapshots of a memory (JSON), only the fields
-  // that differ, as "field: value" lines; other text as it is.
-  function changed(oldText, newText) {
-    const parse = (x) => { try { const v = JSON.parse(x); return v && typeof v === "object" ? v : null; } catch (_) { return null; } };
-    const o = parse(oldText), n = parse(newText);
-    if (!o || !n) return [oldText || "", newText || ""];
-    const keys = [...new Set([...Object.keys(o), ...Object.keys(n)])]
-      .filter((k) => k !== "updated" && JSON.stringify(o[k]) !== JSON.stringify(n[k]));
-    const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
-    return [keys.map((k) => k + ": " + show(o[k])).join("\n"), keys.map((k) => k + ": " + show(n[k])).join("\n")];
+  // changes lists a history entry's other fields ("kind: fact → preference")
+  // and its note, one a line.
+  function changes(h) {
+    const lines = Object.entries(h.fields || {}).map(([k, d]) => k + ": " + (d.old || "—") + " → " + (d.new || "—"));
+    if (h.note) lines.push(h.note);
+    return lines.join("\n");
   }
 
   // ---- pending ----
@@ -272,6 +295,91 @@
 
   // ---- operations ----
 
+  // The charts: each a sum over the series of one metric, sampled every
+  // 2 s while the tab is open; a rate is the counter's rise per second.
+  const charts = [
+    { id: "lag", title: "Projector lag", what: "events the read model has not applied", metric: "engram_projector_lag_events", alarm: (v) => v > 1000 },
+    { id: "backlog", title: "Consumer backlog", what: "messages waiting, all durable consumers", metric: "engram_consumer_pending_messages", alarm: (v) => v > 1000 },
+    { id: "dead", title: "Dead letters", what: "held, waiting for an operator", metric: "engram_dead_letters_messages", alarm: (v) => v > 0 },
+    { id: "ingest", title: "Ingest rate", what: "events accepted per second", metric: "engram_events_accepted_total", rate: true, alarm: () => false },
+  ];
+  const samples = 60;
+  const history = Object.fromEntries(charts.map((c) => [c.id, []]));
+  let lastTotals = null;
+  let opsTimer = null;
+
+  // sums reads each chart's metric from /metrics text: the sum of its series.
+  function sums(text) {
+    const out = {};
+    for (const c of charts) out[c.metric] = null;
+    for (const line of text.split("\n")) {
+      if (line.startsWith("#")) continue;
+      const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+      if (!m || !(m[1] in out)) continue;
+      const v = Number(m[3]);
+      if (Number.isFinite(v)) out[m[1]] = (out[m[1]] || 0) + v;
+    }
+    return out;
+  }
+
+  function record(text, at) {
+    const s = sums(text);
+    for (const c of charts) {
+      let v = s[c.metric];
+      if (c.rate) {
+        const prev = lastTotals && lastTotals.values[c.metric];
+        v = v === null || prev === null || prev === undefined ? null : Math.max(0, (v - prev) / ((at - lastTotals.at) / 1000));
+      }
+      if (v === null || (c.rate && !lastTotals)) continue;
+      const h = history[c.id];
+      h.push(v);
+      if (h.length > samples) h.shift();
+    }
+    lastTotals = { at, values: s };
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function sparkline(values) {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 120 30");
+    svg.setAttribute("preserveAspectRatio", "none");
+    const base = document.createElementNS(SVG, "line");
+    for (const [k, v] of Object.entries({ x1: 0, y1: 29.5, x2: 120, y2: 29.5, class: "base" })) base.setAttribute(k, v);
+    svg.append(base);
+    // The line spans the box from the first sample held; the highest
+    // value held (at least 1) is the top.
+    const top = Math.max(1, ...values);
+    const step = 120 / Math.max(1, values.length - 1);
+    const pts = values.map((v, i) => (i * step).toFixed(1) + "," + (28 - (v / top) * 26).toFixed(1));
+    if (pts.length === 1) pts.push("120," + pts[0].split(",")[1]);
+    const line = document.createElementNS(SVG, "polyline");
+    line.setAttribute("points", pts.join(" "));
+    svg.append(line);
+    return svg;
+  }
+
+  function drawCharts() {
+    const fmt = (v) => (v === undefined ? "…" : v >= 100 || Number.isInteger(v) ? String(Math.round(v)) : v.toFixed(1));
+    clear($("ops-charts"), ...charts.map((c) => {
+      const h = history[c.id];
+      const now = h[h.length - 1];
+      return el("div", { className: "chart" + (now !== undefined && c.alarm(now) ? " alarm" : ""), "data-chart": c.id },
+        el("h3", {}, c.title), el("div", { className: "value" }, fmt(now)), sparkline(h), el("p", { className: "what" }, c.what));
+    }));
+  }
+
+  async function sampleOps() {
+    const headers = {};
+    if ($("token").value) headers["Authorization"] = "Bearer " + $("token").value;
+    const r = await fetch("/metrics", { headers });
+    if (!r.ok) throw new Error("/metrics: " + r.status);
+    const text = await r.text();
+    record(text, Date.now());
+    drawCharts();
+    return text;
+  }
+
   const opsMetrics = [
     ["engram_projector_lag_events", "events the read model has not applied"],
     ["engram_dead_letters_messages", "dead letters held"],
@@ -292,14 +400,10 @@
       } catch (e) { return "unreachable: " + e.message; }
     };
     const [healthz, readyz] = await Promise.all([probe("/healthz"), probe("/readyz")]);
-    const out = [el("table", {}, el("tbody", {},
+    clear($("ops-probes"), el("table", {}, el("tbody", {},
       el("tr", {}, el("th", {}, "/healthz"), el("td", { id: "ops-healthz" }, healthz)),
-      el("tr", {}, el("th", {}, "/readyz"), el("td", { id: "ops-readyz" }, readyz))))];
-    const headers = {};
-    if ($("token").value) headers["Authorization"] = "Bearer " + $("token").value;
-    const r = await fetch("/metrics", { headers });
-    if (!r.ok) throw new Error("/metrics: " + r.status);
-    const text = await r.text();
+      el("tr", {}, el("th", {}, "/readyz"), el("td", { id: "ops-readyz" }, readyz)))));
+    const text = await sampleOps();
     const rows = [];
     for (const [name, what] of opsMetrics) {
       for (const line of text.split("\n")) {
@@ -310,25 +414,37 @@
         rows.push(el("tr", { "data-metric": name }, el("td", {}, name), el("td", {}, labels), el("td", { className: "num" }, line.slice(sp + 1)), el("td", { className: "meta" }, what)));
       }
     }
-    out.push(el("h2", {}, "Stream and consumers"), table(["metric", "labels", "value", "what"], rows));
-    clear($("ops-out"), ...out);
+    clear($("ops-out"), table(["metric", "labels", "value", "what"], rows));
     status("operations loaded");
+    if (!opsTimer) {
+      opsTimer = setInterval(() => {
+        if ($("panel-operations").hidden) { clearInterval(opsTimer); opsTimer = null; return; }
+        sampleOps().catch((e) => status(e.message, true));
+      }, 2000);
+    }
   }
 
   // ---- tabs and scope ----
 
   const loaders = {
-    memories: null, pending: loadPending, episodes: loadEpisodes,
+    users: loadUsers, memories: listMemories, pending: loadPending, episodes: loadEpisodes,
     scratchpad: loadScratchpad, profile: loadProfile, operations: loadOps,
   };
+  // Tabs that need no user chosen.
+  const anyUser = new Set(["users", "operations"]);
 
   function showTab() {
-    const tab = (location.hash || "#memories").slice(1);
+    // With no user chosen yet, the console opens on the list of users.
+    const tab = (location.hash || (scope().user ? "#memories" : "#users")).slice(1);
     const name = tab in loaders ? tab : "memories";
     for (const p of document.querySelectorAll(".panel")) p.hidden = p.id !== "panel-" + name;
     for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("active", a.dataset.tab === name);
     const load = loaders[name];
-    if (load && (name === "operations" || scope().user)) run(load)();
+    if (load && (anyUser.has(name) || scope().user)) run(load)();
+  }
+
+  function saveScope() {
+    for (const f of ["namespace", "user", "token"]) store.setItem("engram." + f, $(f).value.trim());
   }
 
   function init() {
@@ -337,10 +453,11 @@
       if (v !== null) $(f).value = v;
     }
     $("scope").addEventListener("submit", run(async () => {
-      for (const f of ["namespace", "user", "token"]) store.setItem("engram." + f, $(f).value.trim());
+      saveScope();
       status("using " + scope().namespace + " / " + scope().user);
       showTab();
     }));
+    $("users-form").addEventListener("submit", run(loadUsers));
     $("search-form").addEventListener("submit", run(search));
     $("list-form").addEventListener("submit", run(listMemories));
     $("pending-reload").addEventListener("click", run(loadPending));

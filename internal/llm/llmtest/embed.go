@@ -10,6 +10,7 @@ import (
 	"slices"
 	"unicode"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/llm"
 )
 
@@ -124,7 +125,7 @@ func Embedding(text string, dims int) []float32 {
 	}
 	for _, r := range text {
 		switch {
-		case isCJK(r):
+		case chars.IsCJK(r):
 			flush()
 			add(string(r))
 			if prevCJK != 0 {
@@ -154,8 +155,4 @@ func Embedding(text string, dims int) []float32 {
 		out[i] = float32(x / norm)
 	}
 	return out
-}
-
-func isCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Step answers one request. The constructors below cover what real
@@ -109,7 +111,7 @@ func BrokenJSON() Step {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", fmt.Sprint(len(half)))
 		w.WriteHeader(http.StatusOK)
-		w.Write(half)
+		_, _ = w.Write(half) // the client may hang up: it is being sent half a body
 	}
 }
 
@@ -152,7 +154,7 @@ func StallMidBody(d time.Duration) Step {
 		if _, err := w.Write(body[:half]); err != nil {
 			return
 		}
-		http.NewResponseController(w).Flush()
+		quiet.Do(http.NewResponseController(w).Flush) // a client gone shows in the next write
 		if !c.wait(d) {
 			return
 		}
@@ -176,9 +178,9 @@ func CutShort() Step {
 			c.s.t.Errorf("llmtest: CutShort: hijack: %v", err)
 			return
 		}
-		defer conn.Close()
+		defer quiet.Close(conn)
 		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
-		buf.Write(body[:len(body)/2])
-		buf.Flush()
+		_, _ = buf.Write(body[:len(body)/2]) // the connection is cut next, whatever these say
+		_ = buf.Flush()
 	}
 }

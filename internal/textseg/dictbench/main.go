@@ -22,9 +22,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/textseg"
 	"github.com/go-ego/gse"
 	_ "modernc.org/sqlite"
@@ -50,7 +50,7 @@ func run(seedDir string, mb float64, dict string, nQueries int) error {
 	for _, d := range docs {
 		size += len(d)
 		for _, r := range d {
-			if unicode.Is(unicode.Han, r) {
+			if chars.IsHan(r) {
 				han++
 			}
 		}
@@ -317,5 +317,5 @@ func gseQuery(words []string) string {
 }
 
 func allHan(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return !unicode.Is(unicode.Han, r) })
+	return !strings.ContainsFunc(s, func(r rune) bool { return !chars.IsHan(r) })
 }
