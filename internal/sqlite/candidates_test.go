@@ -8,6 +8,7 @@ import (
 	"github.com/engramhq/engram/events"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -44,7 +45,7 @@ func TestTurnRowsReadByPrimaryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var plan []string
 	for rows.Next() {
 		var id, parent, unused int
