@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
@@ -126,7 +127,7 @@ func answer(ctx context.Context, front, user string, search bool) (int, string, 
 	if err != nil {
 		return 0, "", err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, volatile.ReplaceAllString(string(raw), "#"), err
 }
@@ -179,8 +180,9 @@ func TestReadPartitions(t *testing.T) {
 	began := time.Now()
 
 	// Nothing is extracted on either side while the test runs: the
-	// cluster runs no extractor.
-	single := startSingle(t, "ENGRAM_EXTRACT_QUIET_GAP=24h")
+	// cluster runs no extractor, and the single binary's rules read no
+	// turn at once.
+	single := startSingle(t, "ENGRAM_EXTRACT_QUIET_GAP=24h", "ENGRAM_EXTRACT_RULES_AT_ONCE=false")
 	cluster := startClusterOf(t, readTopology(leaseTTL))
 	t.Logf("deployments up in %v", time.Since(began).Round(time.Millisecond))
 	load := func(d *deployment) {
