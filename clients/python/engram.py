@@ -139,6 +139,11 @@ class Budget(TypedDict):
     reserve: int
 
 
+class Onboarding(TypedDict):
+    ask: List[str]
+    send: str  # the event to send once settled: identity.confirmed
+
+
 class ContextResponse(TypedDict, total=False):
     retrieved: bool
     reason: str
@@ -148,6 +153,7 @@ class ContextResponse(TypedDict, total=False):
     budget: Budget
     degraded: Optional[List[str]]
     dropped: Optional[List[str]]
+    onboarding: "Onboarding"  # asked for: seed 004 §3's first meeting
 
 
 class EventResult(TypedDict, total=False):
@@ -212,12 +218,33 @@ class Scratchpad(TypedDict, total=False):
     next_steps: Optional[List[str]]
     updated: str
     source: str
+    episode_id: str  # the episode engram wrote it from (source "episode")
 
 
-class Profile(TypedDict):
+class Report(TypedDict, total=False):
+    date: str
+    since: str
+    until: str
+    episodes: int
+    learned: int
+    superseded: int
+    merged: int
+    archived: int
+    days_compressed: int
+    pending: int
+    traits: List[str]
+    text: str
+
+
+class Profile(TypedDict, total=False):
     core: Optional[List[Memory]]
     memory_md: str
     user_md: str
+    agent_md: str
+    project_md: str
+    insights_md: str
+    identity_confirmed: bool
+    report: Report  # the latest nightly report
 
 
 class UserSummary(TypedDict, total=False):
@@ -232,6 +259,8 @@ class UserSummary(TypedDict, total=False):
 class Probe(TypedDict, total=False):
     status: str
     reason: str
+    partition: int  # with ?partition=K
+    served_by: str  # the retriever whose copy of the partition serves
 
 CE_JSON = "application/cloudevents+json"
 CE_BATCH = "application/cloudevents-batch+json"

@@ -54,6 +54,8 @@ export interface ContextResponse {
   rendered: string; tokens: number;
   budget: { total: number; profile: number; recent: number; long_term: number; reserve: number };
   degraded?: string[]; dropped?: string[];
+  /** Asked for (onboarding: true, or the seed004 preset) while the user has not confirmed who the agent and they are (seed 004 §3). */
+  onboarding?: { ask: string[]; send: string };
 }
 
 export interface ContextOptions {
@@ -61,7 +63,7 @@ export interface ContextOptions {
   recent_messages?: { role: string; content: string }[];
   budget_tokens?: number; preset?: "seed000" | "seed002" | "seed004"; budget?: "seed004" | "seed002" | "seed000";
   scoring?: "seed002" | "seed004"; max_evidence?: number; persona?: string;
-  explain?: boolean; force?: boolean; model?: string; turn_limit?: number; lang?: string;
+  explain?: boolean; force?: boolean; model?: string; turn_limit?: number; lang?: string; onboarding?: boolean;
 }
 
 export interface ApiError { code: string; message: string }
@@ -99,7 +101,24 @@ export interface UserSummary {
 export interface Scratchpad {
   content: string; active_projects: string[] | null; current_focus: string;
   open_questions: string[] | null; next_steps: string[] | null; updated?: string; source: string;
+  /** The episode engram wrote it from (source "episode"). */
+  episode_id?: string;
 }
+
+/** The latest nightly report (seed 000 §7.4 step 8). */
+export interface Report {
+  date: string; since: string; until: string; episodes: number; learned: number; superseded: number;
+  merged: number; archived: number; days_compressed: number; pending: number; traits?: string[]; text: string;
+}
+
+/** GET /v1/profile: the core memories and the cards. */
+export interface Profile {
+  core: Memory[] | null; memory_md: string; user_md: string; agent_md: string; project_md: string; insights_md: string;
+  identity_confirmed: boolean; report?: Report;
+}
+
+/** GET /healthz and /readyz (with ?partition=K: whose copy serves it). */
+export interface Probe { status: "ok" | "unavailable"; reason?: string; partition?: number; served_by?: string }
 
 /** Only content is needed: what is left out is read from the words, as the rules read the user saying them. */
 export interface NewMemory {
@@ -135,7 +154,7 @@ export class Engram {
   decidePending(user: string, id: string, action: "confirm" | "ignore" | "snooze", opts?: NS & { snoozeFor?: string; wait?: boolean }): Promise<Written>;
   episodes(user: string, opts?: NS & { q?: string; session?: string; limit?: number }): Promise<Episode[]>;
   scratchpad(user: string, opts?: NS): Promise<Scratchpad>;
-  profile(user: string, opts?: NS): Promise<{ core: Memory[] | null; memory_md: string; user_md: string }>;
+  profile(user: string, opts?: NS): Promise<Profile>;
   /** The namespace's users with their counts, the most recently seen first. */
   users(opts?: NS & { prefix?: string; limit?: number }): Promise<UserSummary[]>;
   ready(): Promise<boolean>;

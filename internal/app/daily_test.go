@@ -178,8 +178,8 @@ func TestLiveDailySummariesApart(t *testing.T) {
 	scope := memory.Scope{Namespace: "default", User: "ren"}
 	d1 := day1.Format(time.DateOnly)
 	wait.Until(t, "the retriever to hold both days", func() bool {
-		a, _ := retriever.Store().DailySummaries(t.Context(), scope, d1)
-		b, _ := retriever.Store().DailySummaries(t.Context(), scope, day1.AddDate(0, 0, 1).Format(time.DateOnly))
+		a := dailySummaries(t, retriever, scope, d1)
+		b := dailySummaries(t, retriever, scope, day1.AddDate(0, 0, 1).Format(time.DateOnly))
 		return len(a) == 1 && len(b) == 1
 	})
 	q := fmt.Sprintf("%d月%d日那天聊了什么", day1.Month(), day1.Day())
@@ -196,7 +196,7 @@ func TestLiveDailySummariesApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Until(t, "the day compressed, as the retriever sees it", func() bool {
-		days, _ := retriever.Store().DailySummaries(t.Context(), scope, d1)
+		days := dailySummaries(t, retriever, scope, d1)
 		return len(days) == 1 && days[0].Compressed
 	})
 }

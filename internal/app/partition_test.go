@@ -10,6 +10,7 @@ import (
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/llm/llmtest"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go/jetstream"
@@ -239,4 +240,34 @@ func readStream(t *testing.T, js jetstream.JetStream, subjects ...string) []*str
 		left -= uint64(got)
 	}
 	return out
+}
+
+// userStore is the read model of a that holds scope's rows: its own, or
+// the copy of scope's partition a partitioned retriever keeps (nil while
+// it keeps none).
+func userStore(a *App, scope memory.Scope) *sqlite.Store {
+	if a.reads == nil {
+		return a.store
+	}
+	a.reads.mu.Lock()
+	defer a.reads.mu.Unlock()
+	if part := a.reads.parts[stream.PartitionOf(scope.Namespace, scope.User, a.reads.n)]; part != nil {
+		return part.store
+	}
+	return nil
+}
+
+// dailySummaries are scope's days on date as a's read model has them
+// (none while it keeps no copy of scope's partition).
+func dailySummaries(t *testing.T, a *App, scope memory.Scope, date string) []memory.DailySummary {
+	t.Helper()
+	s := userStore(a, scope)
+	if s == nil {
+		return nil
+	}
+	days, err := s.DailySummaries(t.Context(), scope, date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return days
 }

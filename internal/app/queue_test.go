@@ -24,6 +24,10 @@ func TestConfirmQueueSurvivesRestart(t *testing.T) {
     on: memory.added
     do: [render_cards]
     mode: confirm
+  - name: ask_again_on_manual_memory
+    on: memory.added
+    do: [render_cards]
+    mode: confirm
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +73,10 @@ func TestDecidedFiringNotQueuedAfterReplay(t *testing.T) {
 	cfg.Consolidate.RulesDir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfg.Consolidate.RulesDir, "confirm.yaml"), []byte(`rules:
   - name: ask_on_manual_memory
+    on: memory.added
+    do: [render_cards]
+    mode: confirm
+  - name: ask_again_on_manual_memory
     on: memory.added
     do: [render_cards]
     mode: confirm

@@ -361,6 +361,7 @@ func (a *App) partitionAPI(part *readPart) *httpapi.Server {
 func (a *App) newEngine(store *sqlite.Store, embedder *llm.Client) *retrieval.Engine {
 	e := retrieval.NewEngine(store)
 	e.Preset = a.Config.Retrieval.Preset
+	e.Onboarding = a.Config.Retrieval.Onboarding
 	for name, p := range a.Config.Retrieval.Personas {
 		kinds := make([]memory.Kind, len(p.Kinds))
 		for i, k := range p.Kinds {

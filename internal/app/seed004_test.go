@@ -28,8 +28,18 @@ func TestSeed004OnboardingPendingCardsAndReport(t *testing.T) {
 	a := startApp(t, cfg, RoleAll)
 	base := "http://" + a.HTTPAddr()
 
-	// First meeting: asked.
+	// Not asked unless the request (or its preset, or the config) asks:
+	// an agent that knows nothing of identity.confirmed is not told to
+	// send it in every block.
 	resp := contextHTTP(t, a, map[string]any{"user": "yang", "query": "你好"})
+	if resp.Onboarding != nil || strings.Contains(resp.Rendered, "首次见面") {
+		t.Fatalf("onboarding in a plain request: %+v", resp.Onboarding)
+	}
+	if resp = contextHTTP(t, a, map[string]any{"user": "yang", "query": "你好", "preset": "seed004"}); resp.Onboarding == nil {
+		t.Fatal("seed004's preset does not ask the first meeting's questions")
+	}
+	// First meeting: asked.
+	resp = contextHTTP(t, a, map[string]any{"user": "yang", "query": "你好", "onboarding": true})
 	if resp.Onboarding == nil || len(resp.Onboarding.Ask) != 3 || !strings.Contains(resp.Rendered, "首次见面") {
 		t.Fatalf("first context: onboarding %+v, rendered %q", resp.Onboarding, resp.Rendered)
 	}
@@ -42,7 +52,7 @@ func TestSeed004OnboardingPendingCardsAndReport(t *testing.T) {
 		},
 	}))
 	waitSettled(t, a)
-	resp = contextHTTP(t, a, map[string]any{"user": "yang", "query": "你好"})
+	resp = contextHTTP(t, a, map[string]any{"user": "yang", "query": "你好", "onboarding": true})
 	if resp.Onboarding != nil || strings.Contains(resp.Rendered, "首次见面") {
 		t.Fatalf("asked again after the confirmation: %+v", resp.Onboarding)
 	}

@@ -179,8 +179,9 @@ func TestReadPartitions(t *testing.T) {
 	began := time.Now()
 
 	// Nothing is extracted on either side while the test runs: the
-	// cluster runs no extractor.
-	single := startSingle(t, "ENGRAM_EXTRACT_QUIET_GAP=24h")
+	// cluster runs no extractor, and the single binary's rules read no
+	// turn at once.
+	single := startSingle(t, "ENGRAM_EXTRACT_QUIET_GAP=24h", "ENGRAM_EXTRACT_RULES_AT_ONCE=false")
 	cluster := startClusterOf(t, readTopology(leaseTTL))
 	t.Logf("deployments up in %v", time.Since(began).Round(time.Millisecond))
 	load := func(d *deployment) {

@@ -74,6 +74,12 @@ type Retrieval struct {
 	// tech_expert (skill and error ×1.2, seed 000 §5.5) and jarvis (rule,
 	// preference and context ×1.2); one of the same name replaces it.
 	Personas map[string]Persona `yaml:"personas"`
+	// Onboarding asks the agent, in /v1/context, to settle who it and
+	// the user are while the user has not (seed 004 §3) for every request
+	// that does not say. Off by default: an agent that does not know of
+	// identity.confirmed would be asked in every block. The seed004
+	// preset turns it on.
+	Onboarding bool `yaml:"onboarding"`
 }
 
 // Persona weighs up the kinds of memory a persona favours.
@@ -347,6 +353,13 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 			return fmt.Errorf("ENGRAM_MASK_SECRETS: %q is not true or false", v)
 		}
 		c.Extract.MaskSecrets = b
+	}
+	if v, ok := getenv("ENGRAM_RETRIEVAL_ONBOARDING"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_RETRIEVAL_ONBOARDING: %q is not true or false", v)
+		}
+		c.Retrieval.Onboarding = b
 	}
 	if v, ok := getenv("ENGRAM_EXTRACT_RULES_AT_ONCE"); ok {
 		b, err := strconv.ParseBool(v)

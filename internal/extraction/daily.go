@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/engramhq/engram/events"
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/episode"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/textseg"
@@ -84,7 +84,7 @@ func dailyParts(d memory.Delivery, req *events.ExtractionRequested, turns []even
 		}
 		out = append(out, memory.Outgoing{Type: events.TypeDailySummarized,
 			ID: "daily-" + req.RequestID + "-" + k.date + "-" + memory.MemoryID("channel", k.channel, 0), Scope: d.Scope, Agent: d.Agent,
-			Time: last.Time, Data: &events.DailySummary{Date: k.date, Channel: k.channel, Summary: cutRunes(text, maxPartRunes),
+			Time: last.Time, Data: &events.DailySummary{Date: k.date, Channel: k.channel, Summary: chars.ClipHead(text, maxPartRunes),
 				RawTokens: tokens, Source: events.SourceExtraction, Part: part}})
 	}
 	return out
@@ -120,7 +120,7 @@ func extractivePart(session string, turns []events.ExtractionTurn, cands []memor
 		if c.SaidAt.Before(from) || c.SaidAt.After(to) || memory.Route(c.Confidence) == memory.StatusRejected {
 			continue
 		}
-		f := cutRunes(strings.TrimRight(strings.TrimSpace(c.Content), "。.!！"), maxPartFactRunes)
+		f := chars.ClipHead(strings.TrimRight(strings.TrimSpace(c.Content), "。.!！"), maxPartFactRunes)
 		if f != "" && !slices.Contains(learned, f) && (len(parts) == 0 || !saysMostOf(parts[0], f)) {
 			learned = append(learned, f)
 		}
@@ -164,13 +164,4 @@ func zh(s string) bool {
 		}
 	}
 	return han*3 > other
-}
-
-// cutRunes cuts s to at most n runes, marking the cut.
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

@@ -179,21 +179,21 @@ func (x *Extractor) publishAs(ctx context.Context, d memory.Delivery, req *event
 	if err != nil {
 		return err
 	}
-	return x.Emit(ctx, append(out, x.daily(d, req, turns, ev.Candidates, summary, suffix)...)...)
+	return x.Emit(ctx, append(out, x.daily(d, req, turns, candidatesOf(ev.Candidates), summary, suffix)...)...)
 }
 
 // daily is the parts of the days' logs a request's turns make (dailyParts),
 // from the model's summary when it wrote one, unless this is the fast rule
 // pass ahead of the model ("-rules"): the model's pass writes them then.
 func (x *Extractor) daily(d memory.Delivery, req *events.ExtractionRequested, turns []events.ExtractionTurn,
-	cands []events.Candidate, summary, suffix string) []memory.Outgoing {
+	cands []memory.Candidate, summary, suffix string) []memory.Outgoing {
 	if suffix == "-rules" {
 		return nil
 	}
 	if x.Mask != nil {
 		summary, _ = x.Mask.Mask(summary)
 	}
-	return dailyParts(d, req, turns, candidatesOf(cands), summary)
+	return dailyParts(d, req, turns, cands, summary)
 }
 
 // ReadTurns is the rules' reading of each turn of the user's as it arrives
@@ -310,15 +310,17 @@ func (x *Extractor) rulesPass(ctx context.Context, d memory.Delivery, req *event
 	if err != nil {
 		return err
 	}
-	// The day's log reads what the turns' readings found too.
-	cands := ev.Candidates
-	for _, o := range out {
-		if r, ok := o.Data.(*events.MemoryExtracted); ok {
-			cands = append(cands, r.Candidates...)
+	// The day's log reads what the rules find in all the turns, those
+	// read at once included, whether or not their readings are applied
+	// yet: the same parts however the workers raced.
+	found := x.rules(turns)
+	for i := range found {
+		if found[i].SaidAt.IsZero() {
+			found[i].SaidAt = lastSaid(req.Turns) // as extracted dates them
 		}
 	}
 	out = append(out, own...)
-	return x.Emit(ctx, append(out, x.daily(d, req, turns, cands, "", suffix)...)...)
+	return x.Emit(ctx, append(out, x.daily(d, req, turns, found, "", suffix)...)...)
 }
 
 // withoutResults is a turn less its tool results: a reading at arrival

@@ -57,8 +57,8 @@ var onboardingSteps = map[string][]string{
 	},
 }
 
-// ask fills what the context asks of the agent: the onboarding while the
-// user has not confirmed, the agent's card once they have (into the
+// ask fills what the context asks of the agent: the onboarding, when the
+// request asks for it, while the user has not confirmed, the agent's card once they have (into the
 // profile block, never trimmed), and the unconfirmed memories, those of
 // the request's session first, newest first.
 func (e *Engine) ask(ctx context.Context, req Request, scope memory.Scope, now time.Time, b *Blocks, resp *Response) {
@@ -67,7 +67,7 @@ func (e *Engine) ask(ctx context.Context, req Request, scope memory.Scope, now t
 		switch {
 		case err != nil:
 			resp.Degraded = append(resp.Degraded, "identity")
-		case !confirmed:
+		case !confirmed && req.Onboarding != nil && *req.Onboarding:
 			resp.Onboarding = &Onboarding{Ask: onboardingSteps[askLang(req)], Send: "identity.confirmed"}
 		case !id.Agent.Empty():
 			b.Profile = append([]Item{{ID: "agent", Kind: "agent", Content: agentLine(id.Agent), Score: 2,

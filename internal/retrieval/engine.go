@@ -121,6 +121,9 @@ type Engine struct {
 	// Preset is the preset (presets.go) of a request that names none;
 	// "" is engram's defaults.
 	Preset string
+	// Onboarding is whether a request that does not say asks for seed 004
+	// §3's first meeting (Request.Onboarding).
+	Onboarding bool
 	// Personas are the personas a request may name, by lower-case name
 	// (SeedPersonas by default).
 	Personas map[string]Persona
@@ -151,6 +154,10 @@ type Request struct {
 	// "seed000", "seed002" or "seed004"; Budget, Scoring and MaxEvidence
 	// override its choices.
 	Preset string `json:"preset,omitempty"`
+	// Onboarding asks the agent to settle who it and the user are while
+	// the user has not (seed 004 §3; the answer's onboarding). Unset: the
+	// seed004 preset asks, other requests do not unless Engine.Onboarding.
+	Onboarding *bool `json:"onboarding,omitempty"`
 	// Budget chooses the split: "seed004" (default), "seed002" or
 	// "seed000".
 	Budget string `json:"budget,omitempty"`

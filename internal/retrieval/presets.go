@@ -40,12 +40,13 @@ const (
 type preset struct {
 	budget, scoring string
 	evidence        int
+	onboarding      bool // seed 004 §3's first meeting
 }
 
 var presets = map[string]preset{
 	PresetSeed000: {budget: PresetSeed000},
 	PresetSeed002: {budget: PresetSeed002, scoring: ScoringSeed002, evidence: 5},
-	PresetSeed004: {budget: PresetSeed004, scoring: ScoringSeed004, evidence: 5},
+	PresetSeed004: {budget: PresetSeed004, scoring: ScoringSeed004, evidence: 5, onboarding: true},
 }
 
 // maxEvidence bounds a request's max_evidence.
@@ -60,6 +61,9 @@ func IsPreset(name string) bool {
 // applyPreset fills what req leaves unset from its preset, or else from
 // the engine's.
 func (e *Engine) applyPreset(req *Request) {
+	if req.Onboarding == nil && e.Onboarding {
+		req.Onboarding = &e.Onboarding
+	}
 	name := req.Preset
 	if name == "" {
 		name = e.Preset
@@ -76,6 +80,9 @@ func (e *Engine) applyPreset(req *Request) {
 	}
 	if req.MaxEvidence == 0 {
 		req.MaxEvidence = p.evidence
+	}
+	if req.Onboarding == nil && p.onboarding {
+		req.Onboarding = &p.onboarding
 	}
 }
 

@@ -215,10 +215,25 @@ func (r *recall) daily(ctx context.Context) {
 		r.fall("daily", "none", fmt.Errorf("recall daily summaries: %w", err))
 		return
 	}
-	for i, d := range days {
+	// A day whose own turns the block already quotes would only say
+	// their words again (today's log of a live conversation, above all),
+	// unless the question asks about a time: then the day's log is the
+	// answer.
+	quoted := map[string]bool{}
+	if tw == nil {
+		for _, it := range r.b.Turns {
+			quoted[it.Time.Local().Format(time.DateOnly)] = true
+		}
+	}
+	i := 0
+	for _, d := range days {
+		if quoted[d.Date] {
+			continue
+		}
+		i++
 		at, _ := time.Parse("2006-01-02", d.Date) // the store writes it; a bad one only loses the item's time
 		r.b.Episodes = append(r.b.Episodes, Item{ID: "daily_" + d.Date + "_" + d.Channel, Kind: "daily", Content: d.Summary,
-			Provenance: fmt.Sprintf("daily summary · %s · %s", d.Date, d.Channel), Score: 0.5 / float64(i+1), Time: at})
+			Provenance: fmt.Sprintf("daily summary · %s · %s", d.Date, d.Channel), Score: 0.5 / float64(i), Time: at})
 	}
 }
 

@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -194,5 +195,30 @@ func TestYearlessDayIsTheLatestTheUserSpokeIn(t *testing.T) {
 	}
 	if w, err := anchor(t.Context(), f.st, user, parseTimeWindow("in early March", f.now)); err != nil || w == nil || w.from.Year() != 2026 {
 		t.Fatalf("a month the user never spoke in: %+v (err %v), want it left in 2026", w, err)
+	}
+}
+
+// A day's log whose turns the block already quotes is left out (it would
+// say their words again: today's log of a live conversation), unless the
+// question asks about that day.
+func TestDailyLogOfQuotedTurnsLeftOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.turns(user, "s1", 2*time.Hour, "我住在北京市朝阳区，平时喜欢喝美式咖啡。")
+	said := f.now.Add(-2 * time.Hour).Local()
+	day := said.Format(time.DateOnly)
+	f.apply(user, events.TypeDailySummarized, said.Add(time.Minute), &events.DailySummary{Date: day,
+		Channel: "chat", Summary: said.Format("15:04") + " 我住在北京市朝阳区，平时喜欢喝美式咖啡。", RawTokens: 20, Source: "extraction"})
+	daily := func(it Item) bool { return it.Kind == "daily" }
+	resp := f.ask(Request{Query: "我平时喝什么咖啡？"})
+	if len(resp.Blocks.Turns) == 0 {
+		t.Fatalf("the turn is not recalled: %+v", resp.Blocks)
+	}
+	if slices.ContainsFunc(resp.Blocks.Episodes, daily) {
+		t.Errorf("the day's log beside the turns it repeats: %+v", resp.Blocks.Episodes)
+	}
+	q := fmt.Sprintf("%d月%d日那天聊了什么", said.Month(), said.Day())
+	if resp := f.ask(Request{Query: q}); !slices.ContainsFunc(resp.Blocks.Episodes, daily) {
+		t.Errorf("%q: episodes %+v, want the day's log", q, resp.Blocks.Episodes)
 	}
 }
