@@ -11,10 +11,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// KVQueue is a queue of decisions waiting on a key-value bucket (the
-// confirm queue: ConfirmBucket, the operator's: SetupStreams), one key
-// per item. An item taken is remembered, so putting it again, its event
-// seen again on a replay, queues nothing.
+// KVQueue is a queue of decisions waiting on a key-value bucket, one key
+// per item: the confirm queue of rule firings (ConfirmBucket, the
+// operator's: SetupStreams), whose words its errors use. An item taken is
+// remembered, so putting it again, its event seen again on a replay,
+// queues nothing.
 type KVQueue[T any] struct {
 	kv jetstream.KeyValue
 	// id is an item's key; before orders List.
