@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -124,7 +125,7 @@ type Episode struct {
 }
 
 func (x *Episode) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkID("id", x.ID, true),
 		checkID("session_id", x.SessionID, true),
 		checkProse("summary", x.Summary, MaxEpisodeSummaryBytes, true),
@@ -132,14 +133,7 @@ func (x *Episode) Validate() error {
 		oneOf("outcome", x.Outcome, outcomes...),
 		checkTime("started", x.Started),
 		checkTime("ended", x.Ended),
-	)
-	if err != nil {
-		return err
-	}
-	if x.Ended.Before(x.Started) {
-		return fieldErr("ended", "is before started")
-	}
-	err = firstErr(
+		when(x.Ended.Before(x.Started), "ended", "is before started"),
 		checkCount("actions", len(x.Actions), 0, MaxEpisodeActions, "actions"),
 		checkIDSet("entities", x.Entities, MaxEpisodeEntities, "entities"),
 		checkIDSet("tools", x.Tools, MaxEpisodeEntities, "tools"),
@@ -147,15 +141,9 @@ func (x *Episode) Validate() error {
 		checkFraction("importance", x.Importance),
 		oneOf("source", x.Source, episodeSources...),
 		checkIndexes("turns", x.Turns, MaxEpisodeTurns),
+		each("actions", len(x.Actions), func(i int) error { return x.Actions[i].Validate() }),
 	)
-	if err != nil {
-		return err
-	}
-	return each("actions", len(x.Actions), func(i int) error { return x.Actions[i].Validate() })
 }
-
-// Session returns the session the episode happened in.
-func (x Episode) Session() string { return x.SessionID }
 
 // ActionNode is one step of an episode: a tool call with its key
 // parameters and what came of it, or a decision. It needs a tool or a
@@ -171,10 +159,8 @@ type ActionNode struct {
 }
 
 func (a *ActionNode) Validate() error {
-	if a.Tool == "" && a.Decision == "" {
-		return fieldErr("tool", "required: an action needs a tool or a decision")
-	}
 	return firstErr(
+		when(a.Tool == "" && a.Decision == "", "tool", "required: an action needs a tool or a decision"),
 		checkID("tool", a.Tool, false),
 		checkProse("params", a.Params, MaxNoteBytes, false),
 		checkProse("result", a.Result, MaxNoteBytes, false),
@@ -200,32 +186,16 @@ type Scratchpad struct {
 }
 
 func (x *Scratchpad) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkProse("content", x.Content, MaxScratchpadBytes, false),
 		checkIDSet("active_projects", x.ActiveProjects, MaxScratchpadItems, "projects"),
 		checkProse("current_focus", x.CurrentFocus, MaxNoteBytes, false),
-		checkNotes("open_questions", x.OpenQuestions, "questions"),
-		checkNotes("next_steps", x.NextSteps, "steps"),
+		checkTexts("open_questions", x.OpenQuestions, MaxScratchpadItems, "questions"),
+		checkTexts("next_steps", x.NextSteps, MaxScratchpadItems, "steps"),
 		oneOf("source", x.Source, scratchSources...),
+		when(x.Source == SourcePerson && x.EpisodeID != "", "episode_id", "is only for source "+SourceEpisode),
+		checkID("episode_id", x.EpisodeID, x.Source != SourcePerson),
 	)
-	switch {
-	case err != nil:
-		return err
-	case x.Source == SourcePerson && x.EpisodeID != "":
-		return fieldErr("episode_id", "is only for source "+SourceEpisode)
-	case x.Source == SourcePerson:
-		return nil
-	}
-	return checkID("episode_id", x.EpisodeID, true)
-}
-
-// checkNotes checks a list of short, non-empty texts: a scratchpad's
-// questions or steps.
-func checkNotes(field string, notes []string, what string) error {
-	if err := checkCount(field, len(notes), 0, MaxScratchpadItems, what); err != nil {
-		return err
-	}
-	return each(field, len(notes), func(i int) error { return checkProse("", notes[i], MaxNoteBytes, true) })
 }
 
 // ProfileRefreshed is the data of a profile.refreshed event: the tier-1
@@ -237,20 +207,16 @@ type ProfileRefreshed struct {
 }
 
 func (x *ProfileRefreshed) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkIDSet("memory_ids", x.MemoryIDs, MaxProfileMemories, "memory ids"),
 		checkIDSet("demoted", x.Demoted, MaxProfileMemories, "memory ids"),
+		each("demoted", len(x.Demoted), func(i int) error {
+			if slices.Contains(x.MemoryIDs, x.Demoted[i]) {
+				return fieldErr("", fmt.Sprintf("%s is also in memory_ids; a demoted memory has left the profile", quote(x.Demoted[i])))
+			}
+			return nil
+		}),
 	)
-	if err != nil {
-		return err
-	}
-	for i, id := range x.Demoted {
-		if slices.Contains(x.MemoryIDs, id) {
-			return fieldErr(at("demoted", i),
-				fmt.Sprintf("%s is also in memory_ids; a demoted memory has left the profile", quote(id)))
-		}
-	}
-	return nil
 }
 
 // MarshalJSON writes nil MemoryIDs as [], not null: an empty profile is
@@ -280,22 +246,16 @@ type DailySummary struct {
 }
 
 func (x *DailySummary) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkDate("date", x.Date),
 		checkID("channel", x.Channel, true),
 		checkProse("summary", x.Summary, MaxDailySummaryBytes, true),
 		checkInt("raw_tokens", x.RawTokens, 0, MaxCount),
 		oneOf("source", x.Source, dailySources...),
+		checkID("part", x.Part, x.Source == SourceExtraction),
+		when(x.Source != SourceExtraction && x.Part != "", "part",
+			"is only for source "+SourceExtraction+"; a day written whole has no parts"),
 	)
-	switch {
-	case err != nil:
-		return err
-	case x.Source == SourceExtraction:
-		return checkID("part", x.Part, true)
-	case x.Part != "":
-		return fieldErr("part", "is only for source "+SourceExtraction+"; a day written whole has no parts")
-	}
-	return nil
 }
 
 // checkDate checks a calendar date written YYYY-MM-DD.
@@ -330,31 +290,22 @@ type MemoriesMerged struct {
 }
 
 func (x *MemoriesMerged) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkID("into", x.Into, true),
 		checkIDSet("merged", x.Merged, MaxMemoryBatch, "memory ids"),
 		checkCount("merged", len(x.Merged), 1, MaxMemoryBatch, "memory ids"),
+		each("merged", len(x.Merged), func(i int) error {
+			if x.Merged[i] == x.Into {
+				return fieldErr("", fmt.Sprintf("%s is the memory merged into; list only the others", quote(x.Into)))
+			}
+			return nil
+		}),
+		checkFraction("importance", x.Importance),
+		when(x.Content != nil && *x.Content == "", "content", "must not be empty; leave it out to keep the memory's content"),
+		checkProse("content", *cmp.Or(x.Content, new("")), MaxMemoryContentBytes, false),
+		checkID("cluster_id", x.ClusterID, true),
+		checkID("model", x.Model, false),
 	)
-	if err != nil {
-		return err
-	}
-	for i, id := range x.Merged {
-		if id == x.Into {
-			return fieldErr(at("merged", i), fmt.Sprintf("%s is the memory merged into; list only the others", quote(id)))
-		}
-	}
-	if err := checkFraction("importance", x.Importance); err != nil {
-		return err
-	}
-	if x.Content != nil && *x.Content == "" {
-		return fieldErr("content", "must not be empty; leave it out to keep the memory's content")
-	}
-	if x.Content != nil {
-		if err := checkProse("content", *x.Content, MaxMemoryContentBytes, false); err != nil {
-			return err
-		}
-	}
-	return firstErr(checkID("cluster_id", x.ClusterID, true), checkID("model", x.Model, false))
 }
 
 // MemoriesArchived is the data of a memories.archived event: memories that
@@ -382,26 +333,26 @@ type MemoriesAccessed struct {
 }
 
 func (x *MemoriesAccessed) Validate() error {
-	if err := checkCount("accesses", len(x.Accesses), 1, MaxMemoryBatch, "accesses"); err != nil {
-		return err
-	}
 	seen := make(map[string]int, len(x.Accesses))
-	return each("accesses", len(x.Accesses), func(i int) error {
-		a := x.Accesses[i]
-		err := firstErr(
-			checkID("memory_id", a.MemoryID, true),
-			checkInt("count", a.Count, 1, MaxCount),
-			checkTime("last", a.Last),
-		)
-		if err != nil {
-			return err
-		}
-		if j, ok := seen[a.MemoryID]; ok {
-			return fieldErr("memory_id", fmt.Sprintf("%s is also accesses[%d]; add the counts into one", quote(a.MemoryID), j))
-		}
-		seen[a.MemoryID] = i
-		return nil
-	})
+	return firstErr(
+		checkCount("accesses", len(x.Accesses), 1, MaxMemoryBatch, "accesses"),
+		each("accesses", len(x.Accesses), func(i int) error {
+			a := x.Accesses[i]
+			err := firstErr(
+				checkID("memory_id", a.MemoryID, true),
+				checkInt("count", a.Count, 1, MaxCount),
+				checkTime("last", a.Last),
+			)
+			if err != nil {
+				return err
+			}
+			if j, ok := seen[a.MemoryID]; ok {
+				return fieldErr("memory_id", fmt.Sprintf("%s is also accesses[%d]; add the counts into one", quote(a.MemoryID), j))
+			}
+			seen[a.MemoryID] = i
+			return nil
+		}),
+	)
 }
 
 // Access is how often one memory was retrieved in a batch.

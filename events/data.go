@@ -80,17 +80,21 @@ func DecodeData(eventType string, data []byte) (Data, error) {
 	return v, nil
 }
 
-// SessionID returns the session of data, or "" for data without one: a
-// type without a Session method (MemoryUpdated, MemoryDeleted,
-// PendingDecision, every consolidation and retrieval type but Episode),
+// SessionID returns the session of data, the value of its session_id
+// member, or "" for data without one: every type without that member,
 // a MemoryAdded or MemoryImportant that names no session, and anything
 // else.
 func SessionID(data any) string {
-	s, ok := data.(interface{ Session() string })
-	if !ok || reflect.ValueOf(data).Kind() == reflect.Pointer && reflect.ValueOf(data).IsNil() {
-		return ""
+	v := reflect.Indirect(reflect.ValueOf(data))
+	if !v.IsValid() {
+		return "" // nil, or a nil pointer
 	}
-	return s.Session()
+	for _, f := range fieldsOf(v.Type()) {
+		if f.name == "session_id" {
+			return v.Field(f.index).String()
+		}
+	}
+	return ""
 }
 
 func knownType(t string) bool {
@@ -116,13 +120,8 @@ func checkID(field, s string, required bool) error {
 // checkName applies the identifier rules with another limit, for short
 // labels such as a memory's subject and predicate.
 func checkName(field, s string, limit int, required bool) error {
-	switch {
-	case s == "" && required:
-		return fieldErr(field, "required")
-	case len(s) > limit:
-		return fieldErr(field, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), limit))
-	case !utf8.ValidString(s):
-		return fieldErr(field, "is not valid UTF-8")
+	if err := checkProse(field, s, limit, required); err != nil {
+		return err
 	}
 	for _, c := range s {
 		if unicode.IsControl(c) {
@@ -144,6 +143,14 @@ func checkProse(field, s string, limit int, required bool) error {
 		return fieldErr(field, "is not valid UTF-8") // only a Go producer's value can be
 	}
 	return nil
+}
+
+// checkTexts checks a list of at most limit short, non-empty texts.
+func checkTexts(field string, texts []string, limit int, what string) error {
+	if err := checkCount(field, len(texts), 0, limit, what); err != nil {
+		return err
+	}
+	return each(field, len(texts), func(i int) error { return checkProse("", texts[i], MaxNoteBytes, true) })
 }
 
 // oneOf checks a required enumerated string.
@@ -229,6 +236,15 @@ func checkIndexes(field string, turns []int, limit int) error {
 		}
 		return checkInt("", turns[i], 0, MaxCount)
 	})
+}
+
+// when is a rule between values, for firstErr: problem with field if
+// broken.
+func when(broken bool, field, problem string) error {
+	if broken {
+		return fieldErr(field, problem)
+	}
+	return nil
 }
 
 // firstErr returns the first error of checks that are cheap enough to run

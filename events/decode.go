@@ -146,11 +146,9 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		fs = append(fs, field{
-			index:    i,
-			name:     name,
-			required: !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") && !hasOption(opts, "inline"),
-		})
+		opts = "," + opts + ","
+		fs = append(fs, field{index: i, name: name, required: !strings.Contains(opts, ",omitempty,") &&
+			!strings.Contains(opts, ",omitzero,") && !strings.Contains(opts, ",inline,")})
 	}
 	fieldCache.Store(t, fs)
 	return fs
@@ -159,10 +157,6 @@ func fieldsOf(t reflect.Type) []field {
 var fieldCache sync.Map // reflect.Type → []field
 
 var ourPkg = reflect.TypeFor[FieldError]().PkgPath()
-
-func hasOption(opts, name string) bool {
-	return strings.Contains(","+opts+",", ","+name+",")
-}
 
 // problem is what a reading function found wrong with a value; translate
 // names the value's path.
@@ -331,11 +325,7 @@ func translate(whole, prefix string, err error) error {
 // digits is an array index, for no member of the contract is named so;
 // but the last token of an unknown or repeated member is its name.
 func pathOf(root string, ptr jsontext.Pointer, lastIsName bool) string {
-	path := root
-	var toks []string
-	for tok := range ptr.Tokens() {
-		toks = append(toks, tok)
-	}
+	path, toks := root, slices.Collect(ptr.Tokens())
 	for i, tok := range toks {
 		if _, err := strconv.ParseUint(tok, 10, 64); err == nil && !(lastIsName && i == len(toks)-1) {
 			path += "[" + tok + "]"

@@ -151,28 +151,22 @@ type ExtractionRequested struct {
 }
 
 func (x *ExtractionRequested) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkID("request_id", x.RequestID, true),
 		checkID("session_id", x.SessionID, true),
 		oneOf("reason", x.Reason, extractionReasons...),
 		checkCount("turns", len(x.Turns), 1, MaxExtractionTurns, "turns"),
+		each("turns", len(x.Turns), func(i int) error {
+			if err := x.Turns[i].Validate(); err != nil {
+				return err
+			}
+			if prev, cur := x.Turns[max(i-1, 0)].TurnIndex, x.Turns[i].TurnIndex; i > 0 && cur <= prev {
+				return fieldErr("turn_index", fmt.Sprintf("is %d after %d; turns must be in ascending turn_index order, each once", cur, prev))
+			}
+			return nil
+		}),
 	)
-	if err != nil {
-		return err
-	}
-	return each("turns", len(x.Turns), func(i int) error {
-		if err := x.Turns[i].Validate(); err != nil {
-			return err
-		}
-		if prev, cur := x.Turns[max(i-1, 0)].TurnIndex, x.Turns[i].TurnIndex; i > 0 && cur <= prev {
-			return fieldErr("turn_index", fmt.Sprintf("is %d after %d; turns must be in ascending turn_index order, each once", cur, prev))
-		}
-		return nil
-	})
 }
-
-// Session returns the session whose turns are to be extracted.
-func (x ExtractionRequested) Session() string { return x.SessionID }
 
 // Candidate is a memory an extractor proposes.
 type Candidate struct {
@@ -244,7 +238,7 @@ type MemoryExtracted struct {
 }
 
 func (x *MemoryExtracted) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkID("request_id", x.RequestID, true),
 		checkID("session_id", x.SessionID, true),
 		oneOf("extractor", x.Extractor, extractors...),
@@ -254,23 +248,11 @@ func (x *MemoryExtracted) Validate() error {
 		checkInt("calls", x.Calls, 0, MaxCount),
 		checkIndexes("turns", x.Turns, MaxExtractionTurns),
 		checkCount("candidates", len(x.Candidates), 0, MaxCandidates, "candidates"),
+		when(x.Pass != "" && x.Pass != PassTurn, "pass", `must be "`+PassTurn+`" or left out`),
+		when(x.Pass != "" && (x.Extractor != ExtractorRules || len(x.Turns) != 1), "pass", "a turn's reading is the rules' of one turn"),
+		each("candidates", len(x.Candidates), func(i int) error { return x.Candidates[i].Validate() }),
 	)
-	if err != nil {
-		return err
-	}
-	if x.Pass != "" {
-		if err := oneOf("pass", x.Pass, PassTurn); err != nil {
-			return err
-		}
-		if x.Extractor != ExtractorRules || len(x.Turns) != 1 {
-			return fieldErr("pass", "a turn's reading is the rules' of one turn")
-		}
-	}
-	return each("candidates", len(x.Candidates), func(i int) error { return x.Candidates[i].Validate() })
 }
-
-// Session returns the session the memories were extracted from.
-func (x MemoryExtracted) Session() string { return x.SessionID }
 
 // MarshalJSON writes nil Candidates as [], not null: a result with no
 // candidates is valid, and DecodeData refuses null where a list belongs.
@@ -301,9 +283,6 @@ func (x *ExtractionFailed) Validate() error {
 		checkIndexes("turns", x.Turns, MaxExtractionTurns),
 	)
 }
-
-// Session returns the session of the request that failed.
-func (x ExtractionFailed) Session() string { return x.SessionID }
 
 // MemoryAdded is the data of a memory.added event: a memory written by
 // hand or by a rule, not proposed by an extractor.
@@ -342,9 +321,6 @@ func (x *MemoryAdded) Validate() error {
 		checkID("session_id", x.SessionID, false),
 	)
 }
-
-// Session returns the session the memory came from, or "".
-func (x MemoryAdded) Session() string { return x.SessionID }
 
 // MemoryUpdated is the data of a memory.updated event: a patch of a
 // memory. A nil field is left as it is; at least one must be set. Project
@@ -459,6 +435,3 @@ func (x *MemoryImportant) Validate() error {
 		checkID("cause_event_id", x.CauseEventID, true),
 	)
 }
-
-// Session returns the session the memory came from, or "".
-func (x MemoryImportant) Session() string { return x.SessionID }

@@ -41,29 +41,26 @@ type MemoryEmbedded struct {
 }
 
 func (x *MemoryEmbedded) Validate() error {
-	err := firstErr(
+	seen := make(map[string]int, len(x.Vectors))
+	return firstErr(
 		checkName("model", x.Model, MaxEmbeddingModelBytes, true),
 		checkInt("dims", x.Dims, 1, MaxEmbeddingDims),
 		checkCount("vectors", len(x.Vectors), 1, MaxEmbeddedVectors, "vectors"),
+		each("vectors", len(x.Vectors), func(i int) error {
+			v := &x.Vectors[i]
+			if err := v.Validate(); err != nil {
+				return err
+			}
+			if j, ok := seen[v.Hash]; ok {
+				return fieldErr("hash", fmt.Sprintf("%s is also vectors[%d]; a text has one vector", quote(v.Hash), j))
+			}
+			seen[v.Hash] = i
+			if len(v.Vector) != x.Dims {
+				return fieldErr("vector", fmt.Sprintf("has %d components, dims is %d", len(v.Vector), x.Dims))
+			}
+			return nil
+		}),
 	)
-	if err != nil {
-		return err
-	}
-	seen := make(map[string]int, len(x.Vectors))
-	return each("vectors", len(x.Vectors), func(i int) error {
-		v := &x.Vectors[i]
-		if err := v.Validate(); err != nil {
-			return err
-		}
-		if j, ok := seen[v.Hash]; ok {
-			return fieldErr("hash", fmt.Sprintf("%s is also vectors[%d]; a text has one vector", quote(v.Hash), j))
-		}
-		seen[v.Hash] = i
-		if len(v.Vector) != x.Dims {
-			return fieldErr("vector", fmt.Sprintf("has %d components, dims is %d", len(v.Vector), x.Dims))
-		}
-		return nil
-	})
 }
 
 // Embedded is one text's vector. Vector holds exactly Dims finite

@@ -88,34 +88,20 @@ type TurnRecorded struct {
 // Validate checks a turn: it needs content, a tool call, a tool result
 // or an attachment.
 func (t *TurnRecorded) Validate() error {
-	err := firstErr(
+	return firstErr(
 		each("tool_calls", len(t.ToolCalls), func(i int) error { return t.ToolCalls[i].Validate() }),
 		each("tool_results", len(t.ToolResults), func(i int) error { return t.ToolResults[i].Validate() }),
 		each("attachments", len(t.Attachments), func(i int) error { return t.Attachments[i].Validate() }),
-	)
-	if err != nil {
-		return err
-	}
-	err = firstErr(
 		checkID("session_id", t.SessionID, true),
 		checkInt("turn_index", t.TurnIndex, 0, MaxCount),
 		checkRole("role", t.Role),
-	)
-	if err != nil {
-		return err
-	}
-	if t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 && len(t.Attachments) == 0 {
-		return fieldErr("content", "required: a turn needs content, tool_calls, tool_results or attachments")
-	}
-	return firstErr(
+		when(t.Content == "" && len(t.ToolCalls) == 0 && len(t.ToolResults) == 0 && len(t.Attachments) == 0,
+			"content", "required: a turn needs content, tool_calls, tool_results or attachments"),
 		checkID("channel", t.Channel, false),
 		checkID("speaker", t.Speaker, false),
 		checkID("project", t.Project, false),
 	)
 }
-
-// Session returns the turn's session.
-func (t TurnRecorded) Session() string { return t.SessionID }
 
 // ToolCall is a tool the assistant asked to run.
 type ToolCall struct {
@@ -154,16 +140,14 @@ type Attachment struct {
 }
 
 func (a *Attachment) Validate() error {
-	if a.Name == "" {
-		return fieldErr("name", "required")
-	}
-	if err := checkInt("size", a.Size, 0, MaxAttachmentSize); err != nil {
-		return err
-	}
 	if a.Direction == "" {
 		a.Direction = DirectionInbound
 	}
-	return oneOf("direction", a.Direction, DirectionInbound, DirectionOutbound)
+	return firstErr(
+		when(a.Name == "", "name", "required"),
+		checkInt("size", a.Size, 0, MaxAttachmentSize),
+		oneOf("direction", a.Direction, DirectionInbound, DirectionOutbound),
+	)
 }
 
 // ContextCompressing is the data of a context.compressing event: the turns
@@ -177,28 +161,23 @@ type ContextCompressing struct {
 // Validate checks the event and its turns, and fills in the session of
 // a turn that left it out; a turn that names another session is refused.
 func (c *ContextCompressing) Validate() error {
-	if err := checkID("session_id", c.SessionID, true); err != nil {
-		return err
-	}
-	if len(c.Turns) == 0 {
-		return fieldErr("turns", "must hold at least one turn")
-	}
-	return each("turns", len(c.Turns), func(i int) error {
-		t := &c.Turns[i]
-		switch t.SessionID {
-		case "":
-			t.SessionID = c.SessionID
-		case c.SessionID:
-		default:
-			return fieldErr("session_id", fmt.Sprintf("is %s but the event's session_id is %s; leave it out or make them equal",
-				quote(t.SessionID), quote(c.SessionID)))
-		}
-		return t.Validate()
-	})
+	return firstErr(
+		checkID("session_id", c.SessionID, true),
+		when(len(c.Turns) == 0, "turns", "must hold at least one turn"),
+		each("turns", len(c.Turns), func(i int) error {
+			t := &c.Turns[i]
+			switch t.SessionID {
+			case "":
+				t.SessionID = c.SessionID
+			case c.SessionID:
+			default:
+				return fieldErr("session_id", fmt.Sprintf("is %s but the event's session_id is %s; leave it out or make them equal",
+					quote(t.SessionID), quote(c.SessionID)))
+			}
+			return t.Validate()
+		}),
+	)
 }
-
-// Session returns the turns' session.
-func (c ContextCompressing) Session() string { return c.SessionID }
 
 // SessionEnded is the data of a session.ended event.
 type SessionEnded struct {
@@ -213,9 +192,6 @@ func (s *SessionEnded) Validate() error {
 		checkInt("message_count", s.MessageCount, 0, MaxCount),
 	)
 }
-
-// Session returns the session that ended.
-func (s SessionEnded) Session() string { return s.SessionID }
 
 func checkRole(field, role string) error {
 	return oneOf(field, role, RoleUser, RoleAssistant, RoleSystem, RoleTool)

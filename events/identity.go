@@ -62,23 +62,15 @@ func (x *IdentityConfirmed) Validate() error {
 		checkProse("agent.name", a.Name, MaxNoteBytes, false),
 		checkProse("agent.role", a.Role, MaxNoteBytes, false),
 		checkProse("agent.tone", a.Tone, MaxNoteBytes, false),
-		checkItems("agent.boundaries", a.Boundaries),
-		checkItems("agent.avoid", a.Avoid),
-		checkItems("agent.priorities", a.Priorities),
+		checkTexts("agent.boundaries", a.Boundaries, MaxIdentityItems, "items"),
+		checkTexts("agent.avoid", a.Avoid, MaxIdentityItems, "items"),
+		checkTexts("agent.priorities", a.Priorities, MaxIdentityItems, "items"),
 		checkProse("user.name", u.Name, MaxNoteBytes, false),
 		checkProse("user.background", u.Background, MaxNoteBytes, false),
-		checkItems("user.tech", u.Tech),
-		checkItems("user.habits", u.Habits),
+		checkTexts("user.tech", u.Tech, MaxIdentityItems, "items"),
+		checkTexts("user.habits", u.Habits, MaxIdentityItems, "items"),
 		checkProse("summary", x.Summary, MaxNoteBytes, false),
 	)
-}
-
-// checkItems checks a short list of short, non-empty texts.
-func checkItems(field string, items []string) error {
-	if err := checkCount(field, len(items), 0, MaxIdentityItems, "items"); err != nil {
-		return err
-	}
-	return each(field, len(items), func(i int) error { return checkProse("", items[i], MaxNoteBytes, true) })
 }
 
 // ConsolidationReport is the data of a consolidation.reported event: what
@@ -103,23 +95,17 @@ type ConsolidationReport struct {
 }
 
 func (x *ConsolidationReport) Validate() error {
-	err := firstErr(
+	return firstErr(
 		checkDate("date", x.Date),
 		checkTime("since", x.Since),
 		checkIDSet("traits", x.Traits, MaxReportedTraits, "memory ids"),
 		checkProse("text", x.Text, MaxReportBytes, true),
+		checkInt("episodes", x.Episodes, 0, MaxCount),
+		checkInt("learned", x.Learned, 0, MaxCount),
+		checkInt("superseded", x.Superseded, 0, MaxCount),
+		checkInt("merged", x.Merged, 0, MaxCount),
+		checkInt("archived", x.Archived, 0, MaxCount),
+		checkInt("days_compressed", x.DaysCompressed, 0, MaxCount),
+		checkInt("pending", x.Pending, 0, MaxCount),
 	)
-	if err != nil {
-		return err
-	}
-	for _, c := range []struct {
-		f string
-		n int
-	}{{"episodes", x.Episodes}, {"learned", x.Learned}, {"superseded", x.Superseded}, {"merged", x.Merged},
-		{"archived", x.Archived}, {"days_compressed", x.DaysCompressed}, {"pending", x.Pending}} {
-		if err := checkInt(c.f, c.n, 0, MaxCount); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -277,6 +277,13 @@ var inputEventSamples = []sample{
 	{name: "relative dataschema", body: with(m{"dataschema": "/schema.json"}), field: "dataschema"},
 	{name: "time in words", body: with(m{"time": "yesterday"}), field: "time"},
 	{name: "time without zone", body: with(m{"time": "2025-06-01T09:30:00"}), field: "time"},
+	// time.Parse takes these; RFC 3339 as the pattern writes it does not.
+	{name: "time with a comma for the point", body: with(m{"time": "2025-06-01T09:30:00,5Z"}), field: "time"},
+	{name: "time with ten fraction digits", body: with(m{"time": "2025-06-01T09:30:00.1234567891Z"}), field: "time"},
+	{name: "time with a lower-case t", body: with(m{"time": "2025-06-01t09:30:00Z"}), field: "time"},
+	{name: "time with a point and no digit", body: with(m{"time": "2025-06-01T09:30:00.Z"}), field: "time"},
+	{name: "time with an offset without colon", body: with(m{"time": "2025-06-01T09:30:00+0200"}), field: "time"},
+	{name: "time with a leap second", body: with(m{"time": "2025-06-30T23:59:60Z"}), field: "time", goOnly: calendar},
 	{name: "time in month 13", body: with(m{"time": "2025-13-01T09:30:00Z"}), field: "time", goOnly: calendar},
 	{name: "zero time", body: with(m{"time": "0001-01-01T00:00:00Z"}), field: "time", goOnly: "the zero time is a valid date-time"},
 	{name: "empty subject", body: with(m{"subject": ""}), field: "subject"},

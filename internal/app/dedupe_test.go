@@ -113,7 +113,9 @@ func TestWeeklyDedupeByTheModel(t *testing.T) {
 			for _, l := range lines {
 				if n, text, ok := strings.Cut(l, ". "); ok && strings.Contains(text, sub) {
 					var i int
-					fmt.Sscan(n, &i)
+					if _, err := fmt.Sscan(n, &i); err != nil {
+						t.Errorf("a numbered line %q: %v", l, err) // the model server's goroutine: no Fatal
+					}
 					return i
 				}
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // nodeModules installs npm packages (name → version) once per set into a
@@ -51,7 +53,7 @@ func nodeModules(t *testing.T, deps map[string]string, local map[string]string) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer os.RemoveAll(tmp)
+		defer quiet.RemoveAll(tmp)
 		if err := os.WriteFile(filepath.Join(tmp, "package.json"), pkg, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -271,3 +271,18 @@ func dailySummaries(t *testing.T, a *App, scope memory.Scope, date string) []mem
 	}
 	return days
 }
+
+// readStores are a's read models: its own, or a partitioned retriever's
+// copies.
+func readStores(a *App) []*sqlite.Store {
+	if a.reads == nil {
+		return []*sqlite.Store{a.store}
+	}
+	a.reads.mu.Lock()
+	defer a.reads.mu.Unlock()
+	var out []*sqlite.Store
+	for _, part := range a.reads.parts {
+		out = append(out, part.store)
+	}
+	return out
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/projector"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
@@ -280,7 +281,7 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 	}
 	part := &readPart{p: p, n: rp.n, path: path, store: store}
 	fail := func(err error) (*readPart, error) {
-		store.Close()
+		quiet.Close(store) // on a path that fails with its own error
 		return nil, err
 	}
 	follow, err := a.checkOrigin(ctx, store)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
 	"github.com/sourcegraph/conc"
@@ -244,7 +245,7 @@ func (l *queryLoad) run(t *testing.T, front *App, users []string, want map[strin
 			return
 		}
 		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		got := rowNumbers.ReplaceAllString(string(raw), "#")
 		l.mu.Lock()
 		l.asked++

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // health asks a running engram's probe and exits 0 when it answers ok. It
@@ -51,7 +53,7 @@ func health(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "engram health: %s: %v\n", target, err)
 		return 1
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	var body struct{ Status, Reason string }
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		fmt.Fprintf(stderr, "engram health: %s%s answered %s, not JSON: %v\n", target, probe, resp.Status, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
+	"github.com/engramhq/engram/internal/quiet"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -27,7 +28,9 @@ func TestHealth(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
 	for _, probe := range []struct{ flag, want string }{{"", "is live"}, {"--ready", "is ready"}} {
 		args := []string{"health", "--addr", a.HTTPAddr()}
@@ -45,7 +48,7 @@ func TestHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := ln.Addr().String()
-	ln.Close()
+	quiet.Close(ln) // only its port is wanted, free
 	if _, errOut, code := run(t, "health", "--addr", closed, "--timeout", "2s"); code != 1 || !strings.Contains(errOut, closed) {
 		t.Errorf("engram health against nothing: exit %d, %q; want 1 naming %s", code, errOut, closed)
 	}

@@ -233,7 +233,7 @@ func TestStatsPerUserQuality(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			quiet.Close(resp.Body)
 			if resp.StatusCode != 202 {
 				t.Fatalf("%s: %d %s", url, resp.StatusCode, raw)
 			}
@@ -306,7 +306,7 @@ func TestDeleteArgumentsInAnyOrder(t *testing.T) {
 				MemoryID string `json:"memory_id"`
 			}
 			err = json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
+			quiet.Close(resp.Body)
 			if resp.StatusCode != 202 || err != nil {
 				t.Fatalf("add: %d %v", resp.StatusCode, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/llm/llmtest"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
@@ -82,7 +83,7 @@ func TestReplayOfLiveExtractorThenNoModelCallTwice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 		if resp.StatusCode != 202 && resp.StatusCode != 200 {
 			t.Fatalf("post: %d", resp.StatusCode)
 		}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
@@ -126,7 +127,7 @@ func answer(ctx context.Context, front, user string, search bool) (int, string, 
 	if err != nil {
 		return 0, "", err
 	}
-	defer resp.Body.Close()
+	defer quiet.Close(resp.Body)
 	raw, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, volatile.ReplaceAllString(string(raw), "#"), err
 }

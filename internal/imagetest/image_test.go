@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 const root = "../.."
@@ -103,7 +105,14 @@ func newBuilder(t *testing.T) *builder {
 		t.Skipf("buildah cannot mount a container here: %v", err)
 	}
 	b.run("rm", ctr)
-	t.Cleanup(func() { b.try("rm", "--all"); b.try("rmi", "--all", "--force") })
+	t.Cleanup(func() {
+		// What is left for the next run to clear, if these fail.
+		for _, args := range [][]string{{"rm", "--all"}, {"rmi", "--all", "--force"}} {
+			if out, err := b.try(args...); err != nil {
+				t.Logf("buildah %s: %v %s", strings.Join(args, " "), err, out)
+			}
+		}
+	})
 	return b
 }
 
@@ -185,12 +194,18 @@ func TestImage(t *testing.T) {
 	t.Cleanup(func() {
 		// buildah run, the chroot helper and engram share the process
 		// group the test made: stop all three, and wait.
-		syscall.Kill(-serve.Process.Pid, syscall.SIGTERM)
+		stop := func(sig syscall.Signal) {
+			if err := syscall.Kill(-serve.Process.Pid, sig); err != nil {
+				t.Logf("signal %v: %v", sig, err)
+			}
+		}
+		stop(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case err := <-exited:
+			t.Logf("engram in the image stopped: %v", err)
 		case <-time.After(30 * time.Second):
-			syscall.Kill(-serve.Process.Pid, syscall.SIGKILL)
-			<-exited
+			stop(syscall.SIGKILL)
+			t.Logf("engram in the image killed: %v", <-exited)
 		}
 	})
 	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
@@ -198,7 +213,7 @@ func TestImage(t *testing.T) {
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
-			resp.Body.Close()
+			quiet.Close(resp.Body)
 			if resp.StatusCode == http.StatusOK {
 				break
 			}
@@ -226,7 +241,7 @@ func TestImage(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a search without the token: %v %v, want 401", resp, err)
 	} else {
-		resp.Body.Close()
+		quiet.Close(resp.Body)
 	}
 }
 
@@ -236,6 +251,6 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer quiet.Close(ln) // only its port is wanted, free
 	return ln.Addr().(*net.TCPAddr).Port
 }

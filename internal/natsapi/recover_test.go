@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
@@ -27,7 +28,7 @@ type panicky struct{}
 func (panicky) Search(_ context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if strings.Contains(q.Text, "boom") {
 		var m map[string]int
-		m["x"]++ // a nil map: the kind of bug a handler may hide
+		m["x"]++ //nolint:staticcheck // a nil map on purpose: the kind of bug a handler may hide
 	}
 	return []memory.SearchResult{}, nil
 }
@@ -65,7 +66,7 @@ func TestPanickingHandlerAnswersAndServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Stop()
+	defer quiet.Do(svc.Stop)
 	in, err := ServeInput(nc, func(_ context.Context, _ string, _ map[string][]string, body []byte) (int, []byte) {
 		if strings.Contains(string(body), "boom") {
 			panic("ingest: boom")
@@ -75,7 +76,7 @@ func TestPanickingHandlerAnswersAndServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Stop()
+	defer quiet.Do(in.Stop)
 
 	for _, tc := range []struct {
 		endpoint, subject, boom, fine string

@@ -566,7 +566,8 @@ func (e *Engine) finish(req Request, b *Blocks, resp *Response, scope memory.Sco
 	// share (the cards' and theirs, seed 004 §5), at most half of it:
 	// past that the last unconfirmed memories go, then the onboarding.
 	shown := budget
-	asks, askTokens := "", 0
+	var asks string
+	var askTokens int
 	for {
 		asks = renderAsks(req, *b, resp.Onboarding)
 		askTokens = counter.Count(asks)

@@ -79,7 +79,9 @@ func TestPresetSeed002(t *testing.T) {
 	}
 	for _, it := range resp.Blocks.Memories {
 		var i, age int
-		fmt.Sscanf(it.ID, "m%d", &i)
+		if _, err := fmt.Sscanf(it.ID, "m%d", &i); err != nil {
+			t.Fatalf("memory id %q: %v", it.ID, err)
+		}
 		age = []int{0, 30, 60, 90, 120, 150, 180}[i]
 		want := 0.6*it.Signals["relevance"] + 0.25*(0.2+0.1*float64(i)) + 0.15*math.Pow(0.5, float64(age)/30)
 		if math.Abs(it.Score-want) > 1e-9 {

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"fmt"
+
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // ftsTable is a full-text table and how the text of each of its rows is
@@ -42,7 +44,7 @@ func (w *wtx) unindex(f ftsTable, where string, args ...any) error {
 	if err != nil {
 		return fmt.Errorf("unindex %s: %w", f.name, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	// The base table is only read while the index is written: the
 	// deletes never move the rows this cursor walks.
 	for rows.Next() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -29,7 +30,7 @@ func TestReplacedTextLeavesTheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer quiet.Close(s)
 	seq := uint64(0)
 	next := func(a memory.Applied) memory.Applied {
 		seq++
@@ -142,7 +143,7 @@ func wordPages(t *testing.T, s *Store, path, word string) map[string]int {
 		}
 		owners[page] = name
 	}
-	rows.Close()
+	quiet.Close(rows)
 	var size int64
 	if err := s.w.QueryRowContext(t.Context(), `PRAGMA page_size`).Scan(&size); err != nil {
 		t.Fatal(err)
@@ -175,7 +176,7 @@ func indexMatchesRows(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer quiet.Close(conn)
 	for _, f := range []struct {
 		f  ftsTable
 		id string
@@ -201,7 +202,7 @@ func indexMatchesRows(t *testing.T, s *Store) {
 		if err == nil {
 			err = tx.Commit()
 		} else {
-			tx.Rollback()
+			quiet.Rollback(tx) // the reindex's error is the one to report
 		}
 		if err != nil {
 			t.Fatalf("rebuild %s: %v", f.f.name, err)
@@ -229,7 +230,7 @@ func instances(t *testing.T, conn *sql.Conn, vocab string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var b strings.Builder
 	for rows.Next() {
 		var term string
@@ -319,7 +320,9 @@ func TestMigrationDropsDeletedWords(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +337,7 @@ func TestMigrationDropsDeletedWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer quiet.Close(s)
 	if err := s.Scrub(ctx); err != nil {
 		t.Fatal(err)
 	}

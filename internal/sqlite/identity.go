@@ -11,6 +11,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // applyIdentity keeps what a user confirmed on first meeting the agent
@@ -98,7 +99,7 @@ func (s *Store) Reports(ctx context.Context, scope memory.Scope, limit int) ([]m
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := []memory.Report{}
 	for rows.Next() {
 		var data string
@@ -175,12 +176,12 @@ func (s *Store) DailyRows(ctx context.Context, scope memory.Scope, dates []strin
 		for rows.Next() {
 			d := memory.DailySummary{Namespace: scope.Namespace, User: scope.User}
 			if err := rows.Scan(&d.Date, &d.Channel, &d.Part, &d.Source, &d.Summary, &d.RawTokens, &d.Compressed); err != nil {
-				rows.Close()
+				quiet.Close(rows) // the scan's error is the one to report
 				return nil, fmt.Errorf("daily rows: %w", err)
 			}
 			out = append(out, d)
 		}
-		rows.Close()
+		quiet.Close(rows) // read to the end; Err says whether all of it came
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("daily rows: %w", err)
 		}

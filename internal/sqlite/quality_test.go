@@ -7,6 +7,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // The quality figures of a known history: which memories were written,
@@ -109,11 +110,11 @@ func TestWrongWriteRateCountsUpdatesAsRight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { quiet.Close(s) })
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	at := func(a memory.Applied, d time.Duration) memory.Applied {
-		a.Envelope.Time = t0.Add(d)
+		a.Time = t0.Add(d)
 		return a
 	}
 	mem := func(seq uint64, user, id, kind, pred, content string, conf float64) memory.Applied {

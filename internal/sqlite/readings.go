@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // Applied reports which of ids (events from source, in scope) the read
@@ -23,7 +24,7 @@ func (s *Store) Applied(ctx context.Context, scope memory.Scope, source string, 
 	if err != nil {
 		return nil, fmt.Errorf("applied events: %w", err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
@@ -78,7 +79,7 @@ func (s *Store) Users(ctx context.Context, namespace, prefix string, limit int) 
 	if err != nil {
 		return nil, fmt.Errorf("users of %s: %w", namespace, err)
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	out := []memory.UserSummary{}
 	for rows.Next() {
 		var u memory.UserSummary

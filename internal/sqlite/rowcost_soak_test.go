@@ -13,6 +13,7 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 )
 
 // What a row of the read model costs on disk, its full-text entry
@@ -33,7 +34,7 @@ func TestRowCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer quiet.Close(s)
 	size := func() int64 {
 		if err := s.Scrub(t.Context()); err != nil {
 			t.Fatal(err)

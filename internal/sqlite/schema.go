@@ -563,7 +563,7 @@ func fillHistoryShape(ctx context.Context, tx *sql.Tx) error {
 	for rows.Next() {
 		var r row
 		if err := rows.Scan(&r.id, &r.old, &r.new); err != nil {
-			rows.Close()
+			quiet.Close(rows)
 			return fmt.Errorf("history shape: %w", err)
 		}
 		var before, after map[string]any
@@ -581,7 +581,7 @@ func fillHistoryShape(ctx context.Context, tx *sql.Tx) error {
 		}
 		fix = append(fix, r)
 	}
-	rows.Close()
+	quiet.Close(rows)
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("history shape: %w", err)
 	}

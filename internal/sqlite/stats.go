@@ -143,7 +143,7 @@ func (s *Store) Rows(ctx context.Context) (users int, rows map[string]int64, err
 	if err != nil {
 		return 0, nil, fmt.Errorf("count rows: %w", err)
 	}
-	defer tx.Rollback()
+	defer quiet.Rollback(tx) // a read-only transaction
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT namespace, user_id FROM sessions
 		UNION SELECT namespace, user_id FROM memories)`).Scan(&users); err != nil {
 		return 0, nil, fmt.Errorf("count users: %w", err)

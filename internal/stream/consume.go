@@ -282,7 +282,7 @@ func (c *Consumer) Run(ctx context.Context, h BatchHandler) error {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // stopping: what failed while the context ended is not an error
 		}
 		if err != nil {
 			return err

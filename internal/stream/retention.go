@@ -10,7 +10,6 @@ import (
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -154,7 +153,7 @@ func EraseReplaced(ctx context.Context, js jetstream.JetStream, namespace, user,
 		if raw.Sequence >= before {
 			return false, false
 		}
-		e, data, err := Decode(raw.Subject, nats.Header(raw.Header), raw.Data, maxEventBytes)
+		e, data, err := Decode(raw.Subject, raw.Header, raw.Data, maxEventBytes)
 		if err != nil {
 			decodeErr = err
 			return false, true

@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engramhq/engram/internal/chars"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 	"github.com/go-ego/gse"
 	_ "modernc.org/sqlite"
@@ -97,7 +98,7 @@ func run(seedDir string, mb float64, dict string, nQueries int) error {
 		if err != nil {
 			return fmt.Errorf("index with %s: %w", a.name, err)
 		}
-		defer db.Close()
+		defer quiet.Close(db)
 		dbs[i] = db
 		fmt.Printf("%-18s %6.1f MB/s %9.0f MB %9.1fs %9.2f MB %12d %10d\n", a.name,
 			float64(size)/(1<<20)/took.Seconds(), float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20),
@@ -261,7 +262,7 @@ func buildIndex(docs []string) (*sql.DB, indexStats, error) {
 	}
 	for i, d := range docs {
 		if _, err := tx.Exec(`INSERT INTO f(rowid, body) VALUES (?, ?)`, i+1, d); err != nil {
-			tx.Rollback()
+			quiet.Rollback(tx)
 			return nil, st, fmt.Errorf("insert doc %d: %w", i+1, err)
 		}
 	}
@@ -290,7 +291,7 @@ func search(db *sql.DB, expr string, order ...string) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer quiet.Close(rows)
 	var ids []int64
 	for rows.Next() {
 		var id int64
