@@ -24,10 +24,6 @@ func TestConfirmQueueSurvivesRestart(t *testing.T) {
     on: memory.added
     do: [render_cards]
     mode: confirm
-  - name: ask_again_on_manual_memory
-    on: memory.added
-    do: [render_cards]
-    mode: confirm
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}

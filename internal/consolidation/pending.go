@@ -67,6 +67,9 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 			}
 			for i := range waiting {
 				if same(&waiting[i]) {
+					if waiting[i].ID != p.ID {
+						c.cover(p)
+					}
 					return
 				}
 			}
@@ -81,6 +84,9 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	}
 	for _, q := range c.pending {
 		if same(q) {
+			if q.ID != p.ID {
+				c.markDecided(p.ID) // covered by q: decided with it
+			}
 			return
 		}
 	}
@@ -90,6 +96,34 @@ func (c *Consolidator) ask(r rules.Rule, trigger *memory.Applied, at time.Time) 
 	}
 	c.pending = append(c.pending, p)
 	c.Log.Info("rule waits for confirmation", zap.String(fieldRule, r.Name), zap.String("pending", p.ID))
+}
+
+// markDecided remembers firing id as decided, in an in-memory queue
+// (c.mu held).
+func (c *Consolidator) markDecided(id string) {
+	if c.decided == nil {
+		c.decided = map[string]bool{}
+	}
+	if len(c.decided) >= maxDecided {
+		clear(c.decided) // a bound, not a guarantee, for a queue in memory
+	}
+	c.decided[id] = true
+}
+
+// cover records firing p, coalesced into one already waiting, as decided:
+// the waiting one, approved or dismissed, stands for it. Seen again (a
+// replay, a redelivery) it is not queued anew once the waiting one is
+// decided.
+func (c *Consolidator) cover(p *Pending) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	err := c.Queue.Put(ctx, *p)
+	if err == nil {
+		_, err = c.Queue.Take(ctx, p.ID)
+	}
+	if err != nil && memory.ErrorCode(err) != memory.ENOTFOUND {
+		c.Log.Warn("mark a coalesced firing decided", zap.String(fieldRule, p.Rule), zap.String("pending", p.ID), zap.Error(err))
+	}
 }
 
 // wholeUser reports whether every action of r acts on the user's memory
@@ -140,13 +174,7 @@ func (c *Consolidator) take(id string, scope *memory.Scope) (*Pending, error) {
 			continue
 		}
 		c.pending = slices.Delete(c.pending, i, i+1)
-		if c.decided == nil {
-			c.decided = map[string]bool{}
-		}
-		if len(c.decided) >= maxDecided {
-			clear(c.decided) // a bound, not a guarantee, for a queue in memory
-		}
-		c.decided[id] = true
+		c.markDecided(id)
 		return p, nil
 	}
 	return nil, memory.Errorf(memory.ENOTFOUND, "no pending firing %s", id)

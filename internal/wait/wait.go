@@ -13,7 +13,7 @@ import (
 
 // Limit is how long For waits: long enough for a loaded two-core machine
 // running other tests beside.
-const Limit = 20 * time.Second
+const Limit = 60 * time.Second
 
 // every is how often a condition is polled.
 const every = 5 * time.Millisecond
