@@ -57,11 +57,19 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		}
 		// Evidence that says nothing ("Understood.") ranks after evidence
 		// that does, as in /v1/context.
+		// The turns come best first, and only one above the floor can
+		// move: the check stops at the floor, or once q.Limit turns that
+		// say something are above it, since nothing after them can enter
+		// the list (isFiller understands a turn as a query, and a common
+		// word brings hundreds).
 		if len(turns) > 0 {
 			floor := fillerScore * turns[0].Score
-			for i := range turns {
+			said := 0
+			for i := 0; i < len(turns) && turns[i].Score > floor && said < q.Limit; i++ {
 				if isFiller(turns[i].Content) {
 					turns[i].Score = min(turns[i].Score, floor)
+				} else {
+					said++
 				}
 			}
 			sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,31 +25,26 @@ func scanTurnHits(rows interface {
 	Next() bool
 	Scan(...any) error
 	Err() error
-}, withRank bool) ([]memory.TurnHit, error) {
+}) ([]memory.TurnHit, error) {
 	var out []memory.TurnHit
 	for rows.Next() {
 		var h memory.TurnHit
 		var at int64
-		dst := []any{&h.ID, &h.SessionID, &h.TurnIndex, &h.Role, &h.Speaker, &h.Content, &h.Attachments, &at}
-		if withRank {
-			dst = append(dst, &h.BM25)
-		}
-		if err := rows.Scan(dst...); err != nil {
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.TurnIndex, &h.Role, &h.Speaker, &h.Content, &h.Attachments, &at); err != nil {
 			return nil, err
 		}
 		h.Time = time.Unix(0, at).UTC()
 		h.Key = TurnID(h.ID)
-		h.BM25 = -h.BM25
 		out = append(out, h)
 	}
 	return out, rows.Err()
 }
 
 // RecallTurns searches a scope's turns for q and returns up to limit,
-// best first. FTS5 finds the candidates (its own BM25 orders them, which
-// only decides the margin of a long list); they are then scored in Go by
-// BM25 with the scope's own statistics and q's term weights, so another
-// tenant's text never moves a user's ranking (textseg.Scorer).
+// best first. The index finds the candidates (candidates: a long list is
+// cut by what the postings and lengths tell); they are then scored in Go
+// by BM25 with the scope's own statistics and q's term weights, so
+// another tenant's text never moves a user's ranking (textseg.Scorer).
 func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.TurnHit, error) {
 	if q.Empty() {
 		return nil, nil
@@ -61,24 +57,24 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	if q.Empty() {
 		return nil, nil
 	}
-	order := "rank"
+	k := max(limit, candidateFloor)
+	var ids []int64
 	if q.Uninformative {
-		order = "rowid DESC"
+		// Stopwords alone: the newest turns that hold them.
+		ids, err = s.rowids(ctx, `SELECT rowid FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rowid DESC`+limitSQL(k),
+			textseg.MatchTerms(part, q.Terms))
+	} else {
+		ids, err = s.candidates(ctx, turnTexts, part, q, st, matchTerms(q, st), k, nil)
 	}
-	// The index ranks and cuts first, then the best few are read from
-	// turns: joining before the LIMIT read every matching turn's row. The
-	// partition makes the index's matches the user's own; the SQL filter
-	// still decides (after a partition collision it may return fewer).
-	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+`, f.rank
-		FROM (SELECT rowid, rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY `+order+limitSQL(max(limit, candidateFloor))+`) f
-		JOIN turns t ON t.id = f.rowid
-		WHERE t.namespace = ? AND t.user_id = ?`,
-		textseg.MatchTerms(part, matchTerms(q, st)), scope.Namespace, scope.User)
+	if err != nil {
+		return nil, fmt.Errorf("recall turns: %w", err)
+	}
+	rows, err := s.turnRows(ctx, scope, ids)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
 	defer quiet.Close(rows)
-	hits, err := scanTurnHits(rows, true)
+	hits, err := scanTurnHits(rows)
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -101,6 +97,23 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	})
 	return hits[:min(len(hits), limit)], nil
 }
+
+// turnRows reads the turns of ids that are scope's: the partition makes
+// the index's rows the user's own, and the SQL filter still decides
+// (after a partition collision it may return fewer). The ids lead the
+// join, each read by its primary key: left to itself, the planner walked
+// every one of the user's turns in an index and probed the few for each
+// (100,000 entries a query for a user with 100k turns).
+func (s *Store) turnRows(ctx context.Context, scope memory.Scope, ids []int64) (*sql.Rows, error) {
+	js, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	return s.queryRead(ctx, turnRowsSQL, string(js), scope.Namespace, scope.User)
+}
+
+const turnRowsSQL = `SELECT ` + turnHitColumns + ` FROM json_each(?) j CROSS JOIN turns t ON t.id = j.value
+	WHERE t.namespace = ? AND t.user_id = ?`
 
 // candidateFloor is the fewest candidates a lexical path scores in Go.
 const candidateFloor = 100
@@ -338,24 +351,29 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memo
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	rows, err := s.queryRead(ctx, `SELECT DISTINCT `+turnHitColumns+` FROM json_each(?) k CROSS JOIN turns t
+	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM json_each(?) k CROSS JOIN turns t
 		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.value->>0
 			AND t.turn_index BETWEEN k.value->>1 AND k.value->>2`, string(js), scope.Namespace, scope.User)
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
 	defer quiet.Close(rows)
-	hits, err := scanTurnHits(rows, false)
+	hits, err := scanTurnHits(rows)
 	if err != nil {
 		return nil, err
 	}
-	own := make(map[memory.TurnKey]bool, len(keys))
+	// Ranges overlap and hold the keys' own turns: each turn is kept
+	// once, where it first comes, here rather than by DISTINCT, which
+	// compared every row whole (its content too) in a temporary index.
+	seen := make(map[memory.TurnKey]bool, len(keys)+len(hits))
 	for _, k := range keys {
-		own[k] = true
+		seen[k] = true
 	}
 	out := hits[:0]
 	for _, h := range hits {
-		if !own[memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}] {
+		k := memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}
+		if !seen[k] {
+			seen[k] = true
 			out = append(out, h)
 		}
 	}
@@ -374,7 +392,7 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 		return nil, fmt.Errorf("turns within: %w", err)
 	}
 	defer quiet.Close(rows)
-	return scanTurnHits(rows, false)
+	return scanTurnHits(rows)
 }
 
 // SaidWithin reports whether a scope has a turn said within [from, to),
@@ -399,7 +417,7 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
 	defer quiet.Close(rows)
-	return scanTurnHits(rows, false)
+	return scanTurnHits(rows)
 }
 
 // RecallMemories searches a scope's active memories for q and returns up
@@ -418,10 +436,28 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 	if q.Empty() {
 		return nil, nil
 	}
-	rows, err := s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
-		FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'`+limitSQL(maxMemoryCandidates),
-		textseg.MatchTerms(part, matchTerms(q, st)), scope.Namespace, scope.User)
+	var rows *sql.Rows
+	if q.Uninformative {
+		// Stopwords alone match nearly every memory, which are listed
+		// newest first: every one is read.
+		rows, err = s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
+			FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid
+			WHERE memories_fts MATCH ? AND m.namespace = ? AND m.user_id = ? AND m.status = 'active'`+limitSQL(maxMemoryCandidates),
+			textseg.MatchTerms(part, q.Terms), scope.Namespace, scope.User)
+	} else {
+		var ids []int64
+		if ids, err = s.activeCandidates(ctx, scope, part, q, st, max(limit, candidateFloor)); err != nil {
+			return nil, fmt.Errorf("recall memories: %w", err)
+		}
+		js, jerr := json.Marshal(ids)
+		if jerr != nil {
+			return nil, fmt.Errorf("recall memories: %w", jerr)
+		}
+		rows, err = s.queryRead(ctx, `SELECT m.rowid, `+prefixed("m.", memoryColumns)+`
+			FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value
+			WHERE m.namespace = ? AND m.user_id = ? AND m.status = 'active'`,
+			string(js), scope.Namespace, scope.User)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
@@ -453,6 +489,20 @@ func (s *Store) RecallMemories(ctx context.Context, scope memory.Scope, q textse
 		return out[i].ID < out[j].ID
 	})
 	return out[:min(len(out), limit)], nil
+}
+
+// activeCandidates are the candidates (see candidates) among the
+// scope's active memories: the index also holds the versions a memory
+// superseded (history and as_of read them), which must not take an
+// active memory's place. They are few beside the active ones, and found
+// in the status index without reading a memory.
+func (s *Store) activeCandidates(ctx context.Context, scope memory.Scope, part string, q textseg.Query, st textseg.Stats, k int) ([]int64, error) {
+	inactive, err := s.rowids(ctx, `SELECT rowid FROM memories WHERE namespace = ?1 AND user_id = ?2 AND status < 'active'
+		UNION ALL SELECT rowid FROM memories WHERE namespace = ?1 AND user_id = ?2 AND status > 'active'`, scope.Namespace, scope.User)
+	if err != nil {
+		return nil, err
+	}
+	return s.candidates(ctx, memoryTexts, part, q, st, matchTerms(q, st), k, inactive)
 }
 
 // maxMemoryCandidates bounds the memories one query scores.

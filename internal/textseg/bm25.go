@@ -49,6 +49,14 @@ func IDF(docs, df int) float64 {
 	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
+// LengthFactor is what BM25 gives a term that occurs once in a document
+// of length n, where documents average avg, as a share of the term's
+// weight × IDF: a store picking candidates from postings, which say
+// which terms a document holds but not how often, ranks by it.
+func LengthFactor(n int, avg float64) float64 {
+	return (bm25K1 + 1) / (1 + bm25K1*(1-bm25B+bm25B*float64(n)/max(avg, 1)))
+}
+
 // Informativeness is a term's weight times its IDF: what Select keeps.
 func (s *Scorer) Informativeness(i int) float64 { return s.q.Terms[i].Weight * s.idf[i] }
 

@@ -42,3 +42,22 @@ func TestCountCache(t *testing.T) {
 		t.Fatalf("cache holds %d texts, bound %d", got, 2*cacheEntries)
 	}
 }
+
+// A text counted once is served from the cache the next time, under the
+// text itself (the cache once filed every count under the empty rest of
+// the text, so it never served one).
+func TestCountCacheServesRepeats(t *testing.T) {
+	c := &bpe{name: "o200k_base", new: o200k.new, fallback: estimates["o200k_base"]}
+	const s = "用户喜欢喝美式咖啡 and deploys on Fridays"
+	want := c.Count(s)
+	n, ok := c.counted.get(s)
+	if !ok {
+		t.Fatalf("after Count(%q), the cache does not hold it", s)
+	}
+	if n != want {
+		t.Fatalf("cached count %d, want %d", n, want)
+	}
+	if _, ok := c.counted.get(""); ok {
+		t.Fatalf("the cache holds the empty text")
+	}
+}
