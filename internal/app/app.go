@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nats.go/micro"
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 
@@ -65,8 +62,8 @@ type App struct {
 	// else the ingest's, else the operator's. Every bus user reads the
 	// streams' state through it; what a kind does of its own goes through
 	// its own connection (bus).
-	nc   *nats.Conn
-	js   jetstream.JetStream
+	nc   *stream.Conn
+	js   stream.JetStream
 	main *busConn
 	// conns are the worker kinds' connections, each as that kind's bus
 	// user; op is the operator's, when the process holds that credential.
@@ -81,7 +78,7 @@ type App struct {
 	store    *sqlite.Store
 	engine   *retrieval.Engine
 	access   *retrieval.AccessLog // nil unless a retriever
-	services []micro.Service
+	services []natsapi.Service
 	catchUp  *catchUp // nil unless a retriever
 	// reads is a partitioned retriever's read model (readparts.go); nil
 	// elsewhere, where store is the whole read model.
@@ -281,7 +278,7 @@ func (a *App) logURLs() {
 }
 
 func (a *App) openNATS(ctx context.Context) error {
-	var extra []nats.Option
+	var extra []stream.ConnOption
 	if a.Config.NATS.URL == "" {
 		auth, err := stream.EnsureAuth(AuthDir(a.Config), agentNamespaces(a.Config))
 		if err != nil {
@@ -734,7 +731,7 @@ func (a *App) SettleAccess(ctx context.Context) error {
 // WaitCaughtUp waits until the read model holds everything the MEMORY
 // stream has stored so far.
 func (a *App) WaitCaughtUp(ctx context.Context) error {
-	head, err := a.streamHead(ctx)
+	head, err := a.StreamHead(ctx)
 	if err != nil {
 		return err
 	}
@@ -759,19 +756,6 @@ func (a *App) NATSURL() string {
 
 // Store is the read model (nil unless the process is a retriever).
 func (a *App) Store() *sqlite.Store { return a.store }
-
-// JetStream is the process's JetStream context: the operator's when the
-// process holds that credential (its embedded server, an operator
-// command), else its main bus user's.
-func (a *App) JetStream() jetstream.JetStream {
-	if a.op != nil {
-		return a.op.js
-	}
-	return a.js
-}
-
-// Conn is the process's main NATS connection (see App.nc).
-func (a *App) Conn() *nats.Conn { return a.nc }
 
 // Close stops everything in reverse order of start. It is safe to call
 // more than once and on a partly opened App.

@@ -90,7 +90,7 @@ func TestMemoriesAtOnce(t *testing.T) {
 // extractedEvents counts the memory.extracted events of a session.
 func extractedEvents(t *testing.T, a *App, session string) int {
 	t.Helper()
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestBadInputIsRefusedWithANamedError(t *testing.T) {
 	})
 
 	t.Run("nothing rejected reached the stream", func(t *testing.T) {
-		info, err := a.JetStream().Stream(t.Context(), "MEMORY")
+		info, err := jsOf(a).Stream(t.Context(), "MEMORY")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,13 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -89,8 +86,8 @@ func BusCredentials(cfg config.Config, agent string) (*stream.Auth, error) {
 // busConn is one connection to NATS as one of engram's bus users.
 type busConn struct {
 	role string
-	nc   *nats.Conn
-	js   jetstream.JetStream
+	nc   *stream.Conn
+	js   stream.JetStream
 }
 
 // busRoles are the bus users of the worker kinds in roles, the reader of
@@ -135,22 +132,9 @@ func buckets(role string) []string {
 // connectBus connects as the user of role, with its own inbox prefix and
 // a handler that logs what the server refuses it (a permission the role
 // lacks: a bug to report, never to retry).
-func (a *App) connectBus(role string, cc stream.ConnConfig, extra ...nats.Option) (*busConn, error) {
+func (a *App) connectBus(role string, cc stream.ConnConfig, extra ...stream.ConnOption) (*busConn, error) {
 	log := a.Log.Named("nats").With(zap.String("user", role))
-	var seen sync.Map
-	opts := append([]nats.Option{
-		nats.CustomInboxPrefix(stream.InboxPrefix(role)),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			if errors.Is(err, nats.ErrPermissionViolation) {
-				a.denied.Add(1)
-				if _, again := seen.LoadOrStore(err.Error(), true); again {
-					return
-				}
-			}
-			log.Error("nats refused", zap.Error(err))
-		}),
-	}, extra...)
-	nc, err := stream.Connect(cc, opts...)
+	nc, js, err := stream.ConnectAs(role, cc, log, func() { a.denied.Add(1) }, extra...)
 	if err != nil {
 		if filepath.Base(cc.NKey) == stream.RetiredWorkerSeed {
 			err = fmt.Errorf("%w (%s is no longer a user of the bus: each worker kind has a seed of its own, "+
@@ -160,11 +144,6 @@ func (a *App) connectBus(role string, cc stream.ConnConfig, extra ...nats.Option
 		}
 		return nil, fmt.Errorf("%s: %w", role, err)
 	}
-	js, err := stream.NewJetStream(nc, stream.PublishAckTimeout)
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
 	return &busConn{role: role, nc: nc, js: js}, nil
 }
 
@@ -173,7 +152,7 @@ func (a *App) connectBus(role string, cc stream.ConnConfig, extra ...nats.Option
 // process holds that credential (its embedded server's data dir, an
 // operator command, nats.operator_nkey). Then it sets up the streams, as
 // the operator, or, as a worker, checks that they are there.
-func (a *App) openBus(ctx context.Context, extra []nats.Option) error {
+func (a *App) openBus(ctx context.Context, extra []stream.ConnOption) error {
 	embedded := a.Config.NATS.URL == ""
 	operator := a.busRole == stream.RoleOperator
 	if operator || embedded || a.Config.NATS.OperatorNKey != "" {
@@ -301,7 +280,7 @@ func (a *App) streamsConfig() stream.StreamsConfig {
 func (a *App) closeBus(ctx context.Context) []error {
 	var errs []error
 	for _, c := range a.order {
-		if err := c.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		if err := stream.Drain(c.nc); err != nil {
 			errs = append(errs, fmt.Errorf("drain nats (%s): %w", c.role, err))
 		}
 	}

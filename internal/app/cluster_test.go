@@ -112,7 +112,7 @@ func TestDeployCluster(t *testing.T) {
 	r := postEvent(t, ingest, turnEvent("c-1", "ivy", "s1", 0, "user", "集群里的第一条"))
 	mustAccept(t, r)
 	waitProjected(t, retriever, lastSeqOf(r))
-	s, err := ingest.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(ingest).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

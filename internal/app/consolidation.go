@@ -22,8 +22,6 @@ import (
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	defaultrules "github.com/engramhq/engram/rules"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
 	"go.uber.org/zap"
 )
 
@@ -56,7 +54,7 @@ type JobReply struct {
 // consolidatorService is the consolidator's operator service; it is kept
 // with the App's services, which is how the App finds its consolidator.
 type consolidatorService struct {
-	micro.Service
+	natsapi.Service
 	c *consolidation.Consolidator
 }
 
@@ -78,7 +76,7 @@ func (a *App) openConsolidation(ctx, runCtx context.Context) error {
 	}
 	c := consolidation.New(a.emitter(stream.RoleConsolidator, consolidation.Source), store, current, log)
 	c.CardsDir = a.Config.CardsPath()
-	c.Head = a.streamHead
+	c.Head = a.StreamHead
 	if a.Config.Extract.MaskSecrets {
 		c.Mask = &secrets.Masker{}
 	}
@@ -268,17 +266,18 @@ func batcherOnly(r rules.Rule, eventType string) bool {
 	return true
 }
 
-// streamHead is the MEMORY stream's last sequence.
-func (a *App) streamHead(ctx context.Context) (uint64, error) {
-	s, err := a.js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return 0, err
-	}
-	info, err := s.Info(ctx)
+// StreamHead is the MEMORY stream's last sequence.
+func (a *App) StreamHead(ctx context.Context) (uint64, error) {
+	info, err := stream.MemoryInfo(ctx, a.js)
 	if err != nil {
 		return 0, err
 	}
 	return info.State.LastSeq, nil
+}
+
+// Backlogs is every durable consumer of MEMORY's backlog, read now.
+func (a *App) Backlogs(ctx context.Context) ([]stream.Backlog, error) {
+	return stream.Backlogs(ctx, a.js)
 }
 
 // consolidator is this process's consolidator, or nil.
@@ -341,62 +340,41 @@ func (x consolidationAPI) Dismiss(id string, scope *memory.Scope) error {
 
 // serveConsolidator starts the operator service. A job runs on the
 // service's goroutine until it ends or engram stops.
-func serveConsolidator(nc *nats.Conn, c *consolidation.Consolidator, runCtx context.Context, log *zap.Logger) (micro.Service, error) {
-	svc, err := micro.AddService(nc, micro.Config{
-		Name:        "engram-consolidator",
-		Version:     Version,
-		Description: "engram consolidation: run jobs, decide confirm-mode rule firings",
-	})
+func serveConsolidator(nc *stream.Conn, c *consolidation.Consolidator, runCtx context.Context, log *zap.Logger) (natsapi.Service, error) {
+	queued := func(data []byte) queueRequest {
+		var body queueRequest
+		_ = json.Unmarshal(data, &body)
+		return body
+	}
+	svc, err := natsapi.ServeFuncs(nc, "engram-consolidator", Version,
+		"engram consolidation: run jobs, decide confirm-mode rule firings", "consolidator", []natsapi.Endpoint{
+			{Name: "run", Subject: JobSubject, Handle: func(data []byte) (any, error) {
+				var jr JobRequest
+				if err := json.Unmarshal(data, &jr); err != nil || jr.Job == "" {
+					return nil, memory.Errorf(memory.EINVALID, "want {\"job\": NAME, \"at\": RFC 3339 time (optional)}")
+				}
+				if jr.At.IsZero() {
+					jr.At = time.Now()
+				}
+				log.Info("job requested", zap.String("job", jr.Job), zap.Time("at", jr.At))
+				ran, published, err := c.RunJobCounted(runCtx, jr.Job, jr.At)
+				return JobReply{Ran: ran, Published: published}, err
+			}},
+			{Name: "pending", Subject: PendingSubject, Handle: func(data []byte) (any, error) {
+				pending, err := c.ListPending(runCtx, queued(data).scope())
+				return map[string]any{"pending": pending}, err
+			}},
+			{Name: "approve", Subject: ApproveSubject, Handle: func(data []byte) (any, error) {
+				body := queued(data)
+				return map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, body.scope())
+			}},
+			{Name: "dismiss", Subject: DismissSubject, Handle: func(data []byte) (any, error) {
+				body := queued(data)
+				return map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, body.scope())
+			}},
+		}, log)
 	if err != nil {
 		return nil, err
-	}
-	reply := func(req micro.Request, v any, err error) {
-		if err != nil {
-			code := memory.ErrorCode(err)
-			body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": memory.ErrorMessage(err)}})
-			_ = req.Error(code, memory.ErrorMessage(err), body)
-			return
-		}
-		_ = req.RespondJSON(v)
-	}
-	endpoints := map[string]micro.HandlerFunc{
-		JobSubject: func(req micro.Request) {
-			var jr JobRequest
-			if err := json.Unmarshal(req.Data(), &jr); err != nil || jr.Job == "" {
-				reply(req, nil, memory.Errorf(memory.EINVALID, "want {\"job\": NAME, \"at\": RFC 3339 time (optional)}"))
-				return
-			}
-			if jr.At.IsZero() {
-				jr.At = time.Now()
-			}
-			log.Info("job requested", zap.String("job", jr.Job), zap.Time("at", jr.At))
-			ran, published, err := c.RunJobCounted(runCtx, jr.Job, jr.At)
-			reply(req, JobReply{Ran: ran, Published: published}, err)
-		},
-		PendingSubject: func(req micro.Request) {
-			var body queueRequest
-			_ = json.Unmarshal(req.Data(), &body)
-			pending, err := c.ListPending(runCtx, body.scope())
-			reply(req, map[string]any{"pending": pending}, err)
-		},
-		ApproveSubject: func(req micro.Request) {
-			var body queueRequest
-			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]string{"approved": body.ID}, c.Approve(runCtx, body.ID, body.scope()))
-		},
-		DismissSubject: func(req micro.Request) {
-			var body queueRequest
-			_ = json.Unmarshal(req.Data(), &body)
-			reply(req, map[string]string{"dismissed": body.ID}, c.Dismiss(body.ID, body.scope()))
-		},
-	}
-	names := map[string]string{JobSubject: "run", PendingSubject: "pending", ApproveSubject: "approve", DismissSubject: "dismiss"}
-	for subject, h := range endpoints {
-		name := "consolidator_" + names[subject]
-		if err := svc.AddEndpoint(names[subject], natsapi.Timed(name, natsapi.Recovered(name, log, h)), micro.WithEndpointSubject(subject)); err != nil {
-			_ = svc.Stop()
-			return nil, err
-		}
 	}
 	return &consolidatorService{Service: svc, c: c}, nil
 }
@@ -419,15 +397,15 @@ func RequestJob(ctx context.Context, cfg config.Config, req JobRequest) (JobRepl
 	}
 	defer nc.Close()
 	body, _ := json.Marshal(req)
-	msg, err := nc.RequestWithContext(ctx, JobSubject, body)
+	data, answered, err := natsapi.Request(ctx, nc, JobSubject, body)
 	if err != nil {
 		return JobReply{}, fmt.Errorf("ask the consolidator (is engram running with a consolidator?): %w", err)
 	}
-	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
-		return JobReply{}, memory.Errorf(code, "%s", msg.Header.Get(micro.ErrorHeader))
+	if answered != nil {
+		return JobReply{}, answered
 	}
 	var out JobReply
-	if err := json.Unmarshal(msg.Data, &out); err != nil {
+	if err := json.Unmarshal(data, &out); err != nil {
 		return out, fmt.Errorf("consolidator reply: %w", err)
 	}
 	return out, nil

@@ -225,7 +225,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 	t.Cleanup(func() { stopApp(t, a) })
 	published := func() int {
 		t.Helper()
-		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+		s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +265,7 @@ func TestRuleFilesFireReloadAndConfirm(t *testing.T) {
 
 	// The confirm rule waited for both sessions; approve one over HTTP.
 	srv := httptest.NewServer((&httpapi.Server{Memories: a.Store(), Consolidation: a.ConsolidationAPI(),
-		Publisher: publisher{p: stream.NewPublisher(a.JetStream()), down: a.storeDownErr}}).Handler())
+		Publisher: publisher{p: stream.NewPublisher(jsOf(a)), down: a.storeDownErr}}).Handler())
 	t.Cleanup(srv.Close)
 	if eps := episodesOf(t, srv.URL, "default", "ann"); len(eps) != 0 {
 		t.Fatalf("a confirm rule ran unasked: %+v", eps)
@@ -394,10 +394,10 @@ func TestConsolidatorStartAndApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := stream.NewPublisher(a.JetStream()).Publish(t.Context(), e); err != nil {
+		if _, err := stream.NewPublisher(jsOf(a)).Publish(t.Context(), e); err != nil {
 			t.Fatal(err)
 		}
-		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+		s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,7 +481,7 @@ func TestDailyAndProfileByTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stream.NewPublisher(a.JetStream()).Publish(t.Context(), e); err != nil {
+	if _, err := stream.NewPublisher(jsOf(a)).Publish(t.Context(), e); err != nil {
 		t.Fatal(err)
 	}
 	waitSettled(t, a)

@@ -198,7 +198,7 @@ type streamCounts struct{ Msgs, LastSeq uint64 }
 
 func streamState(t *testing.T, a *App) streamCounts {
 	t.Helper()
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

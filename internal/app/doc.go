@@ -13,6 +13,11 @@
 // services, stop consumers and wait for their goroutines, drain NATS, shut
 // the embedded server, close the database.
 //
+// It names no NATS package (internal/archtest holds it to that): what is
+// done on the bus is internal/stream's, and the request-reply services
+// internal/natsapi's; App holds their handles (stream.Conn,
+// stream.JetStream) and hands them on.
+//
 // It must never repair the stream or the read model by itself: a MEMORY
 // that changed under engram is reported (streamdrift.go), and an operator
 // decides.

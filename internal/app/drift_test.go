@@ -45,7 +45,7 @@ func TestConsumerDescriptions(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	cfg.Embed.BaseURL, cfg.Embed.Model = "http://127.0.0.1:1/v1", "test-embed"
 	a := startApp(t, cfg, RoleAll)
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

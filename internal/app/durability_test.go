@@ -52,7 +52,7 @@ func TestDuplicateEventIsOneRow(t *testing.T) {
 	// publishing it without a Nats-Msg-Id does the same. Apply must still
 	// keep one row.
 	raw, _ := json.Marshal(ev)
-	if _, err := b.JetStream().Publish(t.Context(), stream.Subject("default", "erin", "turn.recorded"), raw); err != nil {
+	if _, err := jsOf(b).Publish(t.Context(), stream.Subject("default", "erin", "turn.recorded"), raw); err != nil {
 		t.Fatal(err)
 	}
 	marker := postEvent(t, b, turnEvent("after-1", "erin", "s1", 1, "user", "marker"))

@@ -138,7 +138,7 @@ func TestEndToEndBilingualSearchAndIsolation(t *testing.T) {
 func TestDirectNATSPublish(t *testing.T) {
 	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
-	js := a.JetStream()
+	js := jsOf(a)
 
 	m := nats.NewMsg(stream.Subject("default", "carol", "turn.recorded"))
 	m.Header.Set("ce-specversion", "1.0")
@@ -175,7 +175,7 @@ func TestDirectNATSPublish(t *testing.T) {
 func TestMalformedDirectPublishIsDeadLettered(t *testing.T) {
 	t.Parallel()
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
-	js := a.JetStream()
+	js := jsOf(a)
 	subj := stream.Subject("default", "dave", "turn.recorded")
 	bad, _ := json.Marshal(map[string]any{
 		"specversion": "1.0", "id": "bad-1", "source": "agent/direct", "type": "turn.recorded",

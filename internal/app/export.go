@@ -10,7 +10,6 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ExportFilter selects what Export writes: a namespace, a user of it, or
@@ -34,18 +33,14 @@ type ExportReport struct {
 // order: the agents' events and every conclusion engram drew from them
 // (extractions, memories, episodes, vectors), so an import rebuilds the
 // same read model without calling the LLM or the embedding model.
-func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, filter ExportFilter, maxEventBytes int) (ExportReport, error) {
+func Export(ctx context.Context, js stream.JetStream, w io.Writer, filter ExportFilter, maxEventBytes int) (ExportReport, error) {
 	var rep ExportReport
-	s, err := js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return rep, fmt.Errorf("export: %w", err)
-	}
-	info, err := s.Info(ctx)
+	head, err := stream.Head(ctx, js)
 	if err != nil {
 		return rep, fmt.Errorf("export: %w", err)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = stream.Replay(ctx, js, info.State.LastSeq, 1024, maxEventBytes, func(b stream.ReplayBatch) error {
+	err = stream.Replay(ctx, js, head, 1024, maxEventBytes, func(b stream.ReplayBatch) error {
 		rep.Skipped += len(b.Undecodable)
 		for _, m := range b.Messages {
 			if !filter.match(events.Namespace(m.Event), events.User(m.Event)) {
@@ -87,7 +82,7 @@ type ImportReport struct {
 // keep their ids, so an import run twice stores each event once, and the
 // conclusions workers draw again from imported events carry the ids of
 // the imported ones.
-func Import(ctx context.Context, js jetstream.JetStream, r io.Reader, maxEventBytes int) (ImportReport, error) {
+func Import(ctx context.Context, js stream.JetStream, r io.Reader, maxEventBytes int) (ImportReport, error) {
 	var rep ImportReport
 	var evs []event.Event
 	sc := bufio.NewScanner(r)

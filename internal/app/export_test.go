@@ -24,7 +24,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	waitSettled(t, a)
 	var buf bytes.Buffer
-	rep, err := Export(t.Context(), a.JetStream(), &buf, ExportFilter{}, 1<<20)
+	rep, err := Export(t.Context(), jsOf(a), &buf, ExportFilter{}, 1<<20)
 	if err != nil || rep.Events == 0 {
 		t.Fatalf("export: %+v, %v", rep, err)
 	}
@@ -38,11 +38,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 	b := startApp(t, testConfig(t, t.TempDir()), RoleRetriever)
 	data := buf.Bytes()
-	irep, err := Import(t.Context(), b.JetStream(), bytes.NewReader(data), 1<<20)
+	irep, err := Import(t.Context(), jsOf(b), bytes.NewReader(data), 1<<20)
 	if err != nil || irep.Events != rep.Events {
 		t.Fatalf("import: %+v, %v (exported %d)", irep, err, rep.Events)
 	}
-	s, err := b.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(b).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,12 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if d := want.Diff(got); len(d) != 0 {
 		t.Fatalf("imported read model differs in %v\nwant %v\ngot  %v", d, want, got)
 	}
-	if irep, err := Import(t.Context(), b.JetStream(), bytes.NewReader(data), 1<<20); err != nil || irep.Events != 0 {
+	if irep, err := Import(t.Context(), jsOf(b), bytes.NewReader(data), 1<<20); err != nil || irep.Events != 0 {
 		t.Fatalf("a second import stored %+v, %v", irep, err)
 	}
 	// A user's export holds only that user.
 	var one bytes.Buffer
-	if _, err := Export(t.Context(), a.JetStream(), &one, ExportFilter{Namespace: "default", User: "bob"}, 1<<20); err != nil {
+	if _, err := Export(t.Context(), jsOf(a), &one, ExportFilter{Namespace: "default", User: "bob"}, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(one.String(), `"ana"`) || !strings.Contains(one.String(), "龙井") {

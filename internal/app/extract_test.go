@@ -221,7 +221,7 @@ func TestImportantMemoryEvent(t *testing.T) {
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	mustAccept(t, postBatch(t, a, turnEvent("i-0", "lu", "s1", 0, "user", "我叫陆明"), endEvent("i-e", "lu", "s1", 1)))
 	waitSettled(t, a)
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

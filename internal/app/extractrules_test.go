@@ -52,7 +52,7 @@ func shippedRules(t *testing.T) map[string]string {
 // requests counts the extraction requests in the stream for a user.
 func requests(t *testing.T, a *App, user string) int {
 	t.Helper()
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

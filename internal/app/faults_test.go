@@ -29,7 +29,7 @@ func TestControlCharactersInAReplyHeal(t *testing.T) {
 	if len(mems) != 1 || mems[0].Subject != "user" || strings.ContainsAny(mems[0].Project, "\x00\x1b") {
 		t.Fatalf("memories = %+v", mems)
 	}
-	if dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{}); err != nil || len(dls) != 0 {
+	if dls, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{}); err != nil || len(dls) != 0 {
 		t.Fatalf("dead letters: %+v, %v", dls, err)
 	}
 }

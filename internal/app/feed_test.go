@@ -90,7 +90,7 @@ func TestFeedFailureMidBatch(t *testing.T) {
 	if got["boom"] != 0 || len(got) != 6 {
 		t.Errorf("turns = %v, want the six others once each", got)
 	}
-	dlq, err := a.JetStream().Stream(t.Context(), stream.DeadLetterStream)
+	dlq, err := jsOf(a).Stream(t.Context(), stream.DeadLetterStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestFeedAppliesWhatTheStreamHolds(t *testing.T) {
 	waitSettled(t, a)
 	// After the last accepted event come only engram's own conclusions
 	// (the rules' readings of the turns), never a refused event.
-	for _, m := range readStream(t, a.JetStream(), "mem.>") {
+	for _, m := range readStream(t, jsOf(a), "mem.>") {
 		if m.Event.ID() == "s-bad" || m.Event.ID() == "s-bad-bin" {
 			t.Fatalf("a refused event was stored: %s %s", m.Event.ID(), m.Subject)
 		}

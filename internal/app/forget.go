@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/engramhq/engram/events"
@@ -43,36 +42,11 @@ const forgetSettle = 30 * time.Second
 func (a *App) settleWorkers(ctx context.Context, max time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, max)
 	defer cancel()
-	s, err := a.op.js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return false
-	}
 	calm := 0
 	for {
-		busy := false
-		names := s.ConsumerNames(ctx)
-		for name := range names.Name() {
-			if strings.HasPrefix(name, "projector-") {
-				continue
-			}
-			c, err := s.Consumer(ctx, name)
-			if err != nil {
-				busy = true
-				continue
-			}
-			info, err := c.Info(ctx)
-			if err != nil || info.Config.Durable == "" {
-				busy = busy || err != nil
-				continue
-			}
-			// Work waiting counts only where a worker is pulling: a
-			// stopped one (forget run offline) has nothing in flight.
-			if (info.NumPending > 0 || info.NumAckPending > 0) && info.NumWaiting > 0 {
-				busy = true
-			}
-		}
-		if names.Err() != nil {
-			busy = true
+		busy, err := stream.WorkersBusy(ctx, a.op.js)
+		if err != nil {
+			return false
 		}
 		if busy {
 			calm = 0

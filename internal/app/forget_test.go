@@ -151,7 +151,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := stream.NewPublisher(a.JetStream()).Publish(t.Context(), e); err != nil {
+			if _, err := stream.NewPublisher(jsOf(a)).Publish(t.Context(), e); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -172,7 +172,7 @@ func testForgetErasesEveryByte(t *testing.T, retention time.Duration) {
 		b, err := os.ReadFile(filepath.Join(cards, consolidation.UserCard))
 		return err == nil && strings.Contains(string(b), canaries[0])
 	})
-	dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{Subject: "mem.default.zed.>"})
+	dls, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{Subject: "mem.default.zed.>"})
 	if err != nil || len(dls) == 0 {
 		t.Fatalf("no dead letter planted for zed: %v", err)
 	}

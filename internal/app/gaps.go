@@ -2,12 +2,9 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -107,27 +104,8 @@ func (a *App) missing(ctx context.Context, pr *projection, last uint64, msgs []*
 	return out, nil
 }
 
-// nextStored reads the first message MEMORY holds at seq or after (nil
-// when there is none), not marked delivered (Delivered 0).
+// nextStored reads the first message MEMORY holds at seq or after
+// (stream.NextStored).
 func (a *App) nextStored(ctx context.Context, seq uint64) (*stream.Message, error) {
-	s, err := a.js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", stream.MemoryStream, err)
-	}
-	raw, err := s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(stream.SubjectPrefix+".>"))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read from seq %d: %w", seq, err)
-	}
-	m := &stream.Message{Subject: raw.Subject, Seq: raw.Sequence, Stored: raw.Time,
-		Via: raw.Header.Get(stream.HeaderVia)}
-	m.Event, m.Data, err = stream.Decode(raw.Subject, raw.Header, raw.Data, a.Config.HTTP.MaxEventBytes)
-	if err != nil {
-		// Undecodable: the projector dead-lettered it when it was
-		// delivered, and a rebuild skips it. Skip it here too.
-		return a.nextStored(ctx, raw.Sequence+1)
-	}
-	return m, nil
+	return stream.NextStored(ctx, a.js, seq, a.Config.HTTP.MaxEventBytes)
 }

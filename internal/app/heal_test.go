@@ -176,7 +176,7 @@ func TestDiskFullHeals(t *testing.T) {
 	for _, h := range turns {
 		have[h.TurnIndex] = true
 	}
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,7 +204,7 @@ func waitSettled(t *testing.T, a *App) uint64 {
 	var calmSince time.Time
 	wait.Until(t, "workers to settle", func() bool {
 		busy := func() bool { calmSince = time.Time{}; return false }
-		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+		s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 		if err != nil {
 			return busy()
 		}
@@ -241,4 +241,14 @@ func postMemory(t *testing.T, a *App, body string) {
 	if r := do(t, "POST", "http://"+a.HTTPAddr()+"/v1/memories", "application/json", []byte(body), nil); r.Status != 202 {
 		t.Fatalf("add memory: %d %s", r.Status, r.Raw)
 	}
+}
+
+// jsOf is a's JetStream, for a test to read or change the streams with:
+// the operator's when a holds that credential (its embedded server),
+// else its main bus user's.
+func jsOf(a *App) stream.JetStream {
+	if a.op != nil {
+		return a.op.js
+	}
+	return a.js
 }

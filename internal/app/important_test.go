@@ -27,7 +27,7 @@ func TestImportantAnnouncedOnceAcrossRestarts(t *testing.T) {
 	subject := stream.Subject("default", "lu", "memory.write.important")
 	count := func(a *App) uint64 {
 		t.Helper()
-		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+		s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 		if err != nil {
 			t.Fatal(err)
 		}

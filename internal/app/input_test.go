@@ -30,7 +30,7 @@ func agentConn(t *testing.T, a *App, namespace string) (*nats.Conn, chan error) 
 
 func memoryLastSeq(t *testing.T, a *App) uint64 {
 	t.Helper()
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}

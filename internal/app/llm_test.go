@@ -97,7 +97,7 @@ func TestMisbehavingLLM(t *testing.T) {
 	// What the extractor published, per request.
 	llmResults := map[string]int{}
 	var fallback []string
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestMisbehavingLLM(t *testing.T) {
 		t.Errorf("rule fallbacks = %v, want only s-dead", fallback)
 	}
 	// The dead request is in the dead letters with its reason.
-	dlq, err := a.JetStream().Stream(t.Context(), stream.DeadLetterStream)
+	dlq, err := jsOf(a).Stream(t.Context(), stream.DeadLetterStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/quiet"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -179,7 +177,7 @@ func openWhenBusReady(cfg config.Config, roles Roles, log *zap.Logger, sigs <-ch
 		if err == nil {
 			return a, nil, nil
 		}
-		if !busNotReady(err) || time.Now().After(deadline) {
+		if !stream.NotReady(err) || time.Now().After(deadline) {
 			return nil, nil, err
 		}
 		log.Warn("start failed: the bus did not answer in time; trying again", zap.Error(err))
@@ -189,16 +187,6 @@ func openWhenBusReady(cfg config.Config, roles Roles, log *zap.Logger, sigs <-ch
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-// busNotReady says whether a start failed because NATS or JetStream did
-// not answer (yet), rather than because of something a retry won't change.
-func busNotReady(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoServers) ||
-		errors.As(err, &apiErr) && apiErr.Code == 503
 }
 
 // WorkerDefaults adapts the defaults for a separate worker binary: it

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/engramhq/engram/events"
@@ -10,7 +9,6 @@ import (
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/retrieval"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // metricsState reads, at each scrape, what the gauges of /metrics show:
@@ -18,11 +16,7 @@ import (
 // dead letters held, and the extraction requests not yet done.
 func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
 	s := metrics.Snapshot{StreamDrift: a.drift.kinds()}
-	mem, err := a.js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return s, err
-	}
-	info, err := mem.Info(ctx)
+	info, err := stream.MemoryInfo(ctx, a.js)
 	if err != nil {
 		return s, err
 	}
@@ -42,27 +36,23 @@ func (a *App) metricsState(ctx context.Context) (metrics.Snapshot, error) {
 	if a.reads != nil {
 		s.Partitions = a.reads.figures(info.State.LastSeq)
 	}
-	consumers := mem.ListConsumers(ctx)
-	for ci := range consumers.Info() {
-		c := metrics.Consumer{Name: ci.Name, Pending: ci.NumPending, AckPending: uint64(max(ci.NumAckPending, 0))}
+	backlogs, err := stream.Backlogs(ctx, a.js)
+	for _, b := range backlogs {
+		c := metrics.Consumer{Name: b.Name, Pending: b.Pending, AckPending: b.AckPending}
 		s.Consumers = append(s.Consumers, c)
-		if ci.Name == extractorDurable && a.Roles&RoleExtractor != 0 {
+		if c.Name == extractorDurable && a.Roles&RoleExtractor != 0 {
 			backlog := c.Pending + c.AckPending
 			s.ExtractionBacklog = &backlog
 		}
 	}
-	if err := consumers.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return s, err
-	}
-	dlq, err := a.js.Stream(ctx, stream.DeadLetterStream)
 	if err != nil {
 		return s, err
 	}
-	dinfo, err := dlq.Info(ctx)
+	dead, err := stream.DeadLetters(ctx, a.js)
 	if err != nil {
 		return s, err
 	}
-	s.DeadLetters = &dinfo.State.Msgs
+	s.DeadLetters = &dead
 	return s, nil
 }
 

@@ -120,7 +120,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ack, err := a.JetStream().PublishMsg(t.Context(), msg)
+	ack, err := jsOf(a).PublishMsg(t.Context(), msg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -20,20 +19,20 @@ import (
 // that engram's NATS listener (cfg.NATS.Listen) instead. With a URL it
 // connects to that NATS, where engram may keep running. closeFn releases
 // everything, in reverse order.
-func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
+func OpenOperator(ctx context.Context, cfg config.Config, log *zap.Logger) (js stream.JetStream, closeFn func(), err error) {
 	return openOperator(ctx, cfg, log, true, false)
 }
 
 // OpenOperatorCreate is OpenOperator for a command that may fill a new
 // data dir (import): an embedded store is created when there is none.
-func OpenOperatorCreate(ctx context.Context, cfg config.Config, log *zap.Logger) (js jetstream.JetStream, closeFn func(), err error) {
+func OpenOperatorCreate(ctx context.Context, cfg config.Config, log *zap.Logger) (js stream.JetStream, closeFn func(), err error) {
 	return openOperator(ctx, cfg, log, false, true)
 }
 
 // openOperator is OpenOperator; without mustExist an embedded store is
 // created when there is none yet (a migration's target); with create, the
 // streams and buckets that are missing are made (stream.CreateMissing).
-func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustExist, create bool) (js jetstream.JetStream, closeFn func(), err error) {
+func openOperator(ctx context.Context, cfg config.Config, log *zap.Logger, mustExist, create bool) (js stream.JetStream, closeFn func(), err error) {
 	unlock := func() {}
 	if cfg.NATS.URL == "" {
 		if unlock, err = LockDataDir(cfg.DataDir); err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
 )
@@ -38,7 +37,7 @@ const (
 )
 
 // originOf judges the read model store against MEMORY as info describes it.
-func (a *App) originOf(ctx context.Context, store *sqlite.Store, info *jetstream.StreamInfo) (originVerdict, string, error) {
+func (a *App) originOf(ctx context.Context, store *sqlite.Store, info *stream.StreamInfo) (originVerdict, string, error) {
 	origin := stream.OriginOf(info)
 	recorded, err := store.Origin(ctx)
 	if err != nil {
@@ -226,7 +225,7 @@ const (
 // live one built from another stream shows as different. A live read
 // model from before origins were recorded has none, and neither then
 // does the rebuilt one.
-func recordOrigin(ctx context.Context, js jetstream.JetStream, livePath string, built *sqlite.Store, hadLive bool) error {
+func recordOrigin(ctx context.Context, js stream.JetStream, livePath string, built *sqlite.Store, hadLive bool) error {
 	if hadLive {
 		live, err := sqlite.Open(ctx, livePath)
 		if err != nil {

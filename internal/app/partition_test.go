@@ -52,7 +52,7 @@ func crash(a *App) {
 // partitionsHeld counts, per instance, the partitions of group it holds.
 func partitionsHeld(t *testing.T, bus *testBus, group string) map[string]int {
 	t.Helper()
-	held, err := PartitionsHeld(t.Context(), bus.op, group)
+	held, err := countHeld(t.Context(), bus.op, group)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,12 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -64,7 +61,7 @@ func (a *App) partitionConsumer(ctx context.Context, role string, cfg stream.Con
 	// between starts there, not where a new durable would.
 	var known *uint64
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		c, floor, err := a.createPartitionConsumer(ctx, a.bus(role).js, cfg, base, &known)
+		c, floor, err := stream.CreatePartitionConsumer(ctx, a.bus(role).js, cfg, base, &known, a.Log.Named("partition"))
 		if err == nil {
 			return c, floor
 		}
@@ -80,43 +77,6 @@ func (a *App) partitionConsumer(ctx context.Context, role string, cfg stream.Con
 	}
 }
 
-func (a *App) createPartitionConsumer(ctx context.Context, js jetstream.JetStream, cfg stream.ConsumerConfig, base string, known **uint64) (*stream.Consumer, uint64, error) {
-	var floor uint64
-	c, err := js.Consumer(ctx, stream.MemoryStream, cfg.Durable)
-	switch {
-	case errors.Is(err, jetstream.ErrConsumerNotFound) && *known != nil:
-		floor = **known
-		cfg.StartSeq = floor + 1
-	case errors.Is(err, jetstream.ErrConsumerNotFound):
-		start, err := groupStart(ctx, js, base, cfg.Durable)
-		if err != nil {
-			return nil, 0, err
-		}
-		cfg.StartSeq = start
-		floor = max(start, 1) - 1
-	case err != nil:
-		return nil, 0, err
-	default:
-		info, err := c.Info(ctx)
-		if err != nil {
-			return nil, 0, err
-		}
-		// The consumer starts again after what was acknowledged, always:
-		// what the instance before had taken and not acknowledged would
-		// come back only after the ack wait (minutes, for the consolidator),
-		// after later messages; and a pull it left waiting at the server
-		// (on another node, say) would still take new messages into that
-		// wait. Made again, the consumer has neither.
-		floor = info.AckFloor.Stream
-		*known = &floor
-		if err := stream.ReplayFrom(ctx, js, cfg.Durable, floor+1, time.Time{}); err != nil {
-			return nil, 0, err
-		}
-	}
-	cons, err := stream.NewConsumer(ctx, js, cfg, a.Log.Named("partition"))
-	return cons, floor, err
-}
-
 // settle sends what a partition's consumer, bus user role's, acknowledged
 // before the partition is let go: the next holder starts after the ack
 // floor it reads.
@@ -124,35 +84,6 @@ func (a *App) settle(role string, log *zap.Logger) {
 	if err := a.bus(role).nc.FlushTimeout(5 * time.Second); err != nil {
 		log.Warn("partition: acknowledgements not confirmed before letting go", zap.Error(err))
 	}
-}
-
-// groupStart is where durable, a partition's consumer made for the first
-// time, starts: after what the durables of base of another number of
-// partitions (the one durable base of a single partition included) have
-// all acknowledged, the layout the group had before; 0, the start of the
-// stream, when there is none. The durables of the same number of
-// partitions do not count: they have moved on with their own users, and
-// this partition's users' events since they started would be skipped
-// (a partition given up before its durable was ever made, say).
-func groupStart(ctx context.Context, js jetstream.JetStream, base, durable string) (uint64, error) {
-	s, err := js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return 0, err
-	}
-	name := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `(-[0-9]+of([0-9]+))?$`)
-	mine := name.FindStringSubmatch(durable)
-	var start uint64
-	lister := s.ListConsumers(ctx)
-	for info := range lister.Info() {
-		m := name.FindStringSubmatch(info.Name)
-		if m == nil || mine != nil && m[2] == mine[2] {
-			continue
-		}
-		if next := info.AckFloor.Stream + 1; start == 0 || next < start {
-			start = next
-		}
-	}
-	return start, lister.Err()
 }
 
 // onlyPartition hands h the messages of partition p's users; the others
@@ -215,9 +146,19 @@ func (s partitionTurns) Unextracted(ctx context.Context, before time.Time, limit
 }
 
 // PartitionsHeld counts, per instance, the partitions of group
-// ("extractor", "consolidator") that it holds now; js is the operator's
-// or the group's worker's.
-func PartitionsHeld(ctx context.Context, js jetstream.JetStream, group string) (map[string]int, error) {
+// ("extractor", "consolidator") that it holds now, as this process's
+// operator, or its main bus user, reads them.
+func (a *App) PartitionsHeld(ctx context.Context, group string) (map[string]int, error) {
+	js := a.js
+	if a.op != nil {
+		js = a.op.js
+	}
+	return countHeld(ctx, js, group)
+}
+
+// countHeld is PartitionsHeld as js reads it: the operator's or the
+// group's worker's.
+func countHeld(ctx context.Context, js stream.JetStream, group string) (map[string]int, error) {
 	held, err := stream.Held(ctx, js, group)
 	if err != nil {
 		return nil, err

@@ -10,9 +10,9 @@ import (
 	"github.com/engramhq/engram/internal/consolidation"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/sqlite"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/micro"
+	"github.com/engramhq/engram/internal/stream"
 )
 
 // queueRequest is the body of the consolidator service's pending, approve
@@ -43,7 +43,7 @@ func (q queueRequest) scope() *memory.Scope {
 // for a retriever run apart that serves /v1/consolidation/pending.
 type remoteQueue struct {
 	*sqlite.Store
-	nc *nats.Conn
+	nc *stream.Conn
 }
 
 var _ httpapi.RuleQueue = remoteQueue{}
@@ -74,20 +74,20 @@ func (q remoteQueue) ask(ctx context.Context, subject string, req queueRequest, 
 		defer cancel()
 	}
 	body, _ := json.Marshal(req)
-	msg, err := q.nc.RequestWithContext(ctx, subject, body)
-	if errors.Is(err, nats.ErrNoResponders) {
+	data, answered, err := natsapi.Request(ctx, q.nc, subject, body)
+	if errors.Is(err, natsapi.ErrNoResponders) {
 		return memory.Errorf(memory.EUNAVAILABLE, "no consolidator is running to answer %s", subject)
 	}
 	if err != nil {
 		return memory.Errorf(memory.EUNAVAILABLE, "ask the consolidator: %v", err)
 	}
-	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
-		return memory.Errorf(code, "%s", msg.Header.Get(micro.ErrorHeader))
+	if answered != nil {
+		return answered
 	}
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(msg.Data, out); err != nil {
+	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("consolidator reply: %w", err)
 	}
 	return nil

@@ -115,7 +115,7 @@ func TestDecidedFiringNotQueuedAfterReplay(t *testing.T) {
 
 	// engram replay --consumer consolidator --from 1, with the worker stopped.
 	bus := startApp(t, cfg, RoleIngest)
-	if err := stream.ReplayFrom(t.Context(), bus.JetStream(), "consolidator", 1, time.Time{}); err != nil {
+	if err := stream.ReplayFrom(t.Context(), jsOf(bus), "consolidator", 1, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	stopApp(t, bus)

@@ -43,7 +43,7 @@ func (a *App) projectorDurable() string {
 // the stream held when it was called: a worker that just started reads
 // what it missed only once its read model has it.
 func (a *App) waitCaughtUp(ctx context.Context, limit time.Duration, log *zap.Logger) {
-	head, err := a.streamHead(ctx)
+	head, err := a.StreamHead(ctx)
 	if err != nil {
 		log.Warn("read model catch-up: stream head", zap.Error(err))
 		return
@@ -67,10 +67,8 @@ func (a *App) waitPassed(ctx context.Context, seq uint64) error {
 			return err
 		}
 		if tick%20 == 0 { // every 100 ms
-			if c, err := a.js.Consumer(ctx, stream.MemoryStream, a.projectorDurable()); err == nil {
-				if info, err := c.Info(ctx); err == nil && info.AckFloor.Stream >= seq {
-					return nil
-				}
+			if floor, err := stream.AckFloor(ctx, a.js, a.projectorDurable()); err == nil && floor >= seq {
+				return nil
 			}
 		}
 		select {

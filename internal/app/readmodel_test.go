@@ -89,7 +89,7 @@ func TestExtractorApartRecoversAfterRestart(t *testing.T) {
 				return false
 			}
 		}
-		s, err := x.JetStream().Consumer(t.Context(), "MEMORY", "batcher")
+		s, err := jsOf(x).Consumer(t.Context(), "MEMORY", "batcher")
 		if err != nil {
 			return false
 		}
@@ -119,7 +119,7 @@ func TestCatchUpPassesADeadLetteredHead(t *testing.T) {
 	waitSettled(t, a)
 	bad := `{"specversion":"1.0","type":"turn.recorded","source":"test/agent","id":"bad-1","subject":"ann",` +
 		`"time":"2026-01-02T03:04:05Z","namespace":"default","data":{"session_id":"s1","turn_index":-1,"role":"user"}}`
-	ack, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad))
+	ack, err := jsOf(a).Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad))
 	if err != nil {
 		t.Fatal(err)
 	}

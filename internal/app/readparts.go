@@ -25,7 +25,6 @@ import (
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/tokens"
-	"github.com/nats-io/nats.go/micro"
 	"go.uber.org/zap"
 )
 
@@ -111,7 +110,7 @@ type readPart struct {
 	// svc is the partition's service while this copy answers, nil
 	// otherwise; refs counts the requests using the copy now. Both are
 	// guarded by readParts.mu.
-	svc  micro.Service
+	svc  natsapi.Service
 	refs int
 
 	cancel context.CancelFunc
@@ -289,11 +288,7 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 	if err != nil {
 		return fail(err)
 	}
-	mem, err := a.js.Stream(ctx, stream.MemoryStream)
-	if err != nil {
-		return fail(err)
-	}
-	info, err := mem.Info(ctx)
+	head, err := stream.Head(ctx, a.js)
 	if err != nil {
 		return fail(err)
 	}
@@ -301,7 +296,7 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 	if err != nil {
 		return fail(err)
 	}
-	part.target = info.State.LastSeq
+	part.target = head
 	part.passed.Store(last)
 	part.serving.Store(last >= part.target)
 	n := rp.n
@@ -419,10 +414,8 @@ func (rp *readParts) run(ctx context.Context) {
 func (rp *readParts) step(ctx context.Context) {
 	a := rp.a
 	var head uint64
-	if mem, err := a.js.Stream(ctx, stream.MemoryStream); err == nil {
-		if info, err := mem.Info(ctx); err == nil {
-			head = info.State.LastSeq
-		}
+	if h, err := stream.Head(ctx, a.js); err == nil {
+		head = h
 	}
 	states, err := rp.leases.States(ctx)
 	if err != nil {
@@ -466,12 +459,8 @@ func (rp *readParts) caughtUp(ctx context.Context, part *readPart) bool {
 	if part.passed.Load() >= part.target {
 		return true
 	}
-	c, err := rp.a.js.Consumer(ctx, stream.MemoryStream, part.proj.durable)
-	if err != nil {
-		return false
-	}
-	info, err := c.Info(ctx)
-	return err == nil && info.AckFloor.Stream >= part.target
+	floor, err := stream.AckFloor(ctx, rp.a.js, part.proj.durable)
+	return err == nil && floor >= part.target
 }
 
 // setAnswering subscribes the copy to its partition's subjects, or
@@ -531,7 +520,7 @@ func (rp *readParts) drop(ctx context.Context, part *readPart) {
 	if err := rp.leases.DropState(ctx, part.p); err != nil {
 		rp.log.Warn("withdraw partition state", zap.Int("partition", part.p), zap.Error(err))
 	}
-	if err := rp.a.js.DeleteConsumer(ctx, stream.MemoryStream, part.proj.durable); err != nil {
+	if err := stream.DeleteConsumer(ctx, rp.a.js, part.proj.durable); err != nil {
 		rp.log.Debug("delete partition consumer", zap.Error(err))
 	}
 	removeReadModel(part.path, rp.log)
@@ -607,14 +596,13 @@ func (rp *readParts) janitor(ctx context.Context) {
 // (projection.inactive), and until then they show a backlog that no one
 // reads.
 func (rp *readParts) sweepConsumers(ctx context.Context) error {
-	mem, err := rp.a.js.Stream(ctx, stream.MemoryStream)
+	names, err := stream.ConsumerNames(ctx, rp.a.js)
 	if err != nil {
 		return err
 	}
 	base := rp.a.projectorDurable()
-	names := mem.ConsumerNames(ctx)
 	var stale []string
-	for name := range names.Name() {
+	for _, name := range names {
 		rest, ok := strings.CutPrefix(name, base+"-")
 		if !ok {
 			continue
@@ -632,11 +620,8 @@ func (rp *readParts) sweepConsumers(ctx context.Context) error {
 			stale = append(stale, name)
 		}
 	}
-	if err := names.Err(); err != nil {
-		return err
-	}
 	for _, name := range stale {
-		if err := rp.a.js.DeleteConsumer(ctx, stream.MemoryStream, name); err != nil {
+		if err := stream.DeleteConsumer(ctx, rp.a.js, name); err != nil {
 			rp.log.Debug("delete a consumer left behind", zap.String("consumer", name), zap.Error(err))
 		}
 	}

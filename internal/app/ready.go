@@ -21,15 +21,11 @@ type catchUp struct {
 // newCatchUp reads MEMORY's last sequence; it must run before the
 // projector starts.
 func (a *App) newCatchUp(ctx context.Context, durable string) (*catchUp, error) {
-	s, err := a.js.Stream(ctx, stream.MemoryStream)
+	head, err := stream.Head(ctx, a.js)
 	if err != nil {
 		return nil, fmt.Errorf("readiness: %w", err)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("readiness: %w", err)
-	}
-	return &catchUp{target: info.State.LastSeq, durable: durable}, nil
+	return &catchUp{target: head, durable: durable}, nil
 }
 
 // Readiness is Ready, every worker loop still running (workers.go) and,
@@ -56,15 +52,11 @@ func (a *App) Readiness(ctx context.Context) error {
 	if last < c.target {
 		// Events the projector dead-lettered leave no position behind;
 		// the consumer's ack floor passes them.
-		cons, err := a.js.Consumer(ctx, stream.MemoryStream, c.durable)
+		floor, err := stream.AckFloor(ctx, a.js, c.durable)
 		if err != nil {
 			return fmt.Errorf("projector consumer: %w", err)
 		}
-		info, err := cons.Info(ctx)
-		if err != nil {
-			return fmt.Errorf("projector consumer: %w", err)
-		}
-		if info.AckFloor.Stream < c.target {
+		if floor < c.target {
 			return fmt.Errorf("projector catching up: %d of %d events applied", last, c.target)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -97,15 +96,11 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 		}
 		rep.HadLive = true
 	} else {
-		info, err := js.Stream(ctx, stream.MemoryStream)
+		head, err := stream.Head(ctx, js)
 		if err != nil {
 			return nil, fmt.Errorf("stream info: %w", err)
 		}
-		si, err := info.Info(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("stream info: %w", err)
-		}
-		rep.Target = si.State.LastSeq
+		rep.Target = head
 	}
 
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -150,7 +145,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 // projector does: same batches' semantics, same skips.
 // A partition's copy (keep set) applies its partition's events only, and
 // its projector never decodes the others: they are passed over here too.
-func replayInto(ctx context.Context, js jetstream.JetStream, store *sqlite.Store, rep *RebuildReport, maxEventBytes int,
+func replayInto(ctx context.Context, js stream.JetStream, store *sqlite.Store, rep *RebuildReport, maxEventBytes int,
 	keep func(subject string) bool, progress io.Writer) error {
 	bar := newProgress(progress, int64(rep.Target), "rebuild")
 	defer bar.Finish()

@@ -43,7 +43,7 @@ func mixedWorkload(t *testing.T, a *App) uint64 {
 	mustAccept(t, end)
 	bad, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": "bad", "source": "x", "type": "turn.recorded",
 		"data": map[string]any{"session_id": "s", "turn_index": -1, "role": "user", "content": "x"}})
-	if _, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", "turn.recorded"), bad); err != nil {
+	if _, err := jsOf(a).Publish(t.Context(), stream.Subject("default", "ann", "turn.recorded"), bad); err != nil {
 		t.Fatal(err)
 	}
 	last := postEvent(t, a, turnEvent("m-last", "ann", "s3", 500, "user", "the last one"))

@@ -15,13 +15,13 @@ func TestRedriveReachesOnlyTheConsumerThatFailed(t *testing.T) {
 	a := startApp(t, testConfig(t, t.TempDir()), RoleAll)
 	bad, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": "bad-1", "source": "test", "type": "turn.recorded",
 		"data": map[string]any{"session_id": "s", "turn_index": -1, "role": "user", "content": "x"}})
-	if _, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", "turn.recorded"), bad); err != nil {
+	if _, err := jsOf(a).Publish(t.Context(), stream.Subject("default", "ann", "turn.recorded"), bad); err != nil {
 		t.Fatal(err)
 	}
 	// A good event after it, so the read model's position passes the bad one.
 	mustAccept(t, postEvent(t, a, turnEvent("good-1", "ann", "s", 0, "user", "hello")))
 	waitSettled(t, a)
-	before, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{})
+	before, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,12 +34,12 @@ func TestRedriveReachesOnlyTheConsumerThatFailed(t *testing.T) {
 	if len(before) < 2 || batcher == 0 {
 		t.Fatalf("dead letters %+v: want the batcher's and another's", before)
 	}
-	if _, err := stream.Redrive(t.Context(), a.JetStream(), batcher); err != nil {
+	if _, err := stream.Redrive(t.Context(), jsOf(a), batcher); err != nil {
 		t.Fatal(err)
 	}
 	mustAccept(t, postEvent(t, a, turnEvent("good-2", "ann", "s", 1, "user", "hello again")))
 	waitSettled(t, a)
-	after, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{})
+	after, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/engramhq/engram/internal/extraction"
 	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ReextractOptions selects the turns to extract again.
@@ -37,7 +36,7 @@ const maxReextractTurns = 200000
 // results are recorded on the stream, so the new memories merge with or
 // supersede the old ones (with history) the same way live and in a
 // rebuild, which reads the recorded results and never calls the model.
-func Reextract(ctx context.Context, js jetstream.JetStream, readModel string, opt ReextractOptions) (ReextractReport, error) {
+func Reextract(ctx context.Context, js stream.JetStream, readModel string, opt ReextractOptions) (ReextractReport, error) {
 	var rep ReextractReport
 	now := time.Now().UTC()
 	if opt.Until.IsZero() {

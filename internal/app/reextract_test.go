@@ -34,7 +34,7 @@ func TestReextractSupersedes(t *testing.T) {
 	old := listMemories(t, a, "lu", "")[0]
 
 	city.Store("Berlin") // the new model reads the same turns otherwise
-	rep, err := Reextract(t.Context(), a.JetStream(), cfg.ReadModelPath(), ReextractOptions{
+	rep, err := Reextract(t.Context(), jsOf(a), cfg.ReadModelPath(), ReextractOptions{
 		Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Namespace: "default", User: "lu"})
 	if err != nil || rep.Turns != 1 || rep.Requests != 1 {
 		t.Fatalf("reextract: %+v, %v", rep, err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ErrWorkersRunning is a replay refused because the consumer's workers run.
@@ -30,7 +29,7 @@ var replayGroups = []struct {
 // runs: a consumer deleted under them would be made again by them as at
 // their start (stream.Consumer), and what they had in hand delivered
 // twice. Workers stopped, they pick up from there when they start.
-func Replay(ctx context.Context, js jetstream.JetStream, name string, seq uint64, from time.Time) error {
+func Replay(ctx context.Context, js stream.JetStream, name string, seq uint64, from time.Time) error {
 	for _, g := range replayGroups {
 		if !strings.HasPrefix(name, g.prefix) {
 			continue

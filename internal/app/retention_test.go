@@ -18,7 +18,7 @@ import (
 // rawTurnEvents counts the raw turn events MEMORY still holds.
 func rawTurnEvents(t *testing.T, a *App) uint64 {
 	t.Helper()
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRetentionExtractsThenExpires(t *testing.T) {
 	}
 	// No worker stumbled on the receipt.
 	waitSettled(t, a)
-	dlq, err := a.JetStream().Stream(t.Context(), stream.DeadLetterStream)
+	dlq, err := jsOf(a).Stream(t.Context(), stream.DeadLetterStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestRetentionExportImport(t *testing.T) {
 		return countTurns(t, a, ana) == 1
 	})
 	var buf bytes.Buffer
-	if _, err := Export(t.Context(), a.JetStream(), &buf, ExportFilter{}, 1<<20); err != nil {
+	if _, err := Export(t.Context(), jsOf(a), &buf, ExportFilter{}, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	want, err := a.Store().ContentChecksum(t.Context())
@@ -191,7 +191,7 @@ func TestRetentionExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := startApp(t, testConfig(t, t.TempDir()), RoleRetriever)
-	if _, err := Import(t.Context(), b.JetStream(), &buf, 1<<20); err != nil {
+	if _, err := Import(t.Context(), jsOf(b), &buf, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	waitSettled(t, b)
@@ -225,11 +225,11 @@ func TestRetentionLeavesNoTurnText(t *testing.T) {
 	bad := `{"specversion":"1.0","type":"turn.recorded","source":"test/agent","id":"bad-1","subject":"ann",` +
 		`"time":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","datacontenttype":"application/json",` +
 		`"namespace":"default","data":{"session_id":"s1","turn_index":-1,"role":"user","content":"the ` + canary + ` again"}}`
-	if _, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad)); err != nil {
+	if _, err := jsOf(a).Publish(t.Context(), stream.Subject("default", "ann", events.TypeTurnRecorded), []byte(bad)); err != nil {
 		t.Fatal(err)
 	}
 	wait.Until(t, "the malformed turn's dead letters", func() bool {
-		dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{})
+		dls, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{})
 		return err == nil && len(dls) > 0
 	})
 	wait.For(t, "ann's turns to age out", func() error { return wait.Equal(countTurns(t, a, ann), 0) })
@@ -250,7 +250,7 @@ func streamHolds(t *testing.T, a *App, s string) int {
 	t.Helper()
 	n := 0
 	for _, name := range []string{stream.MemoryStream, stream.DeadLetterStream} {
-		st, err := a.JetStream().Stream(t.Context(), name)
+		st, err := jsOf(a).Stream(t.Context(), name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ func (r *retainer) scrub(ctx context.Context, x sqlite.Expiry, now time.Time) ([
 	if len(out) == 0 {
 		return nil, nil
 	}
-	head, err := a.streamHead(ctx)
+	head, err := a.StreamHead(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retention: %w", err)
 	}

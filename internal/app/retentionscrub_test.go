@@ -54,7 +54,7 @@ func TestRetentionScrubsDerivedText(t *testing.T) {
 		t.Fatalf("day's log after expiry = %+v", days)
 	}
 	// Nor does the stream keep it in any event of ivy's.
-	for _, m := range readStream(t, a.JetStream(), "mem.*.*.>") {
+	for _, m := range readStream(t, jsOf(a), "mem.*.*.>") {
 		if m.Envelope().Scope.User != "ivy" {
 			continue
 		}

@@ -288,7 +288,7 @@ func TestNewestSaidFactIsCurrentAfterARedrive(t *testing.T) {
 	}
 
 	down.Store(false)
-	dead, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{})
+	dead, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestNewestSaidFactIsCurrentAfterARedrive(t *testing.T) {
 		if d.Consumer != "extractor" {
 			continue
 		}
-		if _, err := stream.Redrive(t.Context(), a.JetStream(), d.Seq); err != nil {
+		if _, err := stream.Redrive(t.Context(), jsOf(a), d.Seq); err != nil {
 			t.Fatal(err)
 		}
 		redriven++
@@ -341,7 +341,7 @@ func TestNewestSaidFactIsCurrentAfterReextract(t *testing.T) {
 		mustAccept(t, postBatch(t, a, said(s.user, "b", s.update, saidUpdate), endEvent(s.user+"-b-end", s.user, "b", 1)))
 	}
 	waitSettled(t, a)
-	rep, err := Reextract(t.Context(), a.JetStream(), cfg.ReadModelPath(), ReextractOptions{
+	rep, err := Reextract(t.Context(), jsOf(a), cfg.ReadModelPath(), ReextractOptions{
 		Since: saidFirst.Add(-time.Hour), Until: saidFirst.Add(time.Hour)})
 	if err != nil || rep.Turns != len(stories) {
 		t.Fatalf("reextract: %+v, %v", rep, err)
@@ -380,7 +380,7 @@ func TestNewestSaidFactIsCurrentAcrossAnExtractorHandover(t *testing.T) {
 	mustAccept(t, postBatch(t, front, evs...))
 	wait.Until(t, "the batchers to take the first facts", func() bool {
 		for p := range partitions {
-			c, err := front.JetStream().Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
+			c, err := jsOf(front).Consumer(t.Context(), stream.MemoryStream, stream.PartitionDurable("batcher", p, partitions))
 			if err != nil {
 				return false
 			}

@@ -35,7 +35,7 @@ func TestScheduleCatchesUpAfterDowntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(t.Context(), lastFiringKey, []byte(time.Now().AddDate(0, 0, -8).UTC().Format(time.RFC3339Nano))); err != nil {
+	if _, err := kv.Put(t.Context(), stream.LastFiringKey, []byte(time.Now().AddDate(0, 0, -8).UTC().Format(time.RFC3339Nano))); err != nil {
 		t.Fatal(err)
 	}
 	closeNATS()

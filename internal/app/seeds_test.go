@@ -164,7 +164,7 @@ func TestRulesDirectoryCreatedAfterStart(t *testing.T) {
 	mustAccept(t, postBatch(t, a, append(conversation("r1", "ann", "s1"), endEvent("r1-end", "ann", "s1", 4))...))
 	waitSettled(t, a)
 	info, err := func() (*jetstream.StreamInfo, error) {
-		s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+		s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 		if err != nil {
 			return nil, err
 		}

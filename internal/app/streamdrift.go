@@ -11,7 +11,6 @@ import (
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -191,7 +190,7 @@ func (a *App) watchStreams(ctx context.Context, w *firstWatch) {
 // and still holds every event it applied (but those engram erased).
 func (a *App) checkStreams(ctx context.Context, w *firstWatch, log *zap.Logger) {
 	info, err := stream.MemoryInfo(ctx, a.js)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	if errors.Is(err, stream.ErrStreamNotFound) {
 		a.drift.set(log, driftMissing, fmt.Sprintf("there is no %s stream: events cannot be stored; if it was deleted, "+
 			"restore it from a backup, or make an empty one with `engram streams apply` (the read model then keeps "+
 			"what it has until `engram streams accept`)", stream.MemoryStream))
@@ -225,16 +224,15 @@ func (a *App) checkStreams(ctx context.Context, w *firstWatch, log *zap.Logger) 
 // checkConfig compares the streams' configuration with engram's: what
 // drops or refuses events is drift; settings this process's config
 // would give otherwise (replicas, the duplicate window) are warned of.
-func (a *App) checkConfig(ctx context.Context, memCfg jetstream.StreamConfig, log *zap.Logger) {
+func (a *App) checkConfig(ctx context.Context, memCfg stream.StreamConfig, log *zap.Logger) {
 	want, _ := stream.StreamConfigOf(stream.MemoryStream, a.streamsConfig())
 	diffs := stream.Differences(memCfg, want)
 	memoryLoses := false
 	for _, d := range diffs {
 		memoryLoses = memoryLoses || d.Loses
 	}
-	if s, err := a.js.Stream(ctx, stream.DeadLetterStream); err == nil {
-		want, _ := stream.StreamConfigOf(stream.DeadLetterStream, a.streamsConfig())
-		diffs = append(diffs, stream.Differences(s.CachedInfo().Config, want)...)
+	if dl, err := stream.DeadLetterDifferences(ctx, a.js, a.streamsConfig()); err == nil {
+		diffs = append(diffs, dl...)
 	}
 	var loses, settings []string
 	for _, d := range diffs {
@@ -271,7 +269,7 @@ func (a *App) checkConfig(ctx context.Context, memCfg jetstream.StreamConfig, lo
 // read model's rows too, so rows left below the first sequence, once the
 // grace has passed and the read model has caught up, were taken by
 // someone else: a purge, a limit.
-func (a *App) checkTruncated(ctx context.Context, info *jetstream.StreamInfo, w *firstWatch, log *zap.Logger) {
+func (a *App) checkTruncated(ctx context.Context, info *stream.StreamInfo, w *firstWatch, log *zap.Logger) {
 	accepted := stream.AcceptedOf(info.Config).FirstSeq
 	first := info.State.FirstSeq
 	if first != w.first {

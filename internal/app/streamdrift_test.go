@@ -104,7 +104,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	a, logs := startWatched(t, cfg, RoleAll, reportGrace)
 	postTurns(t, a, 50, "alpha")
 
-	js := a.JetStream() // the operator's: the process runs the embedded server
+	js := jsOf(a) // the operator's: the process runs the embedded server
 	s, err := js.Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	if code, reason := probe(t, a, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(reason, "max_msgs 1") {
 		t.Fatalf("/healthz after a restart: %d %q, want 503 naming max_msgs", code, reason)
 	}
-	if s, err = a.JetStream().Stream(t.Context(), stream.MemoryStream); err != nil || s.CachedInfo().Config.MaxMsgs != 1 {
+	if s, err = jsOf(a).Stream(t.Context(), stream.MemoryStream); err != nil || s.CachedInfo().Config.MaxMsgs != 1 {
 		t.Fatalf("MEMORY after a restart: %v, want max_msgs left at 1 for the operator", err)
 	}
 	if got := countTurns(t, a, ana); got != 50 {
@@ -192,7 +192,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 	t.Parallel()
 	a, logs := startWatched(t, testConfig(t, t.TempDir()), RoleIngest|RoleRetriever, reportGrace)
 	postTurns(t, a, 5, "alpha")
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestPurgedMemoryIsReported(t *testing.T) {
 	if got := countTurns(t, a, ana); got != 5 {
 		t.Fatalf("the read model holds %d turns, want its 5", got)
 	}
-	if _, err := stream.AcceptMemory(t.Context(), a.JetStream()); err != nil {
+	if _, err := stream.AcceptMemory(t.Context(), jsOf(a)); err != nil {
 		t.Fatal(err)
 	}
 	wait.Until(t, "the report ended", func() bool { code, _ := probe(t, a, "/healthz"); return code == http.StatusOK })
@@ -237,7 +237,7 @@ func TestForgetIsNotDrift(t *testing.T) {
 	if _, err := a.Forget(t.Context(), ana, "test"); err != nil {
 		t.Fatal(err)
 	}
-	s, err := a.JetStream().Stream(t.Context(), stream.MemoryStream)
+	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestRetentionIsNotDrift(t *testing.T) {
 	a, logs := startWatched(t, cfg, RoleAll, erasureGrace)
 	postTurns(t, a, 3, "alpha")
 	wait.For(t, "ana's turns to age out", func() error { return wait.Equal(countTurns(t, a, ana), 0) })
-	info, err := stream.MemoryInfo(t.Context(), a.JetStream())
+	info, err := stream.MemoryInfo(t.Context(), jsOf(a))
 	if err != nil {
 		t.Fatal(err)
 	}

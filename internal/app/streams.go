@@ -6,7 +6,6 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/stream"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
@@ -29,16 +28,16 @@ func ApplyStreams(ctx context.Context, cfg config.Config, log *zap.Logger) ([]st
 	return applyStreams(ctx, js, streamsConfigOf(cfg))
 }
 
-// applyStreams sets the streams up, asking again while the bus does not answer (busNotReady), up
+// applyStreams sets the streams up, asking again while the bus does not answer (stream.NotReady), up
 // to busPatience: a cluster that has just formed answers late while it
 // elects its leaders.
-func applyStreams(ctx context.Context, js jetstream.JetStream, cfg stream.StreamsConfig) ([]stream.StreamReport, error) {
+func applyStreams(ctx context.Context, js stream.JetStream, cfg stream.StreamsConfig) ([]stream.StreamReport, error) {
 	deadline := time.Now().Add(busPatience)
 	for {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		reps, err := stream.SetupStreams(actx, js, cfg, stream.Restore)
 		cancel()
-		if err == nil || !busNotReady(err) || ctx.Err() != nil || time.Now().After(deadline) {
+		if err == nil || !stream.NotReady(err) || ctx.Err() != nil || time.Now().After(deadline) {
 			return reps, err
 		}
 		select {
@@ -88,18 +87,13 @@ func StreamsStatusOf(ctx context.Context, cfg config.Config, log *zap.Logger) (S
 	}
 	st.Origin, st.FirstSeq, st.LastSeq = stream.OriginOf(info), info.State.FirstSeq, info.State.LastSeq
 	st.Accepted = stream.AcceptedOf(info.Config)
-	for _, name := range []string{stream.MemoryStream, stream.DeadLetterStream} {
-		want, _ := stream.StreamConfigOf(name, streamsConfigOf(cfg))
-		have := info.Config
-		if name != stream.MemoryStream {
-			s, err := js.Stream(ctx, name)
-			if err != nil {
-				return st, err
-			}
-			have = s.CachedInfo().Config
-		}
-		st.Differences = append(st.Differences, stream.Differences(have, want)...)
+	want, _ := stream.StreamConfigOf(stream.MemoryStream, streamsConfigOf(cfg))
+	st.Differences = stream.Differences(info.Config, want)
+	dl, err := stream.DeadLetterDifferences(ctx, js, streamsConfigOf(cfg))
+	if err != nil {
+		return st, err
 	}
+	st.Differences = append(st.Differences, dl...)
 	return st, nil
 }
 

@@ -70,7 +70,7 @@ func TestMemoryIDIsScopedByTenant(t *testing.T) {
 			t.Fatalf("pref-1 in %s: content %v, want %q", ns, got, want)
 		}
 	}
-	if dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{}); err != nil || len(dls) != 0 {
+	if dls, err := stream.ListDeadLetters(t.Context(), jsOf(a), stream.DLQFilter{}); err != nil || len(dls) != 0 {
 		t.Fatalf("dead letters: %+v, %v", dls, err)
 	}
 }

@@ -144,7 +144,7 @@ func clearBacklog(ctx context.Context, instances, sessions int, latency time.Dur
 func waitPartitions(ctx context.Context, hub *app.App, instances, partitions int) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		held, err := app.PartitionsHeld(ctx, hub.JetStream(), "extractor")
+		held, err := hub.PartitionsHeld(ctx, "extractor")
 		if err != nil {
 			return err
 		}

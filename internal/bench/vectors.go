@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/llm/llmtest"
-	"github.com/engramhq/engram/internal/stream"
 )
 
 // embedDims is the length of the test embedding server's vectors.
@@ -60,13 +59,13 @@ func waitEmbedded(ctx context.Context, e *Engram) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s, err := e.App.JetStream().Stream(ctx, stream.MemoryStream)
+		backlogs, err := e.App.Backlogs(ctx)
 		if err != nil {
 			return err
 		}
 		busy := false
-		for cons := range s.ListConsumers(ctx).Info() {
-			if cons.NumPending > 0 || cons.NumAckPending > 0 {
+		for _, b := range backlogs {
+			if b.Pending > 0 || b.AckPending > 0 {
 				busy = true
 			}
 		}

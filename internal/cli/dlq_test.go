@@ -29,7 +29,7 @@ func deadLetterOne(t *testing.T, dir string) {
 	cfg := config.Default()
 	cfg.DataDir = dir
 	cfg.HTTP.Addr = "127.0.0.1:0"
-	cfg.NATS.Listen = ""
+	cfg.NATS.Listen = "127.0.0.1:0"
 	cfg.ShutdownTimeout = 10 * time.Second
 	a := app.New(cfg, app.RoleRetriever, zaptest.NewLogger(t))
 	if err := a.Open(t.Context()); err != nil {
@@ -44,12 +44,14 @@ func deadLetterOne(t *testing.T, dir string) {
 	}()
 	bad, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": "bad-1", "source": "test", "type": "turn.recorded",
 		"data": map[string]any{"session_id": "s", "turn_index": -1, "role": "user", "content": "x"}})
-	if _, err := a.JetStream().Publish(t.Context(), stream.Subject("default", "ann", "turn.recorded"), bad); err != nil {
+	js, closeJS := operatorJS(t, cfg, a.NATSURL())
+	defer closeJS()
+	if _, err := js.Publish(t.Context(), stream.Subject("default", "ann", "turn.recorded"), bad); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		dls, err := stream.ListDeadLetters(t.Context(), a.JetStream(), stream.DLQFilter{})
+		dls, err := stream.ListDeadLetters(t.Context(), js, stream.DLQFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,4 +164,16 @@ func TestDLQServerStopped(t *testing.T) {
 			}
 		}
 	})
+}
+
+// operatorJS is the operator's JetStream on the NATS of a running engram
+// at url (as `engram dlq` and kin open it), until closeFn.
+func operatorJS(t *testing.T, cfg config.Config, url string) (js stream.JetStream, closeFn func()) {
+	t.Helper()
+	cfg.NATS.URL = url
+	js, closeFn, err := app.OpenOperator(t.Context(), cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, closeFn
 }

@@ -48,9 +48,11 @@ func TestReplayOfLiveExtractorThenNoModelCallTwice(t *testing.T) {
 	// settled waits until the extractor has nothing waiting or in progress.
 	settled := func(a *app.App, what string) {
 		t.Helper()
+		js, closeJS := operatorJS(t, cfg, a.NATSURL())
+		defer closeJS()
 		deadline := time.Now().Add(30 * time.Second)
 		for calm := 0; calm < 20; {
-			c, err := a.JetStream().Consumer(t.Context(), stream.MemoryStream, "extractor")
+			c, err := js.Consumer(t.Context(), stream.MemoryStream, "extractor")
 			var info *jetstream.ConsumerInfo
 			if err == nil {
 				info, err = c.Info(t.Context())
@@ -100,7 +102,9 @@ func TestReplayOfLiveExtractorThenNoModelCallTwice(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "its workers are running") {
 		t.Fatalf("replay of a live extractor: exit %d: %s %s", code, out, errOut)
 	}
-	c, err := a.JetStream().Consumer(t.Context(), stream.MemoryStream, "extractor")
+	js, closeJS := operatorJS(t, cfg, a.NATSURL())
+	c, err := js.Consumer(t.Context(), stream.MemoryStream, "extractor")
+	closeJS()
 	if err != nil || c.CachedInfo().Config.DeliverPolicy != jetstream.DeliverAllPolicy || c.CachedInfo().Delivered.Stream == 0 {
 		t.Fatalf("the extractor's consumer after a refused replay: %+v, %v", c, err)
 	}

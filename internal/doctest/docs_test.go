@@ -15,7 +15,6 @@ import (
 	"github.com/engramhq/engram/internal/app"
 	"github.com/engramhq/engram/internal/cli"
 	"github.com/engramhq/engram/internal/config"
-	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 )
@@ -346,22 +345,22 @@ func settle(t *testing.T, a *app.App) {
 	var calmSince time.Time
 	for {
 		calm := func() bool {
-			s, err := a.JetStream().Stream(ctx, stream.MemoryStream)
+			head, err := a.StreamHead(ctx)
 			if err != nil {
 				return false
 			}
-			si, err := s.Info(ctx)
+			backlogs, err := a.Backlogs(ctx)
 			if err != nil {
 				return false
 			}
-			for c := range s.ListConsumers(ctx).Info() {
-				if c.NumPending > 0 || c.NumAckPending > 0 {
+			for _, c := range backlogs {
+				if c.Pending > 0 || c.AckPending > 0 {
 					return false
 				}
 			}
 			got, err := a.Store().LastSeq(ctx)
-			if err != nil || got < si.State.LastSeq || si.State.LastSeq != last {
-				last = si.State.LastSeq
+			if err != nil || got < head || head != last {
+				last = head
 				return false
 			}
 			return true

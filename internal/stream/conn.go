@@ -1,10 +1,14 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 )
 
 // ConnConfig says how to reach an external NATS server.
@@ -63,4 +67,43 @@ func Connect(cfg ConnConfig, extra ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connect to nats: %w", err)
 	}
 	return nc, nil
+}
+
+// ConnectAs connects as bus user role, with its own inbox prefix
+// (InboxPrefix), and returns the connection with its JetStream. What the
+// server refuses the connection is logged, each permission violation
+// once, and counted by denied: a permission the role lacks is a bug to
+// report, never to retry.
+func ConnectAs(role string, cfg ConnConfig, log *zap.Logger, denied func(), extra ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
+	var seen sync.Map
+	opts := append([]nats.Option{
+		nats.CustomInboxPrefix(InboxPrefix(role)),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				denied()
+				if _, again := seen.LoadOrStore(err.Error(), true); again {
+					return
+				}
+			}
+			log.Error("nats refused", zap.Error(err))
+		}),
+	}, extra...)
+	nc, err := Connect(cfg, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := NewJetStream(nc, PublishAckTimeout)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+// Drain drains nc; one closed already is drained.
+func Drain(nc *nats.Conn) error {
+	if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		return err
+	}
+	return nil
 }

@@ -5,9 +5,13 @@
 // permissions (auth.go: one per worker kind, each an allow-list of what
 // that kind does; only the operator changes streams or deletes messages);
 // setting the streams up, which is the operator's (SetupStreams), and
-// telling how a stream differs from engram's (Differences).
+// telling how a stream differs from engram's (Differences); the
+// key-value buckets' users: partition leases, the confirm queue
+// (KVQueue), the schedule's firings (Firings).
 //
-// It is the only package that imports nats.go and nats-server. It knows the
+// It is the only package that imports nats.go and nats-server, with
+// natsapi (the request-reply services). internal/app holds the handles it
+// returns (handle.go) without naming nats.go. It knows the
 // CloudEvents envelope (events/) but nothing of what events mean: workers
 // hand it a Handler and get back messages.
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -448,4 +449,78 @@ func partitionStates(ctx context.Context, kv jetstream.KeyValue, group string) (
 		return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Instance, b.Instance))
 	})
 	return out, nil
+}
+
+// CreatePartitionConsumer makes partition durable cfg.Durable (of base,
+// PartitionDurable) again and returns it with its ack floor: every
+// message of the stream up to floor was handled by whoever held the
+// partition before, and the consumer delivers everything after it. A
+// durable made for the first time starts where the group's other durables
+// have all handled to (groupStart). *known is the ack floor an attempt
+// read before it deleted the consumer to make it again: an attempt after
+// one that failed in between starts there, not where a new durable would.
+func CreatePartitionConsumer(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, base string, known **uint64, log *zap.Logger) (*Consumer, uint64, error) {
+	var floor uint64
+	c, err := js.Consumer(ctx, MemoryStream, cfg.Durable)
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound) && *known != nil:
+		floor = **known
+		cfg.StartSeq = floor + 1
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		start, err := groupStart(ctx, js, base, cfg.Durable)
+		if err != nil {
+			return nil, 0, err
+		}
+		cfg.StartSeq = start
+		floor = max(start, 1) - 1
+	case err != nil:
+		return nil, 0, err
+	default:
+		info, err := c.Info(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		// The consumer starts again after what was acknowledged, always:
+		// what the instance before had taken and not acknowledged would
+		// come back only after the ack wait (minutes, for the consolidator),
+		// after later messages; and a pull it left waiting at the server
+		// (on another node, say) would still take new messages into that
+		// wait. Made again, the consumer has neither.
+		floor = info.AckFloor.Stream
+		*known = &floor
+		if err := ReplayFrom(ctx, js, cfg.Durable, floor+1, time.Time{}); err != nil {
+			return nil, 0, err
+		}
+	}
+	cons, err := NewConsumer(ctx, js, cfg, log)
+	return cons, floor, err
+}
+
+// groupStart is where durable, a partition's consumer made for the first
+// time, starts: after what the durables of base of another number of
+// partitions (the one durable base of a single partition included) have
+// all acknowledged, the layout the group had before; 0, the start of the
+// stream, when there is none. The durables of the same number of
+// partitions do not count: they have moved on with their own users, and
+// this partition's users' events since they started would be skipped
+// (a partition given up before its durable was ever made, say).
+func groupStart(ctx context.Context, js jetstream.JetStream, base, durable string) (uint64, error) {
+	s, err := js.Stream(ctx, MemoryStream)
+	if err != nil {
+		return 0, err
+	}
+	name := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `(-[0-9]+of([0-9]+))?$`)
+	mine := name.FindStringSubmatch(durable)
+	var start uint64
+	lister := s.ListConsumers(ctx)
+	for info := range lister.Info() {
+		m := name.FindStringSubmatch(info.Name)
+		if m == nil || mine != nil && m[2] == mine[2] {
+			continue
+		}
+		if next := info.AckFloor.Stream + 1; start == 0 || next < start {
+			start = next
+		}
+	}
+	return start, lister.Err()
 }

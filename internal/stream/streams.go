@@ -346,3 +346,14 @@ func Differences(have, want jetstream.StreamConfig) []Difference {
 		func(c *jetstream.StreamConfig, w jetstream.StreamConfig) { c.Duplicates = w.Duplicates })
 	return out
 }
+
+// DeadLetterDifferences is how DEADLETTER, as the server last told js of
+// it, differs from engram's under cfg (Differences).
+func DeadLetterDifferences(ctx context.Context, js jetstream.JetStream, cfg StreamsConfig) ([]Difference, error) {
+	s, err := js.Stream(ctx, DeadLetterStream)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := StreamConfigOf(DeadLetterStream, cfg)
+	return Differences(s.CachedInfo().Config, want), nil
+}

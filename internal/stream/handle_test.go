@@ -1,4 +1,4 @@
-package app
+package stream
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // A process started while the bus is electing leaders tries again; one
 // whose start fails for another reason does not.
-func TestBusNotReady(t *testing.T) {
+func TestNotReady(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		err  error
@@ -25,8 +25,8 @@ func TestBusNotReady(t *testing.T) {
 		{errors.New("extract: quiet_gap: must be positive"), false},
 		{fmt.Errorf("create consumer: %w", &jetstream.APIError{Code: 400, Description: "consumer name in subject does not match durable name in request"}), false},
 	} {
-		if got := busNotReady(c.err); got != c.want {
-			t.Errorf("busNotReady(%v) = %v, want %v", c.err, got, c.want)
+		if got := NotReady(c.err); got != c.want {
+			t.Errorf("NotReady(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }
