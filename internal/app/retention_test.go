@@ -109,6 +109,12 @@ func TestRetentionRebuildEqualsLive(t *testing.T) {
 		return err == nil && st.Turns == 0
 	})
 	mustAccept(t, postEvent(t, a, turnEvent("late-1", "ann", "s0", 600, "user", "a turn after the expiry")))
+	// It ages out too, within seconds: stop only once its expiry has run
+	// to the end (events deleted and the receipt applied), not between.
+	wait.Until(t, "the late turn to age out", func() bool {
+		st, err := sqlite.ReadStats(t.Context(), cfg.ReadModelPath(), "", "")
+		return err == nil && st.Turns == 0
+	})
 	waitSettled(t, a)
 	stopApp(t, a)
 
