@@ -154,7 +154,14 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		if !r.mine(x.Scope) {
 			continue
 		}
-		// What engram wrote word for word from the turns goes with them.
+		// What engram wrote word for word from the turns goes with them,
+		// read from a read model that has applied everything stored so
+		// far: a run that read the versions an earlier run has just
+		// replaced would publish and erase them again, and leave its own
+		// receipt naming what the read model never applied.
+		if err := r.caughtUp(ctx); err != nil {
+			return run, err
+		}
 		replaced, err := r.scrub(ctx, x, now.UTC())
 		if err != nil {
 			return run, err
@@ -175,6 +182,21 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		run.Requests += x.Requests
 	}
 	return run, nil
+}
+
+// caughtUp waits, a minute at most, for the read model to apply what
+// the stream holds now; the next run tries again.
+func (r *retainer) caughtUp(ctx context.Context) error {
+	head, err := r.a.StreamHead(ctx)
+	if err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := r.a.WaitProjected(ctx, head); err != nil {
+		return fmt.Errorf("retention: the read model to apply seq %d: %w", head, err)
+	}
+	return nil
 }
 
 // requestHeld asks for the extraction of turns held back, under the
