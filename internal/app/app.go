@@ -511,18 +511,17 @@ func (a *App) apiServer(role string) *httpapi.Server {
 	if a.Roles&(RoleIngest|RoleRetriever) != 0 {
 		// A retriever publishes too: the write API (memories, pending
 		// decisions, the scratchpad) reads the read model, then publishes.
-		p := stream.NewPublisher(a.bus(role).js)
-		p.Via = metrics.PathHTTP
-		p.Stored = a.stored
 		// A client that reused an id hears so: the event stored under it
 		// is compared with the one sent, by digest. A bus user that may
 		// read MEMORY reads it; an ingest apart, which reads nothing of
 		// MEMORY, asks a retriever for the stored event's digest.
-		p.Conflicts = stream.ReadDigest(a.main.js)
+		conflicts := stream.ReadDigest(a.main.js)
 		if a.main.role == stream.RoleIngest {
-			p.Conflicts = stream.AskDigest(a.main.nc)
+			conflicts = stream.AskDigest(a.main.nc)
 		}
-		srv.Publisher = publisher{p: p, down: a.writesDownErr}
+		pub := a.httpPublisher(a.bus(role).js, conflicts)
+		pub.p.Stored = a.stored
+		srv.Publisher = pub
 	}
 	switch {
 	case a.routesByPartition():
@@ -557,6 +556,17 @@ func (a *App) stored(s []stream.Stored) {
 }
 
 // publisher adapts the stream publisher to what the HTTP edge needs.
+// httpPublisher is what the HTTP API publishes with on js: it refuses a
+// write while events cannot be stored or MEMORY would drop them
+// (writesDownErr), and answers an id reused with other content as a
+// conflict (conflicts).
+func (a *App) httpPublisher(js stream.JetStream, conflicts stream.StoredDigest) publisher {
+	p := stream.NewPublisher(js)
+	p.Via = metrics.PathHTTP
+	p.Conflicts = conflicts
+	return publisher{p: p, down: a.writesDownErr}
+}
+
 type publisher struct {
 	p *stream.Publisher
 	// down is why events cannot or must not be stored now, nil when they

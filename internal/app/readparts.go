@@ -302,11 +302,8 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 	n := rp.n
 	part.proj = &projection{store: store, durable: stream.PartitionDurable(a.projectorDurable(), p, n),
 		description: fmt.Sprintf("engram projector: applies partition %d of %d of the users to this retriever's copy of it", p+1, n),
-		keep: func(subject string) bool {
-			q, ok := stream.PartitionOfSubject(subject, n)
-			return !ok || q == p
-		},
-		inactive: max(3*a.leaseTTL, 15*time.Second), passed: &part.passed}
+		keep:        stream.KeepPartition(p, n),
+		inactive:    max(3*a.leaseTTL, 15*time.Second), passed: &part.passed}
 	log := rp.log.With(zap.Int("partition", p))
 	var cons *stream.Consumer // nil: a stream the copy may not follow; the projector waits
 	if follow {
@@ -341,11 +338,8 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 // partitionAPI is the HTTP API of a partition's copy: the retriever's
 // routes over the copy's read model.
 func (a *App) partitionAPI(part *readPart) *httpapi.Server {
-	p := stream.NewPublisher(a.js)
-	p.Via = metrics.PathHTTP
-	p.Conflicts = stream.ReadDigest(a.js)
 	return &httpapi.Server{
-		Publisher:      publisher{p: p, down: a.storeDownErr},
+		Publisher:      a.httpPublisher(a.js, stream.ReadDigest(a.js)),
 		Searcher:       part.engine,
 		Memories:       part.store,
 		Context:        part.engine,

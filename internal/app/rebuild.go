@@ -57,10 +57,7 @@ func Rebuild(ctx context.Context, cfg config.Config, opts RebuildOptions, log *z
 			return nil, fmt.Errorf("partition %d: the users are in %d partitions (ENGRAM_PARTITIONS), numbered from 0", *p, cfg.Partitions)
 		}
 		livePath = cfg.ReadPartitionPath(*p, cfg.Partitions)
-		keep = func(subject string) bool {
-			q, ok := stream.PartitionOfSubject(subject, cfg.Partitions)
-			return !ok || q == *p
-		}
+		keep = stream.KeepPartition(*p, cfg.Partitions)
 	}
 	if opts.Out == "" {
 		opts.Out = livePath + ".rebuild"

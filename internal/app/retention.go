@@ -128,6 +128,14 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 	if err != nil {
 		return run, err
 	}
+	// The plan and the scrub read a read model that has applied what is
+	// stored now, the last run's replacements and receipts among them: one
+	// that read the versions the last run replaced would publish and erase
+	// them again, and its receipt would name what the read model never
+	// applied.
+	if err := r.caughtUp(ctx); err != nil {
+		return run, err
+	}
 	// Only what the read model has applied is planned: a turn it has not
 	// seen could be one waiting for extraction.
 	pos, err := a.store.LastSeq(ctx)
@@ -154,14 +162,7 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		if !r.mine(x.Scope) {
 			continue
 		}
-		// What engram wrote word for word from the turns goes with them,
-		// read from a read model that has applied everything stored so
-		// far: a run that read the versions an earlier run has just
-		// replaced would publish and erase them again, and leave its own
-		// receipt naming what the read model never applied.
-		if err := r.caughtUp(ctx); err != nil {
-			return run, err
-		}
+		// What engram wrote word for word from the turns goes with them.
 		replaced, err := r.scrub(ctx, x, now.UTC())
 		if err != nil {
 			return run, err
@@ -184,8 +185,9 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 	return run, nil
 }
 
-// caughtUp waits, a minute at most, for the read model to apply what
-// the stream holds now; the next run tries again.
+// caughtUp waits, a minute at most, for the read model to pass what the
+// stream holds now (an event it dead-lettered counts as passed); the
+// next run tries again.
 func (r *retainer) caughtUp(ctx context.Context) error {
 	head, err := r.a.StreamHead(ctx)
 	if err != nil {
@@ -193,8 +195,8 @@ func (r *retainer) caughtUp(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := r.a.WaitProjected(ctx, head); err != nil {
-		return fmt.Errorf("retention: the read model to apply seq %d: %w", head, err)
+	if err := r.a.waitPassed(ctx, head); err != nil {
+		return fmt.Errorf("retention: the read model to pass seq %d: %w", head, err)
 	}
 	return nil
 }

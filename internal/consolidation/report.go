@@ -66,7 +66,7 @@ func reportText(date string, r memory.Report, traits []string) string {
 	if len(traits) > 0 {
 		b.WriteString("\nPromoted to the agent's card:")
 		for _, t := range traits {
-			b.WriteString("\n- " + strings.Join(strings.Fields(t), " "))
+			b.WriteString("\n- " + chars.OneLine(t))
 		}
 	}
 	return b.String()

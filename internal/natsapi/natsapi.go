@@ -91,16 +91,23 @@ func Serve(nc *nats.Conn, searcher memory.Searcher, engine ContextEngine, digest
 			return nil, err
 		}
 	}
-	if digest != nil {
-		dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-			return digestReq(ctx, digest, subject, data)
-		})
-		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
-			quiet.Do(svc.Stop) // on a path that fails with its own error
-			return nil, err
-		}
+	if err := addDigest(svc, digest, log); err != nil {
+		quiet.Do(svc.Stop) // on a path that fails with its own error
+		return nil, err
 	}
 	return svc, nil
+}
+
+// addDigest adds the digest endpoint to svc when digest is set: any
+// retriever answers it, partitioned or not, since it reads the stream.
+func addDigest(svc micro.Service, digest stream.StoredDigest, log *zap.Logger) error {
+	if digest == nil {
+		return nil
+	}
+	dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
+		return digestReq(ctx, digest, subject, data)
+	})
+	return svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest"))
 }
 
 // digestReq answers with the digest of the event stored at the request's
@@ -213,14 +220,9 @@ func ServeRouter(r *Router, digest stream.StoredDigest, version string, log *zap
 			return nil, err
 		}
 	}
-	if digest != nil {
-		dh := handler(log, func(ctx context.Context, subject string, data []byte) (any, error) {
-			return digestReq(ctx, digest, subject, data)
-		})
-		if err := svc.AddEndpoint("digest", Timed("digest", Recovered("digest", log, dh)), micro.WithEndpointSubject(SubjectPrefix+".*.digest")); err != nil {
-			quiet.Do(svc.Stop) // on a path that fails with its own error
-			return nil, err
-		}
+	if err := addDigest(svc, digest, log); err != nil {
+		quiet.Do(svc.Stop) // on a path that fails with its own error
+		return nil, err
 	}
 	return svc, nil
 }

@@ -315,14 +315,9 @@ func (r *Router) ForwardHTTP(ctx context.Context, namespace string, p int, req H
 
 // serveHTTP answers a forwarded HTTP request with the copy's answer.
 func serveHTTP(nc *nats.Conn, req micro.Request, part *Partition, log *zap.Logger) {
-	parts := strings.Split(req.Subject(), ".")
-	if len(parts) != 5 {
-		respondError(req, memory.Errorf(memory.EINVALID, "subject %q is not %s.<namespace>.p<k>.http", req.Subject(), SubjectPrefix), log)
-		return
-	}
-	ns, err := stream.DecodeToken(parts[2])
+	ns, err := subjectNamespaceAt(req.Subject(), "http", 5)
 	if err != nil {
-		respondError(req, memory.Errorf(memory.EINVALID, "subject namespace: %v", err), log)
+		respondError(req, err, log)
 		return
 	}
 	h := req.Headers()

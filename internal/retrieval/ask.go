@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/internal/chars"
 	"github.com/engramhq/engram/internal/contextblock"
 	"github.com/engramhq/engram/internal/memory"
 )
@@ -125,10 +126,8 @@ func askLang(req Request) string {
 	} else if strings.HasPrefix(l, contextblock.LangEN) {
 		return contextblock.LangEN
 	}
-	for _, r := range req.Query {
-		if r >= 0x4e00 && r <= 0x9fff {
-			return contextblock.LangZH
-		}
+	if chars.HasHan(req.Query) {
+		return contextblock.LangZH
 	}
 	return contextblock.LangEN
 }

@@ -34,7 +34,7 @@ import (
 // user with 100k turns and a few common words, 40 ms of CPU a query. Its
 // statistics are also the whole table's (every user's length), where the
 // candidates here are weighed by the user's own, as the score in Go is.
-func (s *Store) candidates(ctx context.Context, c collection, part string, q textseg.Query, st textseg.Stats, terms []textseg.Term, k int, skip []int64) ([]int64, error) {
+func (s *Store) candidates(ctx context.Context, c collection, part string, st textseg.Stats, terms []textseg.Term, k int, skip []int64) ([]int64, error) {
 	sum := 0
 	for _, t := range terms {
 		sum += st.DF[t.Token]

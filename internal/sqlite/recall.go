@@ -64,7 +64,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		ids, err = s.rowids(ctx, `SELECT rowid FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rowid DESC`+limitSQL(k),
 			textseg.MatchTerms(part, q.Terms))
 	} else {
-		ids, err = s.candidates(ctx, turnTexts, part, q, st, matchTerms(q, st), k, nil)
+		ids, err = s.candidates(ctx, turnTexts, part, st, matchTerms(q, st), k, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
@@ -502,7 +502,7 @@ func (s *Store) activeCandidates(ctx context.Context, scope memory.Scope, part s
 	if err != nil {
 		return nil, err
 	}
-	return s.candidates(ctx, memoryTexts, part, q, st, matchTerms(q, st), k, inactive)
+	return s.candidates(ctx, memoryTexts, part, st, matchTerms(q, st), k, inactive)
 }
 
 // maxMemoryCandidates bounds the memories one query scores.

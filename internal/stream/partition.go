@@ -32,6 +32,16 @@ func PartitionOf(namespace, user string, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
+// KeepPartition is a reader's filter for partition p of n: the events of
+// p's users, and those that name no user. A partition's copy and its
+// rebuild read with the same one, so they read the same events.
+func KeepPartition(p, n int) func(subject string) bool {
+	return func(subject string) bool {
+		q, ok := PartitionOfSubject(subject, n)
+		return !ok || q == p
+	}
+}
+
 // PartitionOfSubject is the partition, of n, of the user whose event is
 // on subject (mem.<namespace>.<user>.<type>), read from the subject
 // alone: a reader passes over other partitions' messages without
