@@ -18,12 +18,18 @@ import (
 // rawTurnEvents counts the raw turn events MEMORY still holds.
 func rawTurnEvents(t *testing.T, a *App) uint64 {
 	t.Helper()
+	return eventsOfTypes(t, a, stream.RawTurnTypes...)
+}
+
+// eventsOfTypes counts MEMORY's events of the given types, every user's.
+func eventsOfTypes(t *testing.T, a *App, types ...string) uint64 {
+	t.Helper()
 	s, err := jsOf(a).Stream(t.Context(), stream.MemoryStream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n uint64
-	for _, typ := range stream.RawTurnTypes {
+	for _, typ := range types {
 		info, err := s.Info(t.Context(), jetstream.WithSubjectFilter(stream.SubjectPrefix+".*.*."+typ))
 		if err != nil {
 			t.Fatal(err)
@@ -110,10 +116,12 @@ func TestRetentionRebuildEqualsLive(t *testing.T) {
 	})
 	mustAccept(t, postEvent(t, a, turnEvent("late-1", "ann", "s0", 600, "user", "a turn after the expiry")))
 	// It ages out too, within seconds: stop only once its expiry has run
-	// to the end (events deleted and the receipt applied), not between.
-	wait.Until(t, "the late turn to age out", func() bool {
+	// to the end, not between. The turn leaves first; the extraction
+	// request that carried it leaves a run later, with its own receipt.
+	wait.Until(t, "the late turn and its extraction request to age out", func() bool {
 		st, err := sqlite.ReadStats(t.Context(), cfg.ReadModelPath(), "", "")
-		return err == nil && st.Turns == 0
+		return err == nil && st.Turns == 0 &&
+			rawTurnEvents(t, a)+eventsOfTypes(t, a, events.TypeExtractionRequested) == 0
 	})
 	waitSettled(t, a)
 	stopApp(t, a)
