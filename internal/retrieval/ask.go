@@ -67,7 +67,7 @@ func (e *Engine) ask(ctx context.Context, req Request, scope memory.Scope, now t
 		id, confirmed, err := ir.Identity(ctx, scope)
 		switch {
 		case err != nil:
-			resp.Degraded = append(resp.Degraded, "identity")
+			e.fall(scope, resp, "identity", "none", err)
 		case !confirmed && req.Onboarding != nil && *req.Onboarding:
 			resp.Onboarding = &Onboarding{Ask: onboardingSteps[askLang(req)], Send: "identity.confirmed"}
 		case !id.Agent.Empty():
@@ -81,7 +81,7 @@ func (e *Engine) ask(ctx context.Context, req Request, scope memory.Scope, now t
 	}
 	pend, err := pr.Pending(ctx, scope, now)
 	if err != nil {
-		resp.Degraded = append(resp.Degraded, "pending")
+		e.fall(scope, resp, "pending", "none", err)
 		return
 	}
 	slices.SortStableFunc(pend, func(x, y memory.Memory) int {

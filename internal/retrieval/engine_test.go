@@ -101,7 +101,8 @@ func TestDegradesToRecentAndProfile(t *testing.T) {
 
 // brokenReads is the real read model with every read but full text
 // failing: the scratchpad, the memories of an asked time, the year a time
-// is anchored to, episodes, daily summaries and recent turns.
+// is anchored to, episodes, daily summaries, recent turns, the agent's
+// card and the unconfirmed memories.
 type brokenReads struct{ *sqlite.Store }
 
 var errRead = errors.New("sqlite: database is locked")
@@ -129,6 +130,14 @@ func (b brokenReads) RecallDailySummaries(context.Context, memory.Scope, textseg
 	return nil, errRead
 }
 
+func (b brokenReads) Identity(context.Context, memory.Scope) (memory.Identity, bool, error) {
+	return memory.Identity{}, false, errRead
+}
+
+func (b brokenReads) Pending(context.Context, memory.Scope, time.Time) ([]memory.Memory, error) {
+	return nil, errRead
+}
+
 func (b brokenReads) RecentTurns(context.Context, memory.Scope, time.Time, int) ([]memory.TurnHit, error) {
 	return nil, errRead
 }
@@ -151,7 +160,7 @@ func TestEveryFailedReadIsDegraded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a failing read must not fail the request: %v", err)
 	}
-	want := []string{"scratchpad->none", "anchor->latest", "time->fts", "episodes->none", "daily->none", "recent->none"}
+	want := []string{"scratchpad->none", "anchor->latest", "time->fts", "episodes->none", "daily->none", "recent->none", "identity->none", "pending->none"}
 	if got := resp.Degraded; !slices.Equal(got, want) {
 		t.Fatalf("degraded = %v, want %v", got, want)
 	}
