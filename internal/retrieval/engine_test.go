@@ -134,7 +134,7 @@ func (b brokenReads) Identity(context.Context, memory.Scope) (memory.Identity, b
 	return memory.Identity{}, false, errRead
 }
 
-func (b brokenReads) Pending(context.Context, memory.Scope, time.Time) ([]memory.Memory, error) {
+func (b brokenReads) PendingFirst(context.Context, memory.Scope, time.Time, string, int) ([]memory.Memory, error) {
 	return nil, errRead
 }
 
@@ -385,5 +385,30 @@ func TestProfileOnceAndTurnsTrimmedByScore(t *testing.T) {
 	}
 	if best := full.Blocks.Turns[0].ID; !slices.ContainsFunc(resp.Blocks.Turns, func(it Item) bool { return it.ID == best }) {
 		t.Fatalf("the best turn %s was trimmed: kept %+v", best, resp.Blocks.Turns)
+	}
+}
+
+// The unconfirmed memories the context asks about are the newest (of the
+// request's session first), however many wait: a user with more than
+// the confirmation queue's page of older ones still sees today's.
+func TestPendingAskedAreTheNewest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const waiting = 205
+	for i := range waiting {
+		f.apply(user, events.TypeMemoryAdded, f.now.Add(time.Duration(i-waiting)*time.Minute), &events.MemoryAdded{
+			MemoryID: fmt.Sprintf("p%03d", i), Kind: "fact", Category: "profile", Subject: fmt.Sprintf("thing%03d", i),
+			Predicate: "note", Content: fmt.Sprintf("unconfirmed note number %03d", i), Importance: 0.5, Confidence: 0.7})
+	}
+	resp, err := NewEngine(f.st).Context(t.Context(), Request{User: user.User, Query: "anything new?", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range resp.Blocks.Pending {
+		got = append(got, it.ID)
+	}
+	if want := []string{"p204", "p203", "p202"}; !slices.Equal(got, want) {
+		t.Fatalf("pending asked = %v, want the newest %v", got, want)
 	}
 }
