@@ -36,6 +36,8 @@ var Falls = [][2]string{
 	{"recent", "none"},      // no recent turns
 	{"scratchpad", "none"},  // no scratchpad
 	{"attachments", "none"}, // a turn's attachments could not be read
+	{"identity", "none"},    // the agent's card and the onboarding were not read
+	{"pending", "none"},     // the unconfirmed memories were not read
 }
 
 // fall records that a path failed: in the response, and once to Degraded.
