@@ -404,10 +404,19 @@ func (c *coverer) window(k memory.TurnKey) float64 {
 	if c.total == 0 {
 		return 0
 	}
+	// The window's turns are looked up once, not once per term.
+	var window [3][]bool
+	n := 0
+	for d := -1; d <= 1; d++ {
+		if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
+			window[n] = has
+			n++
+		}
+	}
 	found := 0.0
 	for i := range c.terms {
-		for d := -1; d <= 1; d++ {
-			if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok && has[i] {
+		for _, has := range window[:n] {
+			if has[i] {
 				found += c.weight[i]
 				break
 			}
