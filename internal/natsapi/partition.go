@@ -70,26 +70,30 @@ func (p *Partition) held(req micro.Request, log *zap.Logger, fn func()) {
 }
 
 // search and context answer as a partition: a copy still being built
-// says so in the answer's degraded list.
+// says so in the answer's degraded list. Whether it is being built is
+// read before the query: a copy that catches up while it answers
+// answered from what it had.
 func (p *Partition) search(ctx context.Context, subject string, data []byte, ops int) (any, error) {
+	building := p.building()
 	res, err := searchAt(ctx, p.Searcher, subject, data, ops)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]any{"results": res}
-	if b := p.building(); b != "" {
-		out["degraded"] = []string{b}
+	if building != "" {
+		out["degraded"] = []string{building}
 	}
 	return out, nil
 }
 
 func (p *Partition) context(ctx context.Context, subject string, data []byte, ops int) (any, error) {
+	building := p.building()
 	resp, err := contextAt(ctx, p.Engine, subject, data, ops)
 	if err != nil {
 		return nil, err
 	}
-	if b := p.building(); b != "" {
-		resp.Degraded = append(resp.Degraded, b)
+	if building != "" {
+		resp.Degraded = append(resp.Degraded, building)
 	}
 	return resp, nil
 }
