@@ -107,8 +107,10 @@ func (p *Partition) building() string {
 
 // ServePartition subscribes partition k's endpoints on nc until the
 // returned service is stopped: search, context and the HTTP API a front
-// forwards. Copies of one partition share its requests (one queue group).
-func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *zap.Logger) (micro.Service, error) {
+// forwards, each request answered side by side with the others (Stop
+// waits for them). Copies of one partition share its requests (one queue
+// group).
+func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *zap.Logger) (Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "engram-partition",
 		Version:     version,
@@ -133,14 +135,17 @@ func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *
 		{"context", contextH.Handle},
 		{"http", func(req micro.Request) { serveHTTP(nc, req, part, log) }},
 	}
+	side := newSideBySide()
 	for _, e := range endpoints {
 		h := micro.HandlerFunc(func(req micro.Request) { part.held(req, log, func() { e.h(req) }) })
-		if err := svc.AddEndpoint("p"+strconv.Itoa(k)+"_"+e.op, Timed("partition_"+e.op, h), micro.WithEndpointSubject(at(e.op))); err != nil {
+		name := "partition_" + e.op
+		if err := svc.AddEndpoint("p"+strconv.Itoa(k)+"_"+e.op, side.handler(Timed(name, Recovered(name, log, h))),
+			micro.WithEndpointSubject(at(e.op))); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}
 	}
-	return svc, nil
+	return sideBySideService{Service: svc, s: side}, nil
 }
 
 // Router sends each request to its user's partition: to the copy in this
@@ -158,10 +163,11 @@ type Router struct {
 	Wait time.Duration
 }
 
-// ask answers a front's request of op: locally, or by forwarding the
-// request's own bytes to the partition's subject and the reply's own
-// bytes (and error headers) back, so the answer is the owner's as it is.
-func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
+// ask answers a front's request of op, until stopping ends: locally, or
+// by forwarding the request's own bytes to the partition's subject and
+// the reply's own bytes (and error headers) back, so the answer is the
+// owner's as it is.
+func (r *Router) ask(stopping context.Context, req micro.Request, op string, log *zap.Logger) {
 	ns, err := subjectNamespace(req.Subject(), op)
 	if err != nil {
 		respondError(req, err, log)
@@ -175,7 +181,7 @@ func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
 	// answers with the error the request deserves.
 	_ = json.Unmarshal(req.Data(), &who)
 	p := stream.PartitionOf(ns, who.User, r.N)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(stopping, 10*time.Second)
 	defer cancel()
 	if local, release := r.Local(p); local != nil {
 		defer release()

@@ -2,9 +2,13 @@ package natsapi
 
 import (
 	"context"
+	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/retrieval"
@@ -29,6 +33,73 @@ func busConns(t *testing.T, n int) []*nats.Conn {
 		t.Cleanup(conns[i].Close)
 	}
 	return conns
+}
+
+// A partition's copy answers the requests forwarded to it side by side,
+// as its owner's HTTP server answers those asked of it directly: nats.go
+// hands a subscription's messages to its handler one at a time, and a
+// copy that answered them so made every routed query wait for those
+// before it (issue 26: the routing overhead). Each forwarded request here
+// waits until all of them are in the copy at once, so answered one at a
+// time, none would be.
+func TestPartitionAnswersSideBySide(t *testing.T) {
+	const inFlight = 4
+	conns := busConns(t, 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	inside, most := 0, 0
+	all := make(chan struct{})
+	part := &Partition{HTTP: func(_ context.Context, _ string, req HTTPRequest) HTTPResponse {
+		mu.Lock()
+		inside++
+		if most = max(most, inside); inside == inFlight {
+			close(all)
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inside--; mu.Unlock() }()
+		select {
+		case <-all:
+			return HTTPResponse{Status: http.StatusOK, Header: http.Header{}, Body: req.Body}
+		case <-ctx.Done():
+			return HTTPResponse{Status: http.StatusServiceUnavailable, Header: http.Header{}}
+		}
+	}}
+	svc, err := ServePartition(conns[0], 0, part, "0.0.0", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := svc.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}()
+	r := &Router{NC: conns[1], N: 1, Wait: time.Second}
+	var wg sync.WaitGroup
+	errs := make([]string, inFlight)
+	for i := range inFlight {
+		wg.Go(func() {
+			body := []byte(strconv.Itoa(i))
+			ans, err := r.ForwardHTTP(ctx, "default", 0, HTTPRequest{Method: http.MethodGet, URL: "/v1/search?user=u", Body: body})
+			switch {
+			case err != nil:
+				errs[i] = err.Error()
+			case ans.Status != http.StatusOK || string(ans.Body) != string(body):
+				errs[i] = "answered " + strconv.Itoa(ans.Status) + " " + string(ans.Body)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if most < inFlight {
+		t.Errorf("at most %d of %d forwarded requests were in the copy at once", most, inFlight)
+	}
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("request %d: %s", i, e)
+		}
+	}
 }
 
 // catchingUp is a partition's copy that catches up while it answers.
