@@ -107,9 +107,9 @@ func (p *Partition) building() string {
 
 // ServePartition subscribes partition k's endpoints on nc until the
 // returned service is stopped: search, context and the HTTP API a front
-// forwards, each request answered side by side with the others (Stop
-// waits for them). Copies of one partition share its requests (one queue
-// group).
+// forwards, each request answered side by side with the others once the
+// copy serves (Stop waits for them). Copies of one partition share its
+// requests (one queue group).
 func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *zap.Logger) (Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "engram-partition",
@@ -136,6 +136,11 @@ func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *
 		{"http", func(req micro.Request) { serveHTTP(nc, req, part, log) }},
 	}
 	side := newSideBySide()
+	// A copy being built answers in turn: its answers are degraded, and
+	// what ends that is its projector, which the queries would otherwise
+	// take the cores from (a failover sends the dead holder's every user
+	// to it at once).
+	side.inTurn = func() bool { return part.building() != "" }
 	for _, e := range endpoints {
 		h := micro.HandlerFunc(func(req micro.Request) { part.held(req, log, func() { e.h(req) }) })
 		name := "partition_" + e.op

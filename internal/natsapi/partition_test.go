@@ -35,25 +35,50 @@ func busConns(t *testing.T, n int) []*nats.Conn {
 	return conns
 }
 
-// A partition's copy answers the requests forwarded to it side by side,
-// as its owner's HTTP server answers those asked of it directly: nats.go
-// hands a subscription's messages to its handler one at a time, and a
-// copy that answered them so made every routed query wait for those
-// before it (issue 26: the routing overhead). Each forwarded request here
-// waits until all of them are in the copy at once, so answered one at a
-// time, none would be.
+// A partition's copy that serves answers the requests forwarded to it
+// side by side, as its owner's HTTP server answers those asked of it
+// directly: nats.go hands a subscription's messages to its handler one at
+// a time, and a copy that answered them so made every routed query wait
+// for those before it (issue 26: the routing overhead). Each forwarded
+// request here waits until all of them are in the copy at once, so
+// answered one at a time, none would be.
 func TestPartitionAnswersSideBySide(t *testing.T) {
 	const inFlight = 4
+	most, errs := inCopyAtOnce(t, inFlight, "", 2*time.Second)
+	if most < inFlight {
+		t.Errorf("at most %d of %d forwarded requests were in the copy at once", most, inFlight)
+	}
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("request %d: %s", i, e)
+		}
+	}
+}
+
+// A copy being built answers in turn: what ends its degraded answers is
+// its projector, which answering side by side would take the cores from.
+func TestPartitionBeingBuiltAnswersInTurn(t *testing.T) {
+	if most, _ := inCopyAtOnce(t, 3, "partition 0 is being rebuilt", 300*time.Millisecond); most != 1 {
+		t.Errorf("%d forwarded requests were in a copy being built at once, want 1", most)
+	}
+}
+
+// inCopyAtOnce forwards n requests at once to a copy of partition 0 whose
+// Building says building, each held in the copy until all n are in or
+// wait has passed, and says how many were in the copy at once at most,
+// and what went wrong with each request.
+func inCopyAtOnce(t *testing.T, n int, building string, wait time.Duration) (most int, errs []string) {
+	t.Helper()
 	conns := busConns(t, 2)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
 	var mu sync.Mutex
-	inside, most := 0, 0
+	inside, peak := 0, 0 // the handlers' own: requests left when wait passed are answered after this returns
 	all := make(chan struct{})
-	part := &Partition{HTTP: func(_ context.Context, _ string, req HTTPRequest) HTTPResponse {
+	part := &Partition{Building: func() string { return building }, HTTP: func(_ context.Context, _ string, req HTTPRequest) HTTPResponse {
 		mu.Lock()
 		inside++
-		if most = max(most, inside); inside == inFlight {
+		if peak = max(peak, inside); inside == n {
 			close(all)
 		}
 		mu.Unlock()
@@ -74,10 +99,10 @@ func TestPartitionAnswersSideBySide(t *testing.T) {
 			t.Errorf("stop: %v", err)
 		}
 	}()
-	r := &Router{NC: conns[1], N: 1, Wait: time.Second}
+	r := &Router{NC: conns[1], N: 1, Wait: wait}
 	var wg sync.WaitGroup
-	errs := make([]string, inFlight)
-	for i := range inFlight {
+	errs = make([]string, n)
+	for i := range n {
 		wg.Go(func() {
 			body := []byte(strconv.Itoa(i))
 			ans, err := r.ForwardHTTP(ctx, "default", 0, HTTPRequest{Method: http.MethodGet, URL: "/v1/search?user=u", Body: body})
@@ -92,14 +117,7 @@ func TestPartitionAnswersSideBySide(t *testing.T) {
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if most < inFlight {
-		t.Errorf("at most %d of %d forwarded requests were in the copy at once", most, inFlight)
-	}
-	for i, e := range errs {
-		if e != "" {
-			t.Errorf("request %d: %s", i, e)
-		}
-	}
+	return peak, errs
 }
 
 // catchingUp is a partition's copy that catches up while it answers.

@@ -27,7 +27,10 @@ type sideBySide struct {
 	stopping context.Context
 	stop     context.CancelFunc
 	slots    chan struct{}
-	mu       sync.Mutex
+	// inTurn, when set and true, has a request answered in turn, on the
+	// subscription's goroutine, as nats.go would.
+	inTurn func() bool
+	mu     sync.Mutex
 	// stopped is set once the service stopped: a request its draining
 	// subscriptions still deliver is answered in turn, on theirs.
 	stopped bool
@@ -42,6 +45,10 @@ func newSideBySide() *sideBySide {
 // handler runs h side by side with the service's other requests.
 func (s *sideBySide) handler(h micro.Handler) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
+		if s.inTurn != nil && s.inTurn() {
+			h.Handle(req)
+			return
+		}
 		s.slots <- struct{}{}
 		s.mu.Lock()
 		if s.stopped {
