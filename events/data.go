@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Data is the data of an event: a pointer to the type Types' registry
@@ -97,11 +95,6 @@ func SessionID(data any) string {
 	return ""
 }
 
-func knownType(t string) bool {
-	_, ok := lookup(t)
-	return ok
-}
-
 func unknownType(t string) error {
 	if t == "" {
 		return fieldErr("type", "required")
@@ -114,83 +107,7 @@ func unknownType(t string) error {
 // control characters, which would break logs, subjects and terminals.
 // An empty optional identifier is absent.
 func checkID(field, s string, required bool) error {
-	return checkName(field, s, MaxIDBytes, required)
-}
-
-// checkName applies the identifier rules with another limit, for short
-// labels such as a memory's subject and predicate.
-func checkName(field, s string, limit int, required bool) error {
-	if err := checkProse(field, s, limit, required); err != nil {
-		return err
-	}
-	for _, c := range s {
-		if unicode.IsControl(c) {
-			return fieldErr(field, fmt.Sprintf("contains the control character %U", c))
-		}
-	}
-	return nil
-}
-
-// checkProse checks free text: it may hold any character but is bounded
-// in bytes.
-func checkProse(field, s string, limit int, required bool) error {
-	switch {
-	case s == "" && required:
-		return fieldErr(field, "required")
-	case len(s) > limit:
-		return fieldErr(field, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), limit))
-	case !utf8.ValidString(s):
-		return fieldErr(field, "is not valid UTF-8") // only a Go producer's value can be
-	}
-	return nil
-}
-
-// checkTexts checks a list of at most limit short, non-empty texts.
-func checkTexts(field string, texts []string, limit int, what string) error {
-	if err := checkCount(field, len(texts), 0, limit, what); err != nil {
-		return err
-	}
-	return each(field, len(texts), func(i int) error { return checkProse("", texts[i], MaxNoteBytes, true) })
-}
-
-// oneOf checks a required enumerated string.
-func oneOf(field, s string, allowed ...string) error {
-	if s == "" {
-		return fieldErr(field, "required")
-	}
-	if slices.Contains(allowed, s) {
-		return nil
-	}
-	list := strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
-	return fieldErr(field, fmt.Sprintf("must be %s, not %s", list, quote(s)))
-}
-
-// checkInt checks that n is from lo to hi.
-func checkInt[T int | int64 | uint64](field string, n, lo, hi T) error {
-	if n < lo || n > hi {
-		return fieldErr(field, fmt.Sprintf("must be an integer from %d to %d, not %d", lo, hi, n))
-	}
-	return nil
-}
-
-// checkFraction checks a number from 0 to 1 (the reader has compared
-// what was written).
-func checkFraction(field string, f float64) error {
-	if !(f >= 0 && f <= 1) {
-		return fieldErr(field, fmt.Sprintf("must be a number from 0 to 1, not %v", f))
-	}
-	return nil
-}
-
-// checkCount checks a list's length: from lo (0 or 1) to hi items.
-func checkCount(field string, n, lo, hi int, what string) error {
-	switch {
-	case n > hi:
-		return fieldErr(field, fmt.Sprintf("holds more than %d %s", hi, what))
-	case n < lo:
-		return fieldErr(field, "must not be empty")
-	}
-	return nil
+	return within(field, rule{kind: "id", max: MaxIDBytes}.text(s, required))
 }
 
 // each runs check on the elements of a list, and names the first
@@ -204,37 +121,16 @@ func each(list string, n int, check func(i int) error) error {
 	return nil
 }
 
-// checkIDSet checks a list of at most limit identifiers, none empty and
-// none twice: lists of memories, tools and entities are sets, and a
-// repeat is a producer's mistake that would count twice downstream.
-func checkIDSet(field string, ids []string, limit int, what string) error {
-	if err := checkCount(field, len(ids), 0, limit, what); err != nil {
-		return err
-	}
-	seen := make(map[string]bool, len(ids))
-	return each(field, len(ids), func(i int) error {
-		if err := checkID("", ids[i], true); err != nil {
-			return err
+// unique names the first item of a list whose key an earlier item has:
+// member is the key's name within an item.
+func unique(list, member string, n int, key func(i int) string, advice string) error {
+	seen := make(map[string]int, n)
+	return each(list, n, func(i int) error {
+		if j, ok := seen[key(i)]; ok {
+			return fieldErr(member, fmt.Sprintf("%s is also %s; %s", quote(key(i)), at(list, j), advice))
 		}
-		if seen[ids[i]] {
-			return fieldErr("", fmt.Sprintf("%s is listed twice", quote(ids[i])))
-		}
-		seen[ids[i]] = true
+		seen[key(i)] = i
 		return nil
-	})
-}
-
-// checkIndexes checks 1 to limit turn indices, ascending, each once, so
-// that two lists of the same turns compare equal.
-func checkIndexes(field string, turns []int, limit int) error {
-	if err := checkCount(field, len(turns), 1, limit, "turn indices"); err != nil {
-		return err
-	}
-	return each(field, len(turns), func(i int) error {
-		if i > 0 && turns[i] <= turns[i-1] {
-			return fieldErr("", fmt.Sprintf("is %d after %d; turn indices must be ascending, each once", turns[i], turns[i-1]))
-		}
-		return checkInt("", turns[i], 0, MaxCount)
 	})
 }
 

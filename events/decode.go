@@ -20,15 +20,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// What the contract asks of every document beyond what the library
-// checks (see "Reading JSON" in the package doc) is said here once, for
-// every type: null refused, integers read exactly however written,
-// fractions compared as written, float32 range, RFC 3339 times, and
-// required members. A member is required when its tag has neither
-// omitempty nor omitzero, even where its zero value is valid
-// (turn_index 0), unless the type's constructor in the registry gave it
-// a default.
-
 // A reader is one document's options and what it learns of it. Readers
 // are pooled: each holds the library's cache of which of its functions
 // applies to which Go type, which is costly to rebuild.
@@ -121,42 +112,6 @@ func missing(v reflect.Value, fs []field, present []any) error {
 	}
 	return nil
 }
-
-// field is what missing needs of a struct field.
-type field struct {
-	index    int
-	name     string // its JSON name
-	required bool   // no omitempty, no omitzero, not inline
-}
-
-// fieldsOf returns the members of t if it is a struct of this package,
-// else nil.
-func fieldsOf(t reflect.Type) []field {
-	if t.Kind() != reflect.Struct || t.PkgPath() != ourPkg {
-		return nil
-	}
-	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]field)
-	}
-	var fs []field
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag, ok := sf.Tag.Lookup("json")
-		if !sf.IsExported() || !ok || tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		opts = "," + opts + ","
-		fs = append(fs, field{index: i, name: name, required: !strings.Contains(opts, ",omitempty,") &&
-			!strings.Contains(opts, ",omitzero,") && !strings.Contains(opts, ",inline,")})
-	}
-	fieldCache.Store(t, fs)
-	return fs
-}
-
-var fieldCache sync.Map // reflect.Type → []field
-
-var ourPkg = reflect.TypeFor[FieldError]().PkgPath()
 
 // problem is what a reading function found wrong with a value; translate
 // names the value's path.

@@ -1,9 +1,9 @@
 package events
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -93,16 +93,8 @@ const (
 	CategoryDebug        = "debug"
 )
 
-var (
-	extractionReasons = []string{ReasonQuiet, ReasonTokenCap, ReasonCompressing, ReasonSessionEnded, ReasonSweep, ReasonManual, ReasonRedrive}
-	extractors        = []string{ExtractorRules, ExtractorLLM}
-	kinds             = []string{KindFact, KindPreference, KindRule, KindSkill, KindError, KindContext, KindIdentity}
-	categories        = []string{CategoryIdentity, CategoryConfig, CategoryCredential, CategoryDecision, CategorySolution,
-		CategoryEvent, CategoryConversation, CategoryTemp, CategoryDebug}
-)
-
 // Kinds are the kinds of memory, in their documented order.
-func Kinds() []string { return append([]string(nil), kinds...) }
+func Kinds() []string { return slices.Clone(enums["kind"]) }
 
 // Tiers of memory.
 const (
@@ -115,26 +107,14 @@ const (
 // Content may be empty: a turn that carried only attachments snapshots to
 // nothing, and refusing it would stall the request its neighbours are in.
 type ExtractionTurn struct {
-	TurnIndex   int          `json:"turn_index"` // 0 to MaxCount
-	Role        string       `json:"role"`
+	TurnIndex   int          `json:"turn_index"`
+	Role        string       `json:"role" check:"enum=role"`
 	Content     string       `json:"content,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
-	Time        time.Time    `json:"time"` // RFC 3339; the turn event's time
-	Project     string       `json:"project,omitempty"`
-	Channel     string       `json:"channel,omitempty"` // which day's log it is written in
-}
-
-func (t *ExtractionTurn) Validate() error {
-	return firstErr(
-		each("tool_calls", len(t.ToolCalls), func(i int) error { return t.ToolCalls[i].Validate() }),
-		each("tool_results", len(t.ToolResults), func(i int) error { return t.ToolResults[i].Validate() }),
-		checkInt("turn_index", t.TurnIndex, 0, MaxCount),
-		checkRole("role", t.Role),
-		checkTime("time", t.Time),
-		checkID("project", t.Project, false),
-		checkID("channel", t.Channel, false),
-	)
+	Time        time.Time    `json:"time"` // the turn event's time
+	Project     string       `json:"project,omitempty" check:"id"`
+	Channel     string       `json:"channel,omitempty" check:"id" doc:"The turn's channel, which names its day's log (daily.summarized)."`
 }
 
 // ExtractionRequested is the data of an extraction.requested event: turns
@@ -142,73 +122,35 @@ func (t *ExtractionTurn) Validate() error {
 // turn_index order with no index twice. A request must fit the event size
 // limit (DefaultMaxEventBytes): split a larger batch into several.
 type ExtractionRequested struct {
-	RequestID string           `json:"request_id"`
-	SessionID string           `json:"session_id"`
-	Reason    string           `json:"reason"` // one of the Reason constants
-	Turns     []ExtractionTurn `json:"turns"`  // 1 to MaxExtractionTurns
-	// Summary is the agent's own summary, from context.compressing.
-	Summary string `json:"summary,omitempty"`
+	RequestID string           `json:"request_id" check:"id"`
+	SessionID string           `json:"session_id" check:"id"`
+	Reason    string           `json:"reason" check:"enum=extractionReason"`
+	Turns     []ExtractionTurn `json:"turns" check:"nonempty,items=MaxExtractionTurns"`
+	Summary   string           `json:"summary,omitempty" doc:"The agent's own summary, from context.compressing."`
 }
 
 func (x *ExtractionRequested) Validate() error {
-	return firstErr(
-		checkID("request_id", x.RequestID, true),
-		checkID("session_id", x.SessionID, true),
-		oneOf("reason", x.Reason, extractionReasons...),
-		checkCount("turns", len(x.Turns), 1, MaxExtractionTurns, "turns"),
-		each("turns", len(x.Turns), func(i int) error {
-			if err := x.Turns[i].Validate(); err != nil {
-				return err
-			}
-			if prev, cur := x.Turns[max(i-1, 0)].TurnIndex, x.Turns[i].TurnIndex; i > 0 && cur <= prev {
-				return fieldErr("turn_index", fmt.Sprintf("is %d after %d; turns must be in ascending turn_index order, each once", cur, prev))
-			}
-			return nil
-		}),
-	)
+	return firstErr(checkFields(x), each("turns", len(x.Turns), func(i int) error {
+		if cur := x.Turns[i].TurnIndex; i > 0 && cur <= x.Turns[i-1].TurnIndex {
+			return fieldErr("turn_index", fmt.Sprintf("is %d after %d; turns must be in ascending turn_index order, each once", cur, x.Turns[i-1].TurnIndex))
+		}
+		return nil
+	}))
 }
 
 // Candidate is a memory an extractor proposes.
 type Candidate struct {
-	Kind       string  `json:"kind"`     // one of the Kind constants
-	Category   string  `json:"category"` // one of the Category constants
-	Subject    string  `json:"subject"`
-	Predicate  string  `json:"predicate"`
-	Content    string  `json:"content"`
-	Project    string  `json:"project,omitempty"`
-	Topic      string  `json:"topic,omitempty"`
-	Importance float64 `json:"importance"` // 0 to 1
-	Confidence float64 `json:"confidence"` // 0 to 1
-	// Updates says the candidate replaces what is known of its subject and
-	// predicate rather than adding to it.
-	Updates bool `json:"updates,omitempty"`
-	// SaidAt is when the candidate was said: the time of the turn it came
-	// from. It, not when the event was published, decides which version
-	// of a fact is current. Events from before it existed leave it out;
-	// engram then uses the event's time.
-	SaidAt time.Time `json:"said_at,omitzero"`
-}
-
-func (c *Candidate) Validate() error {
-	return firstErr(
-		checkMemory(c.Kind, c.Category, c.Subject, c.Predicate, c.Content, c.Project, c.Topic),
-		checkFraction("importance", c.Importance),
-		checkFraction("confidence", c.Confidence),
-	)
-}
-
-// checkMemory applies the rules of the fields every memory-describing
-// event shares, in the order a producer reads them.
-func checkMemory(kind, category, subject, predicate, content, project, topic string) error {
-	return firstErr(
-		oneOf("kind", kind, kinds...),
-		oneOf("category", category, categories...),
-		checkName("subject", subject, MaxMemorySubjectBytes, true),
-		checkName("predicate", predicate, MaxPredicateBytes, true),
-		checkProse("content", content, MaxMemoryContentBytes, true),
-		checkID("project", project, false),
-		checkID("topic", topic, false),
-	)
+	Kind       string    `json:"kind" check:"enum=kind"`
+	Category   string    `json:"category" check:"enum=category" doc:"The decay class: how fast the memory fades."`
+	Subject    string    `json:"subject" check:"id,max=MaxMemorySubjectBytes"`
+	Predicate  string    `json:"predicate" check:"id,max=MaxPredicateBytes"`
+	Content    string    `json:"content" check:"text,max=MaxMemoryContentBytes"`
+	Project    string    `json:"project,omitempty" check:"id"`
+	Topic      string    `json:"topic,omitempty" check:"id"`
+	Importance float64   `json:"importance"`
+	Confidence float64   `json:"confidence"`
+	Updates    bool      `json:"updates,omitempty" doc:"The candidate replaces what is known of its subject and predicate."`
+	SaidAt     time.Time `json:"said_at,omitzero" doc:"When it was said: the time of the turn it came from. It, not when the event was published, decides which version of a fact is current. Left out (events from before it existed), the event's time."`
 }
 
 // Usage is what an extraction cost an LLM endpoint.
@@ -226,32 +168,20 @@ type Usage struct {
 // readable at once, and the turn still waits for its request, which is
 // what marks it extracted.
 type MemoryExtracted struct {
-	RequestID  string      `json:"request_id"`
-	SessionID  string      `json:"session_id"`
-	Extractor  string      `json:"extractor"`      // ExtractorRules or ExtractorLLM
-	Pass       string      `json:"pass,omitempty"` // "" (a request's result) or PassTurn
-	Model      string      `json:"model,omitempty"`
+	RequestID  string      `json:"request_id" check:"id"`
+	SessionID  string      `json:"session_id" check:"id"`
+	Extractor  string      `json:"extractor" check:"enum=extractor"`
+	Pass       string      `json:"pass,omitempty" check:"enum=pass" doc:"Absent for a request's result. \"turn\": the rules' reading of one turn as it arrived (request_id names the reading); the turn still waits for its request. Then extractor is rules and turns holds that one turn."`
+	Model      string      `json:"model,omitempty" check:"id"`
 	Usage      Usage       `json:"usage"`
-	Calls      int         `json:"calls"`      // LLM calls made
-	Turns      []int       `json:"turns"`      // 1 to MaxExtractionTurns
-	Candidates []Candidate `json:"candidates"` // 0 to MaxCandidates
+	Calls      int         `json:"calls" doc:"LLM calls made."`
+	Turns      []int       `json:"turns" check:"ascending,nonempty,items=MaxExtractionTurns"`
+	Candidates []Candidate `json:"candidates" check:"items=MaxCandidates"`
 }
 
 func (x *MemoryExtracted) Validate() error {
-	return firstErr(
-		checkID("request_id", x.RequestID, true),
-		checkID("session_id", x.SessionID, true),
-		oneOf("extractor", x.Extractor, extractors...),
-		checkID("model", x.Model, false),
-		checkInt("usage.prompt_tokens", x.Usage.PromptTokens, 0, MaxCount),
-		checkInt("usage.completion_tokens", x.Usage.CompletionTokens, 0, MaxCount),
-		checkInt("calls", x.Calls, 0, MaxCount),
-		checkIndexes("turns", x.Turns, MaxExtractionTurns),
-		checkCount("candidates", len(x.Candidates), 0, MaxCandidates, "candidates"),
-		when(x.Pass != "" && x.Pass != PassTurn, "pass", `must be "`+PassTurn+`" or left out`),
-		when(x.Pass != "" && (x.Extractor != ExtractorRules || len(x.Turns) != 1), "pass", "a turn's reading is the rules' of one turn"),
-		each("candidates", len(x.Candidates), func(i int) error { return x.Candidates[i].Validate() }),
-	)
+	return firstErr(checkFields(x),
+		when(x.Pass != "" && (x.Extractor != ExtractorRules || len(x.Turns) != 1), "pass", "a turn's reading is the rules' of one turn"))
 }
 
 // MarshalJSON writes nil Candidates as [], not null: a result with no
@@ -267,22 +197,14 @@ func (x MemoryExtracted) MarshalJSON() ([]byte, error) {
 // ExtractionFailed is the data of an extraction.failed event: a request
 // gave up after its last try. Turns is as in MemoryExtracted.
 type ExtractionFailed struct {
-	RequestID string `json:"request_id"`
-	SessionID string `json:"session_id"`
-	Reason    string `json:"reason"` // at most MaxReasonBytes
+	RequestID string `json:"request_id" check:"id"`
+	SessionID string `json:"session_id" check:"id"`
+	Reason    string `json:"reason" check:"text,max=MaxReasonBytes"`
 	Attempts  int    `json:"attempts"`
-	Turns     []int  `json:"turns"`
+	Turns     []int  `json:"turns" check:"ascending,nonempty,items=MaxExtractionTurns"`
 }
 
-func (x *ExtractionFailed) Validate() error {
-	return firstErr(
-		checkID("request_id", x.RequestID, true),
-		checkID("session_id", x.SessionID, true),
-		checkProse("reason", x.Reason, MaxReasonBytes, true),
-		checkInt("attempts", x.Attempts, 0, MaxCount),
-		checkIndexes("turns", x.Turns, MaxExtractionTurns),
-	)
-}
+func (x *ExtractionFailed) Validate() error { return checkFields(x) }
 
 // MemoryAdded is the data of a memory.added event: a memory written by
 // hand or by a rule, not proposed by an extractor.
@@ -290,114 +212,68 @@ func (x *ExtractionFailed) Validate() error {
 // On the wire tier and confidence may be left out: DecodeData makes an
 // absent tier TierKnowledge and an absent confidence 1 (a person said
 // it). A Go producer must set Confidence, which json.Marshal always
-// writes; Tier 0 is left out and so means TierKnowledge.
+// writes; Tier 0 is left out and so means TierKnowledge. Validate refuses
+// tier 0, which DecodeData never makes.
 type MemoryAdded struct {
-	MemoryID   string  `json:"memory_id,omitempty"` // engram picks one when empty
-	Tier       int     `json:"tier,omitempty"`      // TierCore or TierKnowledge
-	Kind       string  `json:"kind"`
-	Category   string  `json:"category"`
-	Subject    string  `json:"subject"`
-	Predicate  string  `json:"predicate"`
-	Content    string  `json:"content"`
-	Project    string  `json:"project,omitempty"`
-	Topic      string  `json:"topic,omitempty"`
-	Importance float64 `json:"importance"`
-	Confidence float64 `json:"confidence"`
-	SessionID  string  `json:"session_id,omitempty"`
-	// SaidAt is when the fact was said, when that is not the event's own
-	// time (a fact written down later); left out, the event's time.
-	SaidAt time.Time `json:"said_at,omitzero"`
+	MemoryID   string    `json:"memory_id,omitempty" check:"id" doc:"engram picks one when it is left out."`
+	Tier       int       `json:"tier,omitempty" check:"min=TierCore,max=TierKnowledge" doc:"1, the core profile, or 2."`
+	Kind       string    `json:"kind" check:"enum=kind"`
+	Category   string    `json:"category" check:"enum=category"`
+	Subject    string    `json:"subject" check:"id,max=MaxMemorySubjectBytes"`
+	Predicate  string    `json:"predicate" check:"id,max=MaxPredicateBytes"`
+	Content    string    `json:"content" check:"text,max=MaxMemoryContentBytes"`
+	Project    string    `json:"project,omitempty" check:"id"`
+	Topic      string    `json:"topic,omitempty" check:"id"`
+	Importance float64   `json:"importance"`
+	Confidence float64   `json:"confidence"`
+	SessionID  string    `json:"session_id,omitempty" check:"id"`
+	SaidAt     time.Time `json:"said_at,omitzero" doc:"When the fact was said, if not at the event's time (a fact written down later). It decides which version of a fact is current."`
 }
 
-// Validate checks the memory. It refuses tier 0, which DecodeData never
-// makes: a Go producer's Tier 0 is left out on the wire.
-func (x *MemoryAdded) Validate() error {
-	return firstErr(
-		checkID("memory_id", x.MemoryID, false),
-		checkInt("tier", x.Tier, TierCore, TierKnowledge),
-		checkMemory(x.Kind, x.Category, x.Subject, x.Predicate, x.Content, x.Project, x.Topic),
-		checkFraction("importance", x.Importance),
-		checkFraction("confidence", x.Confidence),
-		checkID("session_id", x.SessionID, false),
-	)
-}
+func (x *MemoryAdded) Validate() error { return checkFields(x) }
 
 // MemoryUpdated is the data of a memory.updated event: a patch of a
 // memory. A nil field is left as it is; at least one must be set. Project
 // and Topic may be set to "" to clear them; the other strings may not be
 // empty.
 type MemoryUpdated struct {
-	MemoryID   string   `json:"memory_id"`
-	Content    *string  `json:"content,omitempty"`
-	Kind       *string  `json:"kind,omitempty"`
-	Category   *string  `json:"category,omitempty"`
-	Subject    *string  `json:"subject,omitempty"`
-	Predicate  *string  `json:"predicate,omitempty"`
-	Project    *string  `json:"project,omitempty"`
-	Topic      *string  `json:"topic,omitempty"`
+	MemoryID   string   `json:"memory_id" check:"id"`
+	Content    *string  `json:"content,omitempty" check:"text,max=MaxMemoryContentBytes"`
+	Kind       *string  `json:"kind,omitempty" check:"enum=kind"`
+	Category   *string  `json:"category,omitempty" check:"enum=category"`
+	Subject    *string  `json:"subject,omitempty" check:"id,max=MaxMemorySubjectBytes"`
+	Predicate  *string  `json:"predicate,omitempty" check:"id,max=MaxPredicateBytes"`
+	Project    *string  `json:"project,omitempty" check:"id,empty"`
+	Topic      *string  `json:"topic,omitempty" check:"id,empty"`
 	Importance *float64 `json:"importance,omitempty"`
 	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 func (x *MemoryUpdated) Validate() error {
-	if err := checkID("memory_id", x.MemoryID, true); err != nil {
-		return err
-	}
-	if *x == (MemoryUpdated{MemoryID: x.MemoryID}) {
-		return fieldErr("", "must change at least one of content, kind, category, subject, predicate, project, topic, importance, confidence")
-	}
-	set := func(s *string, check func(s string) error) error {
-		if s == nil {
-			return nil
-		}
-		return check(*s)
-	}
-	return firstErr(
-		set(x.Content, func(s string) error { return checkProse("content", s, MaxMemoryContentBytes, true) }),
-		set(x.Kind, func(s string) error { return oneOf("kind", s, kinds...) }),
-		set(x.Category, func(s string) error { return oneOf("category", s, categories...) }),
-		set(x.Subject, func(s string) error { return checkName("subject", s, MaxMemorySubjectBytes, true) }),
-		set(x.Predicate, func(s string) error { return checkName("predicate", s, MaxPredicateBytes, true) }),
-		set(x.Project, func(s string) error { return checkID("project", s, false) }),
-		set(x.Topic, func(s string) error { return checkID("topic", s, false) }),
-		checkFraction("importance", *cmp.Or(x.Importance, new(0.0))),
-		checkFraction("confidence", *cmp.Or(x.Confidence, new(0.0))),
-	)
+	return firstErr(checkFields(x), when(*x == (MemoryUpdated{MemoryID: x.MemoryID}), "",
+		"must change at least one of content, kind, category, subject, predicate, project, topic, importance, confidence"))
 }
 
 // MemoryDeleted is the data of a memory.deleted event.
 type MemoryDeleted struct {
-	MemoryID string `json:"memory_id"`
-	Reason   string `json:"reason,omitempty"` // at most MaxReasonBytes
+	MemoryID string `json:"memory_id" check:"id"`
+	Reason   string `json:"reason,omitempty" check:"text,max=MaxReasonBytes"`
 }
 
-func (x *MemoryDeleted) Validate() error {
-	return firstErr(
-		checkID("memory_id", x.MemoryID, true),
-		checkProse("reason", x.Reason, MaxReasonBytes, false),
-	)
-}
+func (x *MemoryDeleted) Validate() error { return checkFields(x) }
 
 // PendingDecision is the data of pending.confirmed, pending.ignored and
 // pending.snoozed: what became of a pending memory. Until is required for
 // pending.snoozed (the memory is not offered again before then) and
 // refused for the other two.
 type PendingDecision struct {
-	MemoryID string     `json:"memory_id"`
+	MemoryID string     `json:"memory_id" check:"id"`
 	Until    *time.Time `json:"until,omitempty"`
 }
 
-// Validate checks the memory and, if given, the time; DecodeData also
-// holds Until to the event type.
-func (x *PendingDecision) Validate() error {
-	if err := checkID("memory_id", x.MemoryID, true); err != nil {
-		return err
-	}
-	if x.Until != nil {
-		return checkTime("until", *x.Until)
-	}
-	return nil
-}
+// Validate checks the memory and the time; DecodeData also holds Until to
+// the event type.
+func (x *PendingDecision) Validate() error { return checkFields(x) }
 
 // validateAs holds Until to the event type: only a snooze has, and
 // needs, an end.
@@ -415,23 +291,15 @@ func (x *PendingDecision) validateAs(eventType string) error {
 // memory of high importance was written (seed 002 §11.2; the worker
 // chooses the threshold), for downstream rules and notifications.
 type MemoryImportant struct {
-	MemoryID     string  `json:"memory_id"`
-	Kind         string  `json:"kind"`
-	Category     string  `json:"category"`
-	Subject      string  `json:"subject"`
-	Predicate    string  `json:"predicate"`
-	Content      string  `json:"content"`
+	MemoryID     string  `json:"memory_id" check:"id"`
+	Kind         string  `json:"kind" check:"enum=kind"`
+	Category     string  `json:"category" check:"enum=category"`
+	Subject      string  `json:"subject" check:"id,max=MaxMemorySubjectBytes"`
+	Predicate    string  `json:"predicate" check:"id,max=MaxPredicateBytes"`
+	Content      string  `json:"content" check:"text,max=MaxMemoryContentBytes"`
 	Importance   float64 `json:"importance"`
-	SessionID    string  `json:"session_id,omitempty"`
-	CauseEventID string  `json:"cause_event_id"` // the event that wrote the memory
+	SessionID    string  `json:"session_id,omitempty" check:"id"`
+	CauseEventID string  `json:"cause_event_id" check:"id" doc:"The id of the event that wrote the memory."`
 }
 
-func (x *MemoryImportant) Validate() error {
-	return firstErr(
-		checkID("memory_id", x.MemoryID, true),
-		checkMemory(x.Kind, x.Category, x.Subject, x.Predicate, x.Content, "", ""),
-		checkFraction("importance", x.Importance),
-		checkID("session_id", x.SessionID, false),
-		checkID("cause_event_id", x.CauseEventID, true),
-	)
-}
+func (x *MemoryImportant) Validate() error { return checkFields(x) }

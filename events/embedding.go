@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 )
 
 // TypeMemoryEmbedded is published by engram's embedder: the vectors of
@@ -16,7 +17,6 @@ var embeddingTypes = []registration{
 	{TypeMemoryEmbedded, func() Data { return new(MemoryEmbedded) }},
 }
 
-// textHashPat is copied into schema/memory.embedded.json.
 var textHashPat = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // Limits of memory.embedded's data.
@@ -35,32 +35,18 @@ const (
 // (DefaultMaxEventBytes): at 768 dimensions about 90 vectors fit in
 // 1 MiB, so a producer splits a larger set into several events.
 type MemoryEmbedded struct {
-	Model   string     `json:"model"`   // not empty, at most MaxEmbeddingModelBytes
-	Dims    int        `json:"dims"`    // 1 to MaxEmbeddingDims
-	Vectors []Embedded `json:"vectors"` // 1 to MaxEmbeddedVectors
+	Model   string     `json:"model" check:"id,max=MaxEmbeddingModelBytes"`
+	Dims    int        `json:"dims" check:"min=1,max=MaxEmbeddingDims"`
+	Vectors []Embedded `json:"vectors" check:"nonempty,items=MaxEmbeddedVectors"`
 }
 
 func (x *MemoryEmbedded) Validate() error {
-	seen := make(map[string]int, len(x.Vectors))
-	return firstErr(
-		checkName("model", x.Model, MaxEmbeddingModelBytes, true),
-		checkInt("dims", x.Dims, 1, MaxEmbeddingDims),
-		checkCount("vectors", len(x.Vectors), 1, MaxEmbeddedVectors, "vectors"),
-		each("vectors", len(x.Vectors), func(i int) error {
-			v := &x.Vectors[i]
-			if err := v.Validate(); err != nil {
-				return err
-			}
-			if j, ok := seen[v.Hash]; ok {
-				return fieldErr("hash", fmt.Sprintf("%s is also vectors[%d]; a text has one vector", quote(v.Hash), j))
-			}
-			seen[v.Hash] = i
-			if len(v.Vector) != x.Dims {
-				return fieldErr("vector", fmt.Sprintf("has %d components, dims is %d", len(v.Vector), x.Dims))
-			}
-			return nil
-		}),
-	)
+	return firstErr(checkFields(x), each("vectors", len(x.Vectors), func(i int) error {
+		if n := len(x.Vectors[i].Vector); n != x.Dims {
+			return fieldErr("vector", fmt.Sprintf("has %d components, dims is %d", n, x.Dims))
+		}
+		return nil
+	}), unique("vectors", "hash", len(x.Vectors), func(i int) string { return x.Vectors[i].Hash }, "a text has one vector"))
 }
 
 // Embedded is one text's vector. Vector holds exactly Dims finite
@@ -69,23 +55,15 @@ func (x *MemoryEmbedded) Validate() error {
 // a producer writing it from a []float32 with encoding/json gets back
 // exactly the float32s it wrote.
 type Embedded struct {
-	Hash   string    `json:"hash"` // TextHash of the text it stands for
-	Vector []float32 `json:"vector"`
+	Hash   string    `json:"hash" check:"hash"` // TextHash of the text it stands for
+	Vector []float32 `json:"vector" check:"nonempty,items=MaxEmbeddingDims" doc:"Finite float32 components, not all zero."`
 }
 
 func (v *Embedded) Validate() error {
-	if !textHashPat.MatchString(v.Hash) {
-		return fieldErr("hash", "must be a TextHash, 32 lower-case hex digits, not "+quote(v.Hash))
-	}
-	if err := checkCount("vector", len(v.Vector), 1, MaxEmbeddingDims, "components"); err != nil {
+	if err := checkFields(v); err != nil {
 		return err
 	}
-	for _, c := range v.Vector {
-		if c != 0 {
-			return nil
-		}
-	}
-	return fieldErr("vector", "is all zeros; a zero vector has no direction")
+	return when(!slices.ContainsFunc(v.Vector, func(c float32) bool { return c != 0 }), "vector", "is all zeros; a zero vector has no direction")
 }
 
 // TextHash is the content address of a text's vector: the first 16 bytes

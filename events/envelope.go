@@ -20,10 +20,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// These patterns are copied into schema/cloudevent.json (and rfc3339 into
-// the time of schema/extraction.requested.json); the agreement test keeps
-// them from drifting. They are written to mean the same in
-// Go's RE2 and in the ECMA-262 dialect other JSON Schema validators use.
+// These patterns are the schemas' too (the generator writes them), so
+// they mean the same in Go's RE2 and in ECMA-262, the dialect of other
+// JSON Schema validators.
 var (
 	// application/json, lower case, with optional parameters. Not
 	// application/<x>+json: sdk-go encodes data of any media type it does
@@ -60,7 +59,7 @@ func Validate(e event.Event) (Data, error) {
 	if err := checkURI("source", ctx.Source.String(), false); err != nil {
 		return nil, err
 	}
-	if !knownType(ctx.Type) {
+	if _, ok := lookup(ctx.Type); !ok {
 		return nil, unknownType(ctx.Type)
 	}
 	if ctx.Subject != nil {
@@ -156,12 +155,7 @@ func checkSpecVersion(v string) error {
 // misspelt "namespace" or "user" is an error rather than an event filed
 // under the wrong tenant.
 func checkExtensions(ext map[string]any) error {
-	names := make([]string, 0, len(ext))
-	for name := range ext {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(ext)) {
 		if !isExtension(name) {
 			return unknownAttribute(name)
 		}
@@ -436,14 +430,6 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, problem(zeroTimeProblem)
 	}
 	return t, nil
-}
-
-// checkTime checks a time of the data: present, so not the zero time.
-func checkTime(field string, t time.Time) error {
-	if t.IsZero() {
-		return fieldErr(field, "required")
-	}
-	return nil
 }
 
 // DecodeBatch splits a batch-mode body (application/cloudevents-batch+json,

@@ -29,83 +29,51 @@ const (
 // declines still confirms, and is not asked again. A later confirmation
 // replaces the agent's card; the user's facts are added as core memories.
 type IdentityConfirmed struct {
-	Agent AgentIdentity `json:"agent,omitzero"`
-	User  UserIdentity  `json:"user,omitzero"`
-	// Summary is the confirmation summary the user agreed to.
-	Summary string `json:"summary,omitempty"` // at most MaxNoteBytes
+	Agent   AgentIdentity `json:"agent,omitzero"`
+	User    UserIdentity  `json:"user,omitzero"`
+	Summary string        `json:"summary,omitempty" check:"text,max=MaxNoteBytes" doc:"The confirmation summary the user agreed to."`
 }
 
 // AgentIdentity is the agent's identity card (seed 004's ShiYi.md): its
 // name and role, its tone, its boundaries, what it must not do and what
 // it does first.
 type AgentIdentity struct {
-	Name       string   `json:"name,omitempty"`
-	Role       string   `json:"role,omitempty"`
-	Tone       string   `json:"tone,omitempty"`
-	Boundaries []string `json:"boundaries,omitempty"`
-	Avoid      []string `json:"avoid,omitempty"`
-	Priorities []string `json:"priorities,omitempty"`
+	Name       string   `json:"name,omitempty" check:"text,max=MaxNoteBytes"`
+	Role       string   `json:"role,omitempty" check:"text,max=MaxNoteBytes"`
+	Tone       string   `json:"tone,omitempty" check:"text,max=MaxNoteBytes"`
+	Boundaries []string `json:"boundaries,omitempty" check:"text,max=MaxNoteBytes,items=MaxIdentityItems"`
+	Avoid      []string `json:"avoid,omitempty" check:"text,max=MaxNoteBytes,items=MaxIdentityItems"`
+	Priorities []string `json:"priorities,omitempty" check:"text,max=MaxNoteBytes,items=MaxIdentityItems"`
 }
 
 // UserIdentity is who the user said they are: how to address them, their
 // background, their tech preferences and how they like to work.
 type UserIdentity struct {
-	Name       string   `json:"name,omitempty"`
-	Background string   `json:"background,omitempty"`
-	Tech       []string `json:"tech,omitempty"`
-	Habits     []string `json:"habits,omitempty"`
+	Name       string   `json:"name,omitempty" check:"text,max=MaxNoteBytes"`
+	Background string   `json:"background,omitempty" check:"text,max=MaxNoteBytes"`
+	Tech       []string `json:"tech,omitempty" check:"text,max=MaxNoteBytes,items=MaxIdentityItems"`
+	Habits     []string `json:"habits,omitempty" check:"text,max=MaxNoteBytes,items=MaxIdentityItems"`
 }
 
-func (x *IdentityConfirmed) Validate() error {
-	a, u := &x.Agent, &x.User
-	return firstErr(
-		checkProse("agent.name", a.Name, MaxNoteBytes, false),
-		checkProse("agent.role", a.Role, MaxNoteBytes, false),
-		checkProse("agent.tone", a.Tone, MaxNoteBytes, false),
-		checkTexts("agent.boundaries", a.Boundaries, MaxIdentityItems, "items"),
-		checkTexts("agent.avoid", a.Avoid, MaxIdentityItems, "items"),
-		checkTexts("agent.priorities", a.Priorities, MaxIdentityItems, "items"),
-		checkProse("user.name", u.Name, MaxNoteBytes, false),
-		checkProse("user.background", u.Background, MaxNoteBytes, false),
-		checkTexts("user.tech", u.Tech, MaxIdentityItems, "items"),
-		checkTexts("user.habits", u.Habits, MaxIdentityItems, "items"),
-		checkProse("summary", x.Summary, MaxNoteBytes, false),
-	)
-}
+func (x *IdentityConfirmed) Validate() error { return checkFields(x) }
 
 // ConsolidationReport is the data of a consolidation.reported event: what
 // the nightly consolidation did for one user over a span ending at the
 // event's time (seed 000 §7.4 step 8, "保存归纳报告"), counted from the
 // read model, with the text a person reads.
 type ConsolidationReport struct {
-	Date  string    `json:"date"`  // the night, YYYY-MM-DD
-	Since time.Time `json:"since"` // the span's start; the event's time ends it
+	Date  string    `json:"date" check:"date"` // the night
+	Since time.Time `json:"since"`             // the span's start; the event's time ends it
 	// What changed in the span.
-	Episodes       int `json:"episodes"`        // episodes told
-	Learned        int `json:"learned"`         // memories written
-	Superseded     int `json:"superseded"`      // replaced by a newer version
-	Merged         int `json:"merged"`          // folded into a duplicate
-	Archived       int `json:"archived"`        // faded, expired or over the cap
-	DaysCompressed int `json:"days_compressed"` // daily logs made knowledge
-	Pending        int `json:"pending"`         // waiting for the user now
-	// Traits are the persona traits promoted to the agent's card in the
-	// span (seed 000 §7.4 step 6): memory ids.
-	Traits []string `json:"traits,omitempty"`
-	Text   string   `json:"text"` // at most MaxReportBytes
+	Episodes       int      `json:"episodes"`        // episodes told
+	Learned        int      `json:"learned"`         // memories written
+	Superseded     int      `json:"superseded"`      // replaced by a newer version
+	Merged         int      `json:"merged"`          // folded into a duplicate
+	Archived       int      `json:"archived"`        // faded, expired or over the cap
+	DaysCompressed int      `json:"days_compressed"` // daily logs made knowledge
+	Pending        int      `json:"pending"`         // waiting for the user now
+	Traits         []string `json:"traits,omitempty" check:"id,set,items=MaxReportedTraits" doc:"The persona traits promoted to the agent's card in the span (seed 000 §7.4 step 6): memory ids."`
+	Text           string   `json:"text" check:"text,max=MaxReportBytes"`
 }
 
-func (x *ConsolidationReport) Validate() error {
-	return firstErr(
-		checkDate("date", x.Date),
-		checkTime("since", x.Since),
-		checkIDSet("traits", x.Traits, MaxReportedTraits, "memory ids"),
-		checkProse("text", x.Text, MaxReportBytes, true),
-		checkInt("episodes", x.Episodes, 0, MaxCount),
-		checkInt("learned", x.Learned, 0, MaxCount),
-		checkInt("superseded", x.Superseded, 0, MaxCount),
-		checkInt("merged", x.Merged, 0, MaxCount),
-		checkInt("archived", x.Archived, 0, MaxCount),
-		checkInt("days_compressed", x.DaysCompressed, 0, MaxCount),
-		checkInt("pending", x.Pending, 0, MaxCount),
-	)
-}
+func (x *ConsolidationReport) Validate() error { return checkFields(x) }

@@ -1,10 +1,8 @@
 package retrieval
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,10 +22,11 @@ type (
 	IdentityReader interface {
 		Identity(ctx context.Context, scope memory.Scope) (id memory.Identity, ok bool, err error)
 	}
-	// PendingReader lists a user's memories waiting for confirmation,
-	// not snoozed at now.
+	// PendingReader lists the n memories of a user waiting for
+	// confirmation, not snoozed at now, that the agent asks about first:
+	// those of the session (when not empty) first, newest first.
 	PendingReader interface {
-		Pending(ctx context.Context, scope memory.Scope, now time.Time) ([]memory.Memory, error)
+		PendingFirst(ctx context.Context, scope memory.Scope, now time.Time, session string, n int) ([]memory.Memory, error)
 	}
 )
 
@@ -67,7 +66,7 @@ func (e *Engine) ask(ctx context.Context, req Request, scope memory.Scope, now t
 		id, confirmed, err := ir.Identity(ctx, scope)
 		switch {
 		case err != nil:
-			resp.Degraded = append(resp.Degraded, "identity")
+			e.fall(scope, resp, "identity", "none", err)
 		case !confirmed && req.Onboarding != nil && *req.Onboarding:
 			resp.Onboarding = &Onboarding{Ask: onboardingSteps[askLang(req)], Send: "identity.confirmed"}
 		case !id.Agent.Empty():
@@ -79,26 +78,15 @@ func (e *Engine) ask(ctx context.Context, req Request, scope memory.Scope, now t
 	if !ok {
 		return
 	}
-	pend, err := pr.Pending(ctx, scope, now)
+	pend, err := pr.PendingFirst(ctx, scope, now, req.SessionID, MaxPendingAsked)
 	if err != nil {
-		resp.Degraded = append(resp.Degraded, "pending")
+		e.fall(scope, resp, "pending", "none", err)
 		return
 	}
-	slices.SortStableFunc(pend, func(x, y memory.Memory) int {
-		return cmp.Or(cmp.Compare(boolRank(y.SessionID == req.SessionID && req.SessionID != ""), boolRank(x.SessionID == req.SessionID && req.SessionID != "")),
-			y.Created.Compare(x.Created), strings.Compare(x.ID, y.ID))
-	})
-	for _, m := range pend[:min(len(pend), MaxPendingAsked)] {
+	for _, m := range pend {
 		b.Pending = append(b.Pending, Item{ID: m.ID, Kind: "pending", Content: m.Content, Score: m.Confidence, Time: m.Created,
 			SessionID: m.SessionID, Provenance: fmt.Sprintf("unconfirmed · %s · POST /v1/pending/%s/confirm|ignore|snooze", m.ID, m.ID)})
 	}
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // agentLine is the agent's card on one line for the profile block.

@@ -101,7 +101,8 @@ func TestDegradesToRecentAndProfile(t *testing.T) {
 
 // brokenReads is the real read model with every read but full text
 // failing: the scratchpad, the memories of an asked time, the year a time
-// is anchored to, episodes, daily summaries and recent turns.
+// is anchored to, episodes, daily summaries, recent turns, the agent's
+// card and the unconfirmed memories.
 type brokenReads struct{ *sqlite.Store }
 
 var errRead = errors.New("sqlite: database is locked")
@@ -129,6 +130,14 @@ func (b brokenReads) RecallDailySummaries(context.Context, memory.Scope, textseg
 	return nil, errRead
 }
 
+func (b brokenReads) Identity(context.Context, memory.Scope) (memory.Identity, bool, error) {
+	return memory.Identity{}, false, errRead
+}
+
+func (b brokenReads) PendingFirst(context.Context, memory.Scope, time.Time, string, int) ([]memory.Memory, error) {
+	return nil, errRead
+}
+
 func (b brokenReads) RecentTurns(context.Context, memory.Scope, time.Time, int) ([]memory.TurnHit, error) {
 	return nil, errRead
 }
@@ -151,7 +160,7 @@ func TestEveryFailedReadIsDegraded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a failing read must not fail the request: %v", err)
 	}
-	want := []string{"scratchpad->none", "anchor->latest", "time->fts", "episodes->none", "daily->none", "recent->none"}
+	want := []string{"scratchpad->none", "anchor->latest", "time->fts", "episodes->none", "daily->none", "recent->none", "identity->none", "pending->none"}
 	if got := resp.Degraded; !slices.Equal(got, want) {
 		t.Fatalf("degraded = %v, want %v", got, want)
 	}
@@ -376,5 +385,42 @@ func TestProfileOnceAndTurnsTrimmedByScore(t *testing.T) {
 	}
 	if best := full.Blocks.Turns[0].ID; !slices.ContainsFunc(resp.Blocks.Turns, func(it Item) bool { return it.ID == best }) {
 		t.Fatalf("the best turn %s was trimmed: kept %+v", best, resp.Blocks.Turns)
+	}
+}
+
+// The unconfirmed memories the context asks about are the newest (of the
+// request's session first), however many wait: a user with more than
+// the confirmation queue's page of older ones still sees today's.
+func TestPendingAskedAreTheNewest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const waiting = 205
+	for i := range waiting {
+		f.apply(user, events.TypeMemoryAdded, f.now.Add(time.Duration(i-waiting)*time.Minute), &events.MemoryAdded{
+			MemoryID: fmt.Sprintf("p%03d", i), Kind: "fact", Category: "profile", Subject: fmt.Sprintf("thing%03d", i),
+			Predicate: "note", Content: fmt.Sprintf("unconfirmed note number %03d", i), Importance: 0.5, Confidence: 0.7})
+	}
+	resp, err := NewEngine(f.st).Context(t.Context(), Request{User: user.User, Query: "anything new?", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range resp.Blocks.Pending {
+		got = append(got, it.ID)
+	}
+	if want := []string{"p204", "p203", "p202"}; !slices.Equal(got, want) {
+		t.Fatalf("pending asked = %v, want the newest %v", got, want)
+	}
+}
+
+// Every fall a response can name is one a retrieval.degraded event can
+// carry: the app publishes each, and an event the contract refused
+// would be a second warning instead of the record of the first.
+func TestFallsArePublishable(t *testing.T) {
+	t.Parallel()
+	for _, f := range Falls {
+		if err := (&events.RetrievalDegraded{From: f[0], To: f[1], Reason: "database is locked"}).Validate(); err != nil {
+			t.Errorf("fall %s->%s: %v", f[0], f[1], err)
+		}
 	}
 }

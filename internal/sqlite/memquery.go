@@ -124,6 +124,19 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 	return scanMemories(rows)
 }
 
+// PendingFirst is the n pending memories not snoozed past now that are
+// asked about first: session's (when not empty) first, newest first.
+func (s *Store) PendingFirst(ctx context.Context, scope memory.Scope, now time.Time, session string, n int) ([]memory.Memory, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+		WHERE namespace = ? AND user_id = ? AND status = 'pending' AND snoozed_until <= ?
+		ORDER BY ? <> '' AND session_id = ? DESC, created DESC, id LIMIT ?`,
+		scope.Namespace, scope.User, now.UnixNano(), session, session, n)
+	if err != nil {
+		return nil, fmt.Errorf("pending: %w", err)
+	}
+	return scanMemories(rows)
+}
+
 // History is a memory's changes, oldest first.
 func (s *Store) History(ctx context.Context, scope memory.Scope, id string) ([]memory.Change, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT memory_id, change, old, new, fields, note, cause, time, said_at FROM memory_history

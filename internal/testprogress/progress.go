@@ -34,6 +34,7 @@ type progress struct {
 	results []result
 	failed  bool
 	fails   []string // failed package or test, in order
+	why     []string // each failed test's own lines (reason), in order
 	pkgs    int
 }
 
@@ -104,8 +105,31 @@ func (p *progress) line(l string, now time.Time) {
 			p.running[e.Package]++
 			p.results = append(p.results, result{short(e.Package), e.Test, took})
 		}
-		fmt.Fprintf(p.out, "--- FAIL: %s %s (%.1fs)\n%s", short(e.Package), e.Test, took.Seconds(), p.take(key))
+		printed := p.take(key)
+		fmt.Fprintf(p.out, "--- FAIL: %s %s (%.1fs)\n%s", short(e.Package), e.Test, took.Seconds(), printed)
+		p.why = append(p.why, fmt.Sprintf("%s %s:\n%s", short(e.Package), e.Test, reason(printed)))
 	}
+}
+
+// reasonLines bounds the lines reason keeps of one test.
+const reasonLines = 12
+
+// reason is what a failed test said itself: its output without the
+// lines its loggers wrote (zaptest's "logger.go:") and the framework's
+// "=== RUN"/"--- FAIL" lines, the last reasonLines of them.
+func reason(printed string) string {
+	var keep []string
+	for l := range strings.Lines(printed) {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "logger.go:") || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") {
+			continue
+		}
+		keep = append(keep, "    "+strings.TrimRight(t, "\n")+"\n")
+	}
+	if len(keep) > reasonLines {
+		keep = append([]string{"    […]\n"}, keep[len(keep)-reasonLines:]...)
+	}
+	return strings.Join(keep, "")
 }
 
 // take hands back what a test printed and forgets it.
@@ -153,6 +177,12 @@ func (p *progress) finish(now time.Time) int {
 		return 1
 	}
 	if p.failed {
+		// Again at the end, without the logs: a failed test's output can
+		// run to thousands of lines, and a log cut to its head and tail
+		// (a CI page) keeps only this.
+		if len(p.why) > 0 {
+			fmt.Fprintf(p.out, "\nWhy each failed:\n%s", strings.Join(p.why, ""))
+		}
 		fmt.Fprintf(p.out, "FAIL: %s\n", strings.Join(p.fails, ", "))
 		return 1
 	}

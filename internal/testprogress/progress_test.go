@@ -22,6 +22,7 @@ func TestProgress(t *testing.T) {
 		`{"Action":"pass","Package":"` + module + `internal/a","Elapsed":25.3}`,
 		`{"Action":"start","Package":"` + module + `cmd/x"}`,
 		`{"Action":"skip","Package":"` + module + `cmd/x","Elapsed":0}`,
+		`{"Action":"output","Package":"` + module + `internal/b","Test":"TestBroken","Output":"    logger.go:146: 2026-11-29T11:15:02Z INFO started\n"}`,
 		`{"Action":"output","Package":"` + module + `internal/b","Test":"TestBroken","Output":"    b_test.go:9: got 1, want 2\n"}`,
 		`{"Action":"fail","Package":"` + module + `internal/b","Test":"TestBroken","Elapsed":1.5}`,
 		`{"Action":"fail","Package":"` + module + `internal/b","Elapsed":1.7}`,
@@ -33,7 +34,9 @@ func TestProgress(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"internal/a                   TestSlow", "ok    internal/a", "2 tests",
-		"--- FAIL: internal/b TestBroken (1.5s)\n    b_test.go:9: got 1, want 2\n",
+		"--- FAIL: internal/b TestBroken (1.5s)\n    logger.go:146: 2026-11-29T11:15:02Z INFO started\n    b_test.go:9: got 1, want 2\n",
+		// The reason again at the end, without the log lines.
+		"Why each failed:\ninternal/b TestBroken:\n    b_test.go:9: got 1, want 2\nFAIL: ",
 		"FAIL  internal/b", "FAIL: internal/b TestBroken, internal/b",
 	} {
 		if !strings.Contains(got, want) {
