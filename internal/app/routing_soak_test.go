@@ -26,11 +26,12 @@ import (
 // of /v1/context through another retriever within 1 ms of asking the
 // owner): two retrievers on one bus share two partitions, and one user's
 // context is asked of the owner of the user's partition and through the
-// other, turn and turn about, on kept-alive connections. Then batches of
-// each, alternated, for the CPU a routed request costs beyond the owner's
-// own answer (the process holds both retrievers and the bus, so the CPU
-// of the whole path is counted). ENGRAM_SOAK_ROUTED sets how many
-// requests of each (default 2,000); it takes about 30 s.
+// other, turn and turn about, on kept-alive connections; then by 4
+// clients at once; then in batches of each, alternated, for the CPU a
+// routed request costs beyond the owner's own answer (the process holds
+// both retrievers and the bus, so the CPU of the whole path is counted).
+// ENGRAM_SOAK_ROUTED sets how many requests of each (default 2,000); it
+// takes about 40 s. docs/scale.md ("What routing costs") has its figures.
 //
 //	go test -tags soak -run TestRoutingOverhead -v ./internal/app
 func TestRoutingOverhead(t *testing.T) {
