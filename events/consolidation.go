@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -82,14 +83,13 @@ const (
 	ArchiveManual  = "manual"  // an operator asked
 )
 
-// Recall paths of the retriever, best first: the degradation chain.
-const (
-	RecallVectors = "vectors"
-	RecallFTS     = "fts"
-	RecallRecent  = "recent"
-)
-
-var recallRank = map[string]int{RecallVectors: 0, RecallFTS: 1, RecallRecent: 2}
+// RetrievalFalls are the falls a retriever reports (retrieval.degraded's
+// from and to): down the chain vectors → fts → recent, or from a recall
+// path of its own to "none" (the answer goes on without it), or from the
+// year a yearless time is anchored to, to the latest.
+var RetrievalFalls = [][2]string{{"vectors", "fts"}, {"fts", "recent"}, {"time", "fts"}, {"anchor", "latest"},
+	{"episodes", "none"}, {"daily", "none"}, {"recent", "none"}, {"scratchpad", "none"}, {"attachments", "none"},
+	{"identity", "none"}, {"pending", "none"}}
 
 // Episode is the data of an episode.built event: what happened in a
 // session (seed 000 §4.2), mirroring the domain's episode. Turns lists
@@ -253,22 +253,24 @@ type Access struct {
 }
 
 // RetrievalDegraded is the data of a retrieval.degraded event: a recall
-// path failed and the retriever fell back down the chain vectors → fts →
-// recent. To is below From.
+// path failed and the retriever answered without it, one of
+// RetrievalFalls.
 type RetrievalDegraded struct {
-	From   string `json:"from" check:"enum=degradedFrom"`
-	To     string `json:"to" check:"enum=degradedTo"`
+	From   string `json:"from"`
+	To     string `json:"to"`
 	Reason string `json:"reason" check:"text,max=MaxReasonBytes"`
 }
 
 func (x *RetrievalDegraded) Validate() error {
-	if err := checkFields(x); err != nil {
-		return err
+	var froms, tos []string // every path that falls; what From falls to
+	for _, f := range RetrievalFalls {
+		froms = append(froms, f[0])
+		if f[0] == x.From {
+			tos = append(tos, f[1])
+		}
 	}
-	if recallRank[x.To] <= recallRank[x.From] {
-		return fieldErr("to", fmt.Sprintf("is not below %s in the chain %s → %s → %s", quote(x.From), RecallVectors, RecallFTS, RecallRecent))
-	}
-	return nil
+	return firstErr(checkFields(x), when(!slices.Contains(froms, x.From), "from", "must be "+strings.Join(froms, ", ")+", not "+quote(x.From)),
+		when(!slices.Contains(tos, x.To), "to", fmt.Sprintf("must be %s after from %s, not %s", strings.Join(tos, " or "), quote(x.From), quote(x.To))))
 }
 
 // UserForgotten is the data of a user.forgotten event: an operator erased

@@ -47,8 +47,8 @@ func TestDecodeConsolidationValues(t *testing.T) {
 			&events.MemoriesArchived{MemoryIDs: []string{"m1"}, Reason: events.ArchiveCap}},
 		{"accessed", events.TypeMemoriesAccessed, `{"accesses":[{"memory_id":"m1","count":3,"last":"2025-06-01T17:30:00+08:00"}]}`,
 			&events.MemoriesAccessed{Accesses: []events.Access{{MemoryID: "m1", Count: 3, Last: at("2025-06-01T17:30:00+08:00")}}}},
-		{"degraded", events.TypeRetrievalDegraded, `{"from":"vectors","to":"recent","reason":"r"}`,
-			&events.RetrievalDegraded{From: events.RecallVectors, To: events.RecallRecent, Reason: "r"}},
+		{"degraded", events.TypeRetrievalDegraded, `{"from":"vectors","to":"fts","reason":"r"}`,
+			&events.RetrievalDegraded{From: "vectors", To: "fts", Reason: "r"}},
 		{"forgotten", events.TypeUserForgotten, `{"reason":"asked"}`, &events.UserForgotten{Reason: "asked"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { decodesTo(t, c.eventType, c.body, c.want) })
@@ -75,7 +75,7 @@ func TestNewDerivedConsolidation(t *testing.T) {
 		{events.TypeMemoriesMerged, events.MemoriesMerged{Into: "m1", Merged: []string{"m2"}, Importance: 0.9, ClusterID: "k"}, ""},
 		{events.TypeMemoriesArchived, events.MemoriesArchived{MemoryIDs: []string{"m1"}, Reason: events.ArchiveDecay}, ""},
 		{events.TypeMemoriesAccessed, events.MemoriesAccessed{Accesses: []events.Access{{MemoryID: "m1", Count: 2, Last: at}}}, ""},
-		{events.TypeRetrievalDegraded, events.RetrievalDegraded{From: events.RecallFTS, To: events.RecallRecent, Reason: "locked"}, ""},
+		{events.TypeRetrievalDegraded, events.RetrievalDegraded{From: "fts", To: "recent", Reason: "locked"}, ""},
 		{events.TypeUserForgotten, events.UserForgotten{}, ""},
 	} {
 		t.Run(c.typ, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestConsolidationMessages(t *testing.T) {
 		{events.TypeMemoriesMerged, `{"into":"m1","merged":["m1"],"importance":1,"cluster_id":"c"}`, `data.merged[0]: "m1" is the memory merged into`},
 		{events.TypeMemoriesArchived, `{"memory_ids":["m1","m1"],"reason":"cap"}`, `data.memory_ids[1]: "m1" is listed twice`},
 		{events.TypeMemoriesAccessed, strings.Replace(accesses(2), `"m1"`, `"m0"`, 1), `data.accesses[1].memory_id: "m0" is also accesses[0]`},
-		{events.TypeRetrievalDegraded, `{"from":"fts","to":"fts","reason":"x"}`, `data.to: is not below "fts" in the chain vectors → fts → recent`},
+		{events.TypeRetrievalDegraded, `{"from":"fts","to":"fts","reason":"x"}`, `data.to: must be recent after from "fts", not "fts"`},
 		{events.TypeDailySummarized, `{"date":"2025-02-30","channel":"c","summary":"x","raw_tokens":1,"source":"migration"}`, `data.date: is not a real date`},
 		{events.TypeScratchpadUpdated, `{"content":"x","source":"person","episode_id":"e"}`, `data.episode_id: is only for source episode`},
 	} {

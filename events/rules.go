@@ -71,8 +71,6 @@ var enums = map[string][]string{
 	"scratchpadSource": {SourceEpisode, SourcePerson},
 	"dailySource":      {SourceExtraction, SourceCompression, SourceMigration},
 	"archiveReason":    {ArchiveDecay, ArchiveExpired, ArchiveCap, ArchiveManual},
-	"degradedFrom":     {RecallVectors, RecallFTS},
-	"degradedTo":       {RecallFTS, RecallRecent},
 }
 
 // limits are the names a check tag's max=, min= and items= may use.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"reflect"
@@ -66,9 +67,18 @@ var typeRules = map[reflect.Type]string{
 		"if": {"properties": {"source": {"const": "extraction"}}},
 		"then": {"required": ["part"]},
 		"else": {"not": {"required": ["part"]}}}`,
-	reflect.TypeFor[RetrievalDegraded](): `{"not": {"required": ["from", "to"], "properties": {"from": {"const": "fts"}, "to": {"const": "fts"}}}}`,
+	reflect.TypeFor[RetrievalDegraded](): fallsRule(),
 	reflect.TypeFor[MemoryUpdated]():     `{"minProperties": 2}`,
 	reflect.TypeFor[Embedded]():          `{"properties": {"vector": {"contains": {"not": {"const": 0}}}}}`,
+}
+
+// fallsRule is retrieval.degraded's from and to as one of RetrievalFalls.
+func fallsRule() string {
+	var pairs []string
+	for _, f := range RetrievalFalls {
+		pairs = append(pairs, fmt.Sprintf(`{"properties": {"from": {"const": %q}, "to": {"const": %q}}}`, f[0], f[1]))
+	}
+	return `{"anyOf": [` + strings.Join(pairs, ", ") + `]}`
 }
 
 // eventDocs are what each event type's file says of it, and its
@@ -158,7 +168,7 @@ var eventDocs = map[string]struct{ description, examples, rules string }{
 		examples:    `[{"memory_ids": ["m-1", "m-7", "m-21"], "demoted": ["m-3"]}]`,
 	},
 	"retrieval.degraded": {
-		description: "A recall path failed and the retriever fell back down the chain vectors, fts, recent: to is below from.",
+		description: "A recall path failed and the retriever answered without it: down the chain vectors, fts, recent, or from a path of its own to none (or, for the year a yearless time is anchored to, to latest). The pair is one of those listed in anyOf.",
 		examples:    `[{"from": "vectors", "to": "fts", "reason": "embedding endpoint: 503 Service Unavailable"}]`,
 	},
 	"scratchpad.updated": {

@@ -458,12 +458,14 @@ func (rp *readParts) caughtUp(ctx context.Context, part *readPart) bool {
 }
 
 // setAnswering subscribes the copy to its partition's subjects, or
-// unsubscribes it.
+// unsubscribes it. The service stops outside rp.mu: its Stop waits for
+// the requests it is answering, and they take rp.mu to let go of the
+// copy.
 func (rp *readParts) setAnswering(part *readPart, on bool) {
 	rp.mu.Lock()
-	defer rp.mu.Unlock()
 	switch {
 	case on && part.svc == nil:
+		defer rp.mu.Unlock()
 		svc, err := natsapi.ServePartition(rp.a.nc, part.p, part.answer, Version, rp.a.Log.Named("natsapi"))
 		if err != nil {
 			rp.log.Warn("serve partition", zap.Int("partition", part.p), zap.Error(err))
@@ -472,10 +474,14 @@ func (rp *readParts) setAnswering(part *readPart, on bool) {
 		part.svc = svc
 		rp.log.Info("partition copy answers", zap.Int("partition", part.p), zap.Bool("serving", part.serving.Load()))
 	case !on && part.svc != nil:
-		if err := part.svc.Stop(); err != nil {
+		svc := part.svc
+		part.svc = nil
+		rp.mu.Unlock()
+		if err := svc.Stop(); err != nil {
 			rp.log.Warn("stop partition service", zap.Int("partition", part.p), zap.Error(err))
 		}
-		part.svc = nil
+	default:
+		rp.mu.Unlock()
 	}
 }
 

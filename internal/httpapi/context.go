@@ -31,6 +31,9 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	metrics.Default.ContextRequest()
+	// Whether the copy is still being built is read before the query: a
+	// copy that catches up while it answers answered from what it had.
+	building := s.buildingNow()
 	resp, err := s.Context.Context(r.Context(), req)
 	if err != nil {
 		if memory.ErrorCode(err) == memory.EINTERNAL {
@@ -39,8 +42,8 @@ func (s *Server) contextBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if b := s.buildingNow(); b != "" {
-		resp.Degraded = append(resp.Degraded, b)
+	if building != "" {
+		resp.Degraded = append(resp.Degraded, building)
 	}
 	recordContext(req.Namespace, resp)
 	writeJSON(w, http.StatusOK, resp)

@@ -35,6 +35,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	building := s.buildingNow() // before the query, as contextBlock reads it
 	res, err := s.Searcher.Search(r.Context(), q)
 	if err != nil {
 		s.Log.Error("search failed", zap.Error(err))
@@ -42,8 +43,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]any{"results": res}
-	if b := s.buildingNow(); b != "" {
-		out["degraded"] = []string{b}
+	if building != "" {
+		out["degraded"] = []string{building}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

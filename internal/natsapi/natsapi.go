@@ -213,9 +213,12 @@ func ServeRouter(r *Router, digest stream.StoredDigest, version string, log *zap
 	if err != nil {
 		return nil, err
 	}
+	// A request forwarded to its partition waits for the round trip: the
+	// others are answered meanwhile.
+	side := newSideBySide()
 	for _, op := range []string{"search", "context"} {
-		h := micro.HandlerFunc(func(req micro.Request) { r.ask(req, op, log) })
-		if err := svc.AddEndpoint(op, Timed(op, Recovered(op, log, h)), micro.WithEndpointSubject(SubjectPrefix+".*."+op)); err != nil {
+		h := micro.HandlerFunc(func(req micro.Request) { r.ask(side.stopping, req, op, log) })
+		if err := svc.AddEndpoint(op, side.handler(Timed(op, Recovered(op, log, h))), micro.WithEndpointSubject(SubjectPrefix+".*."+op)); err != nil {
 			quiet.Do(svc.Stop) // on a path that fails with its own error
 			return nil, err
 		}
@@ -224,7 +227,7 @@ func ServeRouter(r *Router, digest stream.StoredDigest, version string, log *zap
 		quiet.Do(svc.Stop) // on a path that fails with its own error
 		return nil, err
 	}
-	return svc, nil
+	return sideBySideService{Service: svc, s: side}, nil
 }
 
 // contextAt answers a context request on a subject of tokens tokens

@@ -70,26 +70,30 @@ func (p *Partition) held(req micro.Request, log *zap.Logger, fn func()) {
 }
 
 // search and context answer as a partition: a copy still being built
-// says so in the answer's degraded list.
+// says so in the answer's degraded list. Whether it is being built is
+// read before the query: a copy that catches up while it answers
+// answered from what it had.
 func (p *Partition) search(ctx context.Context, subject string, data []byte, ops int) (any, error) {
+	building := p.building()
 	res, err := searchAt(ctx, p.Searcher, subject, data, ops)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]any{"results": res}
-	if b := p.building(); b != "" {
-		out["degraded"] = []string{b}
+	if building != "" {
+		out["degraded"] = []string{building}
 	}
 	return out, nil
 }
 
 func (p *Partition) context(ctx context.Context, subject string, data []byte, ops int) (any, error) {
+	building := p.building()
 	resp, err := contextAt(ctx, p.Engine, subject, data, ops)
 	if err != nil {
 		return nil, err
 	}
-	if b := p.building(); b != "" {
-		resp.Degraded = append(resp.Degraded, b)
+	if building != "" {
+		resp.Degraded = append(resp.Degraded, building)
 	}
 	return resp, nil
 }
@@ -103,8 +107,10 @@ func (p *Partition) building() string {
 
 // ServePartition subscribes partition k's endpoints on nc until the
 // returned service is stopped: search, context and the HTTP API a front
-// forwards. Copies of one partition share its requests (one queue group).
-func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *zap.Logger) (micro.Service, error) {
+// forwards, each request answered side by side with the others once the
+// copy serves (Stop waits for them). Copies of one partition share its
+// requests (one queue group).
+func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *zap.Logger) (Service, error) {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "engram-partition",
 		Version:     version,
@@ -129,14 +135,22 @@ func ServePartition(nc *nats.Conn, k int, part *Partition, version string, log *
 		{"context", contextH.Handle},
 		{"http", func(req micro.Request) { serveHTTP(nc, req, part, log) }},
 	}
+	side := newSideBySide()
+	// A copy being built answers in turn: its answers are degraded, and
+	// what ends that is its projector, which the queries would otherwise
+	// take the cores from (a failover sends the dead holder's every user
+	// to it at once).
+	side.inTurn = func() bool { return part.building() != "" }
 	for _, e := range endpoints {
 		h := micro.HandlerFunc(func(req micro.Request) { part.held(req, log, func() { e.h(req) }) })
-		if err := svc.AddEndpoint("p"+strconv.Itoa(k)+"_"+e.op, Timed("partition_"+e.op, h), micro.WithEndpointSubject(at(e.op))); err != nil {
+		name := "partition_" + e.op
+		if err := svc.AddEndpoint("p"+strconv.Itoa(k)+"_"+e.op, side.handler(Timed(name, Recovered(name, log, h))),
+			micro.WithEndpointSubject(at(e.op))); err != nil {
 			_ = svc.Stop()
 			return nil, err
 		}
 	}
-	return svc, nil
+	return sideBySideService{Service: svc, s: side}, nil
 }
 
 // Router sends each request to its user's partition: to the copy in this
@@ -154,10 +168,11 @@ type Router struct {
 	Wait time.Duration
 }
 
-// ask answers a front's request of op: locally, or by forwarding the
-// request's own bytes to the partition's subject and the reply's own
-// bytes (and error headers) back, so the answer is the owner's as it is.
-func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
+// ask answers a front's request of op, until stopping ends: locally, or
+// by forwarding the request's own bytes to the partition's subject and
+// the reply's own bytes (and error headers) back, so the answer is the
+// owner's as it is.
+func (r *Router) ask(stopping context.Context, req micro.Request, op string, log *zap.Logger) {
 	ns, err := subjectNamespace(req.Subject(), op)
 	if err != nil {
 		respondError(req, err, log)
@@ -171,7 +186,7 @@ func (r *Router) ask(req micro.Request, op string, log *zap.Logger) {
 	// answers with the error the request deserves.
 	_ = json.Unmarshal(req.Data(), &who)
 	p := stream.PartitionOf(ns, who.User, r.N)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(stopping, 10*time.Second)
 	defer cancel()
 	if local, release := r.Local(p); local != nil {
 		defer release()

@@ -412,3 +412,15 @@ func TestPendingAskedAreTheNewest(t *testing.T) {
 		t.Fatalf("pending asked = %v, want the newest %v", got, want)
 	}
 }
+
+// Every fall a response can name is one a retrieval.degraded event can
+// carry: the app publishes each, and an event the contract refused
+// would be a second warning instead of the record of the first.
+func TestFallsArePublishable(t *testing.T) {
+	t.Parallel()
+	for _, f := range Falls {
+		if err := (&events.RetrievalDegraded{From: f[0], To: f[1], Reason: "database is locked"}).Validate(); err != nil {
+			t.Errorf("fall %s->%s: %v", f[0], f[1], err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/prefilter"
 	"github.com/engramhq/engram/internal/textseg"
@@ -25,20 +26,17 @@ import (
 
 // Falls are the falls down the degradation chain a response can name
 // (Response.Degraded reads from->to), so their metrics can exist before
-// the first one happens.
-var Falls = [][2]string{
-	{"fts", "recent"},       // full text failed: recent turns and the profile answer
-	{"vectors", "fts"},      // the semantic path failed: full text alone
-	{"time", "fts"},         // the memories written within an asked time were not read
-	{"anchor", "latest"},    // a yearless time stays in its latest year
-	{"episodes", "none"},    // no episodes
-	{"daily", "none"},       // no daily summaries
-	{"recent", "none"},      // no recent turns
-	{"scratchpad", "none"},  // no scratchpad
-	{"attachments", "none"}, // a turn's attachments could not be read
-	{"identity", "none"},    // the agent's card and the onboarding were not read
-	{"pending", "none"},     // the unconfirmed memories were not read
-}
+// the first one happens: those a retrieval.degraded event carries.
+//
+//	fts->recent      full text failed: recent turns and the profile answer
+//	vectors->fts     the semantic path failed: full text alone
+//	time->fts        the memories written within an asked time were not read
+//	anchor->latest   a yearless time stays in its latest year
+//	episodes, daily, recent, scratchpad->none: that block is left out
+//	attachments->none  a turn's attachments could not be read
+//	identity->none   the agent's card and the onboarding were not read
+//	pending->none    the unconfirmed memories were not read
+var Falls = events.RetrievalFalls
 
 // fall records that a path failed: in the response, and once to Degraded.
 func (e *Engine) fall(scope memory.Scope, resp *Response, from, to string, err error) {
