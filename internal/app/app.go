@@ -342,6 +342,13 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	if a.feed != nil {
 		a.goWorker(runCtx, "feed", func(ctx context.Context) error { a.feed.run(ctx); return nil })
 	}
+	// Its full-text indexes are merged while it is idle: each segment
+	// costs every term a query looks up a seek (sqlite/compact.go).
+	compactLog := a.Log.Named("compaction")
+	a.goWorker(runCtx, "index compaction", func(ctx context.Context) error {
+		store.Compact(ctx, sqlite.DefaultCompaction, func(err error) { compactLog.Warn("full-text index compaction", zap.Error(err)) })
+		return nil
+	})
 	return nil
 }
 

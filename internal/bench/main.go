@@ -347,8 +347,8 @@ func Main(args []string, out io.Writer) int {
 				if p.Users == 1 && p.Turns == 100000 {
 					goal = "goal p95 ≤ 10 ms; "
 				}
-				logf("search latency, %d turns in one namespace shared by %d users (+%d in another namespace), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms (%sload average %s)",
-					p.Turns, p.Users, p.Other, p.Latency.N, p.Latency.P50, p.Latency.P95, p.Latency.P99, goal, loadAverage())
+				logf("search latency, %d turns in one namespace shared by %d users (+%d in another namespace), n=%d: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms (%sCPU %.2f ms a request; load average %s)",
+					p.Turns, p.Users, p.Other, p.Latency.N, p.Latency.P50, p.Latency.P95, p.Latency.P99, goal, p.CPU, loadAverage())
 			}
 		}
 	}

@@ -79,7 +79,8 @@ type TurnHit struct {
 	BM25        float64
 	// Tokens is Text as the full-text index reads it, when the store that
 	// scored the turn kept it (nil otherwise): ranking reads it again
-	// several times.
+	// several times. It may be shared (textseg.StoredTokens): never
+	// changed in place.
 	Tokens []string
 }
 

@@ -1,7 +1,9 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -72,7 +74,7 @@ func (e *Engine) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 					said++
 				}
 			}
-			sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
+			slices.SortStableFunc(turns, func(a, b ScoredTurn) int { return cmp.Compare(b.Score, a.Score) })
 		}
 	} else {
 		hits, err := e.Store.RecallTurns(ctx, q.Scope, query, q.Limit)

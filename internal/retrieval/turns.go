@@ -1,9 +1,10 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,7 +119,7 @@ type ScoredTurn struct {
 // keeps it for the turns it scored, and the neighbours read it here.
 func (s *ScoredTurn) tokens() []string {
 	if s.Tokens == nil {
-		s.Tokens = textseg.Tokens(s.TurnHit.Text()) // s.Text is the score, not the turn's text
+		s.Tokens = textseg.StoredTokens(s.TurnHit.Text()) // s.Text is the score, not the turn's text
 	}
 	return s.Tokens
 }
@@ -225,7 +226,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 			named[t.Surface] = true
 		}
 	}
-	out := make([]ScoredTurn, 0, len(order))
+	ranked := make([]*ScoredTurn, 0, len(order))
 	for _, k := range order {
 		s := byKey[k]
 		s.Score = s.Text + s.Neighbor + s.Feedback + opt.Session*sessions[k.SessionID]
@@ -245,14 +246,20 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 			// A question about a time: what was said then counts more.
 			s.Score *= tw.factor(s.Time)
 		}
-		out = append(out, *s)
+		ranked = append(ranked, s)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
+	// Sorted as pointers: a ScoredTurn is a few hundred bytes, and moving
+	// hundreds of them by reflection was a twentieth of a search.
+	slices.SortStableFunc(ranked, func(a, b *ScoredTurn) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
 		}
-		return out[i].ID < out[j].ID
+		return cmp.Compare(a.ID, b.ID)
 	})
+	out := make([]ScoredTurn, len(ranked))
+	for i, s := range ranked {
+		out[i] = *s
+	}
 	if opt.Spread > 0 && q.AsksMany {
 		spread(out, opt.Spread)
 	}
@@ -354,20 +361,36 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 	terms = own
 	c := &coverer{terms: terms, weight: make([]float64, len(terms)), has: make(map[memory.TurnKey][]bool, len(turns))}
 	df := make([]int, len(terms))
-	for k, t := range turns {
-		toks := t.tokens()
-		set := make(map[string]bool, len(toks))
-		for _, tok := range toks {
-			set[tok] = true
+	// Each turn's tokens are looked up among the terms, not made into a
+	// set of their own: hundreds of turns a query, each a map to fill.
+	index := make(map[string][]int, len(terms))
+	var prefixed []int
+	for i, term := range terms {
+		index[term.Token] = append(index[term.Token], i)
+		if term.Prefix {
+			prefixed = append(prefixed, i)
 		}
-		has := make([]bool, len(terms))
-		for i, term := range terms {
-			has[i] = term.In(set)
-			if has[i] {
+	}
+	has := make([]bool, len(terms)*len(turns))
+	for k, t := range turns {
+		h := has[:len(terms):len(terms)]
+		has = has[len(terms):]
+		for _, tok := range t.tokens() {
+			for _, i := range index[tok] {
+				h[i] = true
+			}
+			for _, i := range prefixed {
+				if !h[i] && strings.HasPrefix(tok, terms[i].Token) {
+					h[i] = true
+				}
+			}
+		}
+		for i := range h {
+			if h[i] {
 				df[i]++
 			}
 		}
-		c.has[k] = has
+		c.has[k] = h
 	}
 	for i, term := range terms {
 		c.weight[i] = term.Weight * textseg.IDF(len(turns), df[i])
@@ -381,10 +404,19 @@ func (c *coverer) window(k memory.TurnKey) float64 {
 	if c.total == 0 {
 		return 0
 	}
+	// The window's turns are looked up once, not once per term.
+	var window [3][]bool
+	n := 0
+	for d := -1; d <= 1; d++ {
+		if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
+			window[n] = has
+			n++
+		}
+	}
 	found := 0.0
 	for i := range c.terms {
-		for d := -1; d <= 1; d++ {
-			if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok && has[i] {
+		for _, has := range window[:n] {
+			if has[i] {
 				found += c.weight[i]
 				break
 			}

@@ -86,14 +86,11 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 	for i := range hits {
 		hits[i].BM25, hits[i].Tokens = scores[i], toks[i]
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if q.Uninformative {
-			return hits[i].ID > hits[j].ID
+	slices.SortStableFunc(hits, func(a, b memory.TurnHit) int { // generic: no reflection to move the hits
+		if !q.Uninformative && a.BM25 != b.BM25 {
+			return cmp.Compare(b.BM25, a.BM25)
 		}
-		if hits[i].BM25 != hits[j].BM25 {
-			return hits[i].BM25 > hits[j].BM25
-		}
-		return hits[i].ID > hits[j].ID
+		return cmp.Compare(b.ID, a.ID)
 	})
 	return hits[:min(len(hits), limit)], nil
 }
@@ -315,7 +312,7 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) ([]float64, [][
 	toks := make([][]string, len(texts))
 	total := 0
 	for i, t := range texts {
-		toks[i] = textseg.Tokens(t)
+		toks[i] = textseg.StoredTokens(t)
 		total += len(toks[i])
 	}
 	if len(texts) > 0 {
