@@ -119,6 +119,9 @@ type App struct {
 	// storeDown is why events cannot be stored, as healJetStream last saw
 	// it; nil while they can.
 	storeDown atomic.Pointer[error]
+	// compaction is when the read model's full-text indexes, and each
+	// partition copy's, are merged (sqlite.Store.Compact).
+	compaction sqlite.Compaction
 	// leaseTTL is how long a dead instance's partitions wait for another
 	// (partitions.go); tests shorten it.
 	leaseTTL time.Duration
@@ -149,6 +152,7 @@ type App struct {
 func New(cfg config.Config, roles Roles, log *zap.Logger) *App {
 	return &App{Config: cfg, Roles: roles, Log: log, extractBackoff: stream.DefaultBackoff, originEvery: 5 * time.Second,
 		truncationGrace: defaultTruncationGrace, leaseTTL: stream.DefaultLeaseTTL, conns: map[string]*busConn{},
+		compaction:  sqlite.DefaultCompaction,
 		accessEvery: 2 * time.Second}
 }
 
@@ -346,7 +350,7 @@ func (a *App) openReadModel(ctx, runCtx context.Context) error {
 	// costs every term a query looks up a seek (sqlite/compact.go).
 	compactLog := a.Log.Named("compaction")
 	a.goWorker(runCtx, "index compaction", func(ctx context.Context) error {
-		store.Compact(ctx, sqlite.DefaultCompaction, func(err error) { compactLog.Warn("full-text index compaction", zap.Error(err)) })
+		store.Compact(ctx, a.compaction, func(err error) { compactLog.Warn("full-text index compaction", zap.Error(err)) })
 		return nil
 	})
 	return nil

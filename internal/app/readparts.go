@@ -326,9 +326,16 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 	h := part.proj
 	go func() {
 		defer close(part.done)
+		// The copy's full-text indexes are merged while it is idle, as
+		// the whole read model's are (openReadModel).
+		var compaction sync.WaitGroup
+		compaction.Go(func() {
+			store.Compact(pctx, a.compaction, func(err error) { log.Warn("full-text index compaction", zap.Error(err)) })
+		})
 		a.runWorker(pctx, fmt.Sprintf("projector (partition %d)", p), func(ctx context.Context) error {
 			return a.runProjector(ctx, h, cons, proj, log)
 		})
+		compaction.Wait()
 	}()
 	log.Info("partition copy opened", zap.Uint64("position", last), zap.Uint64("target", part.target),
 		zap.Bool("serving", part.serving.Load()))

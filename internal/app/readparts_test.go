@@ -17,6 +17,7 @@ import (
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/quiet"
+	"github.com/engramhq/engram/internal/sqlite"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
 	"github.com/sourcegraph/conc"
@@ -427,4 +428,46 @@ func TestReadPartitionRebuildEqualsLive(t *testing.T) {
 		}
 		t.Logf("partition %d rebuilt to seq %d: %d events read in %v", p, rep.Target, rep.Read, rep.Took)
 	}
+}
+
+// A partition's copy merges its full-text indexes while idle, as the
+// whole read model does: each segment costs every word a query looks up
+// a seek, and every write transaction adds one.
+func TestReadPartitionCopyCompacts(t *testing.T) {
+	t.Parallel()
+	const partitions = 2
+	bus := busWithFastLeases(t)
+	cfg := WorkerDefaults(testConfig(t, t.TempDir()), "127.0.0.1:0")
+	bus.use(&cfg)
+	cfg.Instance, cfg.Partitions = "r1", partitions
+	r := New(cfg, RoleRetriever, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Named("r1"))
+	r.compaction = sqlite.Compaction{Every: 50 * time.Millisecond, Segments: 1, Pages: 64, Share: 1}
+	if err := r.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopApp(t, r) })
+	ingest := readWorker(t, bus, "ingest", RoleIngest, partitions)
+	allServing(t, partitions, r)
+	// A batch at a time, each applied in its own transaction.
+	for i := range 6 {
+		mustAccept(t, postEvent(t, ingest, turnEvent(fmt.Sprintf("c-%d", i), fmt.Sprintf("u%d", i%3), "s1", i, "user",
+			fmt.Sprintf("we shipped release %d of the billing service", i))))
+		waitSettled(t, r)
+	}
+	wait.For(t, "every copy's indexes in one segment", func() error {
+		r.reads.mu.Lock()
+		defer r.reads.mu.Unlock()
+		for p, part := range r.reads.parts {
+			segs, err := part.store.TextSegments(t.Context())
+			if err != nil {
+				return err
+			}
+			for table, n := range segs {
+				if n > 1 {
+					return fmt.Errorf("partition %d: %s has %d segments", p, table, n)
+				}
+			}
+		}
+		return nil
+	})
 }
