@@ -57,11 +57,8 @@ func (p *Partition) held(req micro.Request, log *zap.Logger, fn func()) {
 	if p.Acquire != nil {
 		release, ok := p.Acquire()
 		if !ok {
-			body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": memory.EUNAVAILABLE, "message": "this copy of the partition has closed"}})
-			if err := req.Error(memory.EUNAVAILABLE, "this copy of the partition has closed", body,
-				micro.WithHeaders(micro.Headers{MovedHeader: {"1"}})); err != nil {
-				log.Debug("answer moved", zap.Error(err))
-			}
+			respondError(req, memory.Errorf(memory.EUNAVAILABLE, "this copy of the partition has closed"), log,
+				micro.WithHeaders(micro.Headers{MovedHeader: {"1"}}))
 			return
 		}
 		defer release()

@@ -2,7 +2,6 @@ package natsapi
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/nats-io/nats.go"
@@ -37,9 +36,7 @@ func ServeFuncs(nc *nats.Conn, name, version, description, prefix string, endpoi
 	}
 	reply := func(req micro.Request, v any, err error) {
 		if err != nil {
-			code := memory.ErrorCode(err)
-			body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": memory.ErrorMessage(err)}})
-			_ = req.Error(code, memory.ErrorMessage(err), body)
+			respondError(req, err, log)
 			return
 		}
 		_ = req.RespondJSON(v)
