@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -81,7 +82,18 @@ func ContextScale(ctx context.Context, memories, turns, users, queries, ingest i
 	if err := compactIdle(ctx, store, progress); err != nil {
 		return nil, err
 	}
-	return queryContextScale(ctx, store, memories, turns, users, queries, ingest)
+	p, err := queryContextScale(ctx, store, memories, turns, users, queries, ingest, progress)
+	if err != nil {
+		return nil, err
+	}
+	if ingest > 0 {
+		segs, err := store.TextSegments(ctx)
+		if err != nil {
+			return nil, err
+		}
+		progress(fmt.Sprintf("full-text segments once the ingest beside stopped: %v", segs))
+	}
+	return p, nil
 }
 
 func loadContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users int, progress func(string)) error {
@@ -134,7 +146,12 @@ func loadContextScale(ctx context.Context, store *sqlite.Store, memories, turns,
 	return nil
 }
 
-func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users, queries, ingest int) (*ContextPoint, error) {
+// ingestLeadIn is how long the ingest beside runs before the queries are
+// timed: the full-text index then has the segments steady ingest keeps,
+// not the one an idle merge left.
+const ingestLeadIn = 10 * time.Second
+
+func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users, queries, ingest int, progress func(string)) (*ContextPoint, error) {
 	engine := retrieval.NewEngine(store)
 	engine.Tokens = func(string) retrieval.Counter { return tokens.For("gpt-4o") }
 	srv := httptest.NewServer((&httpapi.Server{Context: engine, Log: zap.NewNop()}).Handler())
@@ -163,7 +180,38 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 	}
 	stopIngest := func() (float64, error) { return 0, nil }
 	if ingest > 0 {
-		stopIngest = ingestWhile(ctx, store, ingest)
+		// As a running engram does: its compaction beside the projector.
+		cctx, cancel := context.WithCancel(ctx)
+		var compacting sync.WaitGroup
+		compacting.Go(func() {
+			store.Compact(cctx, sqlite.DefaultCompaction, func(err error) { progress(err.Error()) })
+		})
+		stop := ingestWhile(ctx, store, ingest)
+		stopIngest = func() (float64, error) {
+			rate, err := stop()
+			cancel()
+			compacting.Wait()
+			return rate, err
+		}
+		select {
+		case <-ctx.Done():
+			_, _ = stopIngest() // the run is ending with ctx's error
+			return nil, ctx.Err()
+		case <-time.After(ingestLeadIn):
+		}
+		segs, err := store.TextSegments(ctx)
+		if err != nil {
+			_, _ = stopIngest() // on a path that fails with its own error
+			return nil, err
+		}
+		progress(fmt.Sprintf("full-text segments after %s of ingest beside: %v", ingestLeadIn, segs))
+		seen := watchSegments(ctx, store)
+		stopped := stopIngest
+		stopIngest = func() (float64, error) {
+			rate, err := stopped()
+			progress("turns_fts segments while the queries ran: " + seen())
+			return rate, err
+		}
 	}
 	cpu0 := cpuTime()
 	d := make([]time.Duration, queries)
@@ -271,7 +319,10 @@ func ingestWhile(ctx context.Context, store *sqlite.Store, rate int) func() (flo
 					seq++
 					n := applied + j
 					batch[j].Seq = seq
-					batch[j].Scope.User = fmt.Sprintf("live%d", n%100)
+					// Users of this run alone: a kept read model holds the
+					// turns of earlier runs under the same sessions and
+					// indexes, and those would be replaced, not added.
+					batch[j].Scope.User = fmt.Sprintf("live%s-%d", run, n%100)
 					batch[j].ID = fmt.Sprintf("%s-%d", run, n)
 				}
 				for _, aerr := range store.Apply(ctx, batch) {
@@ -288,5 +339,35 @@ func ingestWhile(ctx context.Context, store *sqlite.Store, rate int) func() (flo
 		cancel()
 		<-done
 		return float64(applied) / time.Since(start).Seconds(), err
+	}
+}
+
+// watchSegments counts the turns index's segments every 250 ms until the
+// function it returns is called, which says their mean and most.
+func watchSegments(ctx context.Context, store *sqlite.Store) func() string {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var sum, most, n int
+	go func() { // owned: the returned function cancels and waits for it
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			segs, err := store.TextSegments(ctx)
+			if err != nil {
+				continue // a count missed; the next one is taken
+			}
+			sum, most, n = sum+segs["turns_fts"], max(most, segs["turns_fts"]), n+1
+		}
+	}()
+	return func() string {
+		cancel()
+		<-done
+		return fmt.Sprintf("mean %.1f, most %d (%d counts)", float64(sum)/float64(max(n, 1)), most, n)
 	}
 }

@@ -103,6 +103,23 @@ type wtx struct {
 	// never) as the forgotten table says within this transaction; a
 	// user.forgotten event clears it.
 	forgot map[memory.Scope]forgotten
+	// deferText holds the turns' full-text rows back until the
+	// transaction ends (flushText), so that a batch adds one segment to
+	// the index rather than one per turn: FTS5 writes what it holds to a
+	// segment of its own at every statement savepoint, and the next
+	// turn's insert opens one (ten turns applied together made ten
+	// segments). Only where a failing event rolls back the whole batch:
+	// an event's savepoint would drop rows it had not written.
+	deferText bool
+	text      []textRow
+	event     int // the index in the batch of the event being applied
+}
+
+// textRow is a turn's full-text row held back, and the event it came from.
+type textRow struct {
+	id    int64
+	body  string
+	event int
 }
 
 type forgotten struct {
@@ -142,6 +159,30 @@ func (w *wtx) exec(id stmt, args ...any) (sql.Result, error) {
 	return w.stmt(id).ExecContext(w.ctx, args...)
 }
 
+// indexTurn adds a turn's row to the full-text index, or holds it back
+// until flushText.
+func (w *wtx) indexTurn(id int64, body string) error {
+	if w.deferText {
+		w.text = append(w.text, textRow{id: id, body: body, event: w.event})
+		return nil
+	}
+	_, err := w.exec(stmtFTSInsert, id, body)
+	return err
+}
+
+// flushText writes the turns' full-text rows held back. On an error it
+// returns the index in the batch of the event whose row failed.
+func (w *wtx) flushText() (event int, err error) {
+	for i, r := range w.text {
+		if _, err := w.exec(stmtFTSInsert, r.id, r.body); err != nil {
+			w.text = w.text[i+1:]
+			return r.event, fmt.Errorf("index turn %d: %w", r.id, err)
+		}
+	}
+	w.text = w.text[:0]
+	return 0, nil
+}
+
 func (w *wtx) queryRow(id stmt, args ...any) *sql.Row {
 	return w.stmt(id).QueryRowContext(w.ctx, args...)
 }
@@ -154,8 +195,9 @@ func (w *wtx) queryRow(id stmt, args ...any) *sql.Row {
 //
 // The fast path runs the batch with no savepoints, because each savepoint
 // makes FTS5 flush its pending index to disk (it was a fifth of apply's
-// time). Only when an event fails is the batch rolled back and applied
-// again with a savepoint around each event.
+// time), and indexes its turns at the end (wtx.deferText): a statement's
+// own savepoint flushes too. Only when an event fails is the batch rolled
+// back and applied again with a savepoint around each event.
 func (s *Store) Apply(ctx context.Context, batch []memory.Applied) []error {
 	errs, ok := s.applyBatch(ctx, batch, false, 0)
 	if !ok {
@@ -236,7 +278,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		return fail(fmt.Errorf("begin apply: %w", err))
 	}
 	defer quiet.Rollback(tx)
-	w := &wtx{ctx: ctx, tx: tx, stmts: &s.stmts}
+	w := &wtx{ctx: ctx, tx: tx, stmts: &s.stmts, deferText: !isolate}
 	last, err := lastSeq(ctx, tx)
 	if err != nil {
 		return fail(err)
@@ -251,7 +293,7 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		if a.Seq != 0 && a.Seq <= last {
 			continue
 		}
-		w.ctx = ctx
+		w.ctx, w.event = ctx, i
 		if fewRows(a.Type) {
 			w.ctx = uncancelled
 		}
@@ -278,6 +320,10 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		top = max(top, a.Seq)
 	}
 	w.ctx = ctx
+	if i, err := w.flushText(); err != nil {
+		errs[i] = fmt.Errorf("apply %s %s: %w", batch[i].Type, batch[i].ID, err)
+		return errs, false
+	}
 	if top != last {
 		if _, err := w.exec(stmtPosition, strconv.FormatUint(top, 10)); err != nil {
 			return fail(fmt.Errorf("store position: %w", err))
@@ -436,8 +482,7 @@ func putTurn(w *wtx, env memory.Envelope, t *events.TurnRecorded, replace bool) 
 			return err
 		}
 	}
-	_, err = w.exec(stmtFTSInsert, id, textseg.IndexIn(partition(env.Scope), body))
-	return err
+	return w.indexTurn(id, textseg.IndexIn(partition(env.Scope), body))
 }
 
 func touchSession(w *wtx, env memory.Envelope, session string) error {

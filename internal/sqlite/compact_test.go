@@ -117,3 +117,28 @@ func TestCompactWaitsForIdle(t *testing.T) {
 		t.Fatalf("after an idle look turns_fts has %d segments, want 1", got["turns_fts"])
 	}
 }
+
+// A batch of turns adds one segment to the full-text index, not one a
+// turn: under steady ingest the segments a query seeks in come from
+// transactions, not events. Each turn's words stay found.
+func TestABatchOfTurnsIsOneSegment(t *testing.T) {
+	t.Parallel()
+	s := openTest(t)
+	var batch []memory.Applied
+	for i := range 10 {
+		batch = append(batch, turn(uint64(i+1), "ana", "s", i, fmt.Sprintf("turn word%d about coffee", i)))
+	}
+	mustApply(t, s, batch...)
+	segs, err := s.TextSegments(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := segs["turns_fts"]; got != 1 {
+		t.Errorf("turns_fts has %d segments after one batch of 10 turns, want 1", got)
+	}
+	for i := range 10 {
+		if got := recallIDs(t, s, fmt.Sprintf("word%d", i)); len(got) != 1 {
+			t.Errorf("word%d finds turns %v, want one", i, got)
+		}
+	}
+}

@@ -66,6 +66,12 @@ func (w *wtx) unindex(f ftsTable, where string, args ...any) error {
 // holds it: a row never indexed (a rejected memory) must not be deleted,
 // since FTS5 would count one row fewer than it holds.
 func (w *wtx) unindexRow(f ftsTable, id int64, body string) error {
+	if f.name == turnsFTS.name {
+		// The row may be one held back in this transaction.
+		if _, err := w.flushText(); err != nil {
+			return err
+		}
+	}
 	var held int
 	if err := w.queryRow(f.held, id).Scan(&held); err != nil {
 		return fmt.Errorf("unindex %s row %d: %w", f.name, id, err)

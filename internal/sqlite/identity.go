@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -63,12 +61,20 @@ func applyIdentity(w *wtx, env memory.Envelope, d *events.IdentityConfirmed) err
 func (s *Store) Identity(ctx context.Context, scope memory.Scope) (id memory.Identity, ok bool, err error) {
 	var agent string
 	var at int64
-	err = s.r.QueryRowContext(ctx, `SELECT agent, summary, confirmed FROM identities WHERE namespace = ? AND user_id = ?`,
-		scope.Namespace, scope.User).Scan(&agent, &id.Summary, &at)
-	if errors.Is(err, sql.ErrNoRows) {
+	// Asked before every block: through a prepared statement (queryRead).
+	rows, err := s.queryRead(ctx, `SELECT agent, summary, confirmed FROM identities WHERE namespace = ? AND user_id = ?`,
+		scope.Namespace, scope.User)
+	if err != nil {
+		return id, false, fmt.Errorf("identity: %w", err)
+	}
+	defer quiet.Close(rows)
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return id, false, fmt.Errorf("identity: %w", err)
+		}
 		return id, false, nil
 	}
-	if err != nil {
+	if err := rows.Scan(&agent, &id.Summary, &at); err != nil {
 		return id, false, fmt.Errorf("identity: %w", err)
 	}
 	var a events.AgentIdentity

@@ -115,7 +115,8 @@ func (s *Store) Memory(ctx context.Context, scope memory.Scope, id string) (memo
 
 // Pending is the confirmation queue: pending memories not snoozed past now.
 func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) ([]memory.Memory, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+	// Asked before every block: through a prepared statement (queryRead).
+	rows, err := s.queryRead(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND status = 'pending' AND snoozed_until <= ?
 		ORDER BY created, id LIMIT 200`, scope.Namespace, scope.User, now.UnixNano())
 	if err != nil {
@@ -127,7 +128,8 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 // PendingFirst is the n pending memories not snoozed past now that are
 // asked about first: session's (when not empty) first, newest first.
 func (s *Store) PendingFirst(ctx context.Context, scope memory.Scope, now time.Time, session string, n int) ([]memory.Memory, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+	// Asked before every block: through a prepared statement (queryRead).
+	rows, err := s.queryRead(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND status = 'pending' AND snoozed_until <= ?
 		ORDER BY ? <> '' AND session_id = ? DESC, created DESC, id LIMIT ?`,
 		scope.Namespace, scope.User, now.UnixNano(), session, session, n)
