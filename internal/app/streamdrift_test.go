@@ -103,6 +103,10 @@ func TestMemoryLimitIsReportedNotPapered(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	a, logs := startWatched(t, cfg, RoleAll, reportGrace)
 	postTurns(t, a, 50, "alpha")
+	// The rules' readings of the turns and their extraction requests
+	// too: published after the limit, each would push the loss up and
+	// the truncation would be reported again with the larger count.
+	waitSettled(t, a)
 
 	js := jsOf(a) // the operator's: the process runs the embedded server
 	s, err := js.Stream(t.Context(), stream.MemoryStream)
