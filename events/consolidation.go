@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -262,15 +261,14 @@ type RetrievalDegraded struct {
 }
 
 func (x *RetrievalDegraded) Validate() error {
-	var froms, tos []string // every path that falls; what From falls to
-	for _, f := range RetrievalFalls {
-		froms = append(froms, f[0])
-		if f[0] == x.From {
-			tos = append(tos, f[1])
-		}
+	if err := checkFields(x); err != nil || slices.Contains(RetrievalFalls, [2]string{x.From, x.To}) {
+		return err
 	}
-	return firstErr(checkFields(x), when(!slices.Contains(froms, x.From), "from", "must be "+strings.Join(froms, ", ")+", not "+quote(x.From)),
-		when(!slices.Contains(tos, x.To), "to", fmt.Sprintf("must be %s after from %s, not %s", strings.Join(tos, " or "), quote(x.From), quote(x.To))))
+	i := slices.IndexFunc(RetrievalFalls, func(f [2]string) bool { return f[0] == x.From }) // each path falls to one
+	if i < 0 {
+		return fieldErr("from", "must be a recall path of RetrievalFalls, not "+quote(x.From))
+	}
+	return fieldErr("to", fmt.Sprintf("must be %s after from %s, not %s", RetrievalFalls[i][1], quote(x.From), quote(x.To)))
 }
 
 // UserForgotten is the data of a user.forgotten event: an operator erased

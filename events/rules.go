@@ -204,9 +204,8 @@ func (r rule) text(s string, required bool) error {
 		return fieldErr("", fmt.Sprintf("is %d bytes long; the limit is %d", len(s), r.max))
 	case r.max > 0 && !utf8.ValidString(s):
 		return fieldErr("", "is not valid UTF-8") // only a Go producer's value can be
-	}
-	if i := strings.IndexFunc(s, unicode.IsControl); r.kind == "id" && i >= 0 {
-		c, _ := utf8.DecodeRuneInString(s[i:])
+	case r.kind == "id" && strings.ContainsFunc(s, unicode.IsControl):
+		c, _ := utf8.DecodeRuneInString(s[strings.IndexFunc(s, unicode.IsControl):])
 		return fieldErr("", fmt.Sprintf("contains the control character %U", c))
 	}
 	return nil
@@ -215,15 +214,16 @@ func (r rule) text(s string, required bool) error {
 // list checks a list's length and its items: a list of strings or turn
 // indices by the field's rule, a list of structs by their Validate.
 func (r rule) list(v reflect.Value, name string) error {
-	n, noun := v.Len(), strings.ReplaceAll(name, "_", " ")
-	switch {
-	case r.kind == "ascending":
-		noun = "turn indices"
-	case !strings.HasSuffix(noun, "s"):
-		noun = "items" // demoted, merged, …
-	}
+	n := v.Len()
 	switch {
 	case r.items > 0 && int64(n) > r.items:
+		noun := strings.ReplaceAll(name, "_", " ")
+		switch {
+		case r.kind == "ascending":
+			noun = "turn indices"
+		case !strings.HasSuffix(noun, "s"):
+			noun = "items" // demoted, merged, …
+		}
 		return fieldErr("", fmt.Sprintf("holds more than %d %s", r.items, noun))
 	case r.nonempty && n == 0:
 		return fieldErr("", "must not be empty")

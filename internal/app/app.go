@@ -566,7 +566,6 @@ func (a *App) stored(s []stream.Stored) {
 	}
 }
 
-// publisher adapts the stream publisher to what the HTTP edge needs.
 // httpPublisher is what the HTTP API publishes with on js: it refuses a
 // write while events cannot be stored or MEMORY would drop them
 // (writesDownErr), and answers an id reused with other content as a
@@ -578,6 +577,7 @@ func (a *App) httpPublisher(js stream.JetStream, conflicts stream.StoredDigest) 
 	return publisher{p: p, down: a.writesDownErr}
 }
 
+// publisher adapts the stream publisher to what the HTTP edge needs.
 type publisher struct {
 	p *stream.Publisher
 	// down is why events cannot or must not be stored now, nil when they

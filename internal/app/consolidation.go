@@ -268,11 +268,7 @@ func batcherOnly(r rules.Rule, eventType string) bool {
 
 // StreamHead is the MEMORY stream's last sequence.
 func (a *App) StreamHead(ctx context.Context) (uint64, error) {
-	info, err := stream.MemoryInfo(ctx, a.js)
-	if err != nil {
-		return 0, err
-	}
-	return info.State.LastSeq, nil
+	return stream.Head(ctx, a.js)
 }
 
 // Backlogs is every durable consumer of MEMORY's backlog, read now.

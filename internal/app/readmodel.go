@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/engramhq/engram/internal/stream"
@@ -41,18 +42,27 @@ func (a *App) projectorDurable() string {
 
 // waitCaughtUp waits, up to limit, until the read model has passed what
 // the stream held when it was called: a worker that just started reads
-// what it missed only once its read model has it.
+// what it missed only once its read model has it. It goes on, logged,
+// when the read model has not.
 func (a *App) waitCaughtUp(ctx context.Context, limit time.Duration, log *zap.Logger) {
+	if err := a.passHead(ctx, limit); err != nil && ctx.Err() == nil {
+		log.Warn("read model has not caught up with the stream; going on", zap.Error(err))
+	}
+}
+
+// passHead waits, up to limit, until the read model has passed what the
+// stream holds now (an event it dead-lettered counts as passed).
+func (a *App) passHead(ctx context.Context, limit time.Duration) error {
 	head, err := a.StreamHead(ctx)
 	if err != nil {
-		log.Warn("read model catch-up: stream head", zap.Error(err))
-		return
+		return fmt.Errorf("stream head: %w", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, limit)
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := a.waitPassed(wctx, head); err != nil && ctx.Err() == nil {
-		log.Warn("read model has not caught up with the stream; going on", zap.Uint64("head", head), zap.Error(err))
+	if err := a.waitPassed(ctx, head); err != nil {
+		return fmt.Errorf("the read model to pass seq %d: %w", head, err)
 	}
+	return nil
 }
 
 // waitPassed waits until the read model's projector has passed stream

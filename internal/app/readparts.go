@@ -330,7 +330,10 @@ func (rp *readParts) open(ctx context.Context, p int) (*readPart, error) {
 		// the whole read model's are (openReadModel).
 		var compaction sync.WaitGroup
 		compaction.Go(func() {
-			store.Compact(pctx, a.compaction, func(err error) { log.Warn("full-text index compaction", zap.Error(err)) })
+			a.runWorker(pctx, fmt.Sprintf("index compaction (partition %d)", p), func(ctx context.Context) error {
+				store.Compact(ctx, a.compaction, func(err error) { log.Warn("full-text index compaction", zap.Error(err)) })
+				return nil
+			})
 		})
 		a.runWorker(pctx, fmt.Sprintf("projector (partition %d)", p), func(ctx context.Context) error {
 			return a.runProjector(ctx, h, cons, proj, log)

@@ -133,8 +133,9 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 	// that read the versions the last run replaced would publish and erase
 	// them again, and its receipt would name what the read model never
 	// applied.
-	if err := r.caughtUp(ctx); err != nil {
-		return run, err
+	// A minute at most; the next run tries again.
+	if err := r.a.passHead(ctx, time.Minute); err != nil {
+		return run, fmt.Errorf("retention: %w", err)
 	}
 	// Only what the read model has applied is planned: a turn it has not
 	// seen could be one waiting for extraction.
@@ -183,22 +184,6 @@ func (r *retainer) run(ctx context.Context, now time.Time) (RetentionRun, error)
 		run.Requests += x.Requests
 	}
 	return run, nil
-}
-
-// caughtUp waits, a minute at most, for the read model to pass what the
-// stream holds now (an event it dead-lettered counts as passed); the
-// next run tries again.
-func (r *retainer) caughtUp(ctx context.Context) error {
-	head, err := r.a.StreamHead(ctx)
-	if err != nil {
-		return fmt.Errorf("retention: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := r.a.waitPassed(ctx, head); err != nil {
-		return fmt.Errorf("retention: the read model to pass seq %d: %w", head, err)
-	}
-	return nil
 }
 
 // requestHeld asks for the extraction of turns held back, under the

@@ -258,17 +258,17 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 // queries then meet the index a server idle for a few seconds has.
 func compactIdle(ctx context.Context, store *sqlite.Store, progress func(string)) error {
 	start := time.Now()
-	segs, err := store.TextSegments(ctx)
+	before, err := store.TextSegments(ctx)
 	if err != nil {
 		return err
 	}
-	for more := true; more; {
-		if more, err = store.CompactText(ctx, 4096); err != nil {
+	for segs := before; segs.Over(1); {
+		if segs, err = store.CompactText(ctx, 4096, segs); err != nil {
 			return err
 		}
 	}
 	progress(fmt.Sprintf("full-text indexes of %v segments merged into one each, as an idle engram does, in %s",
-		segs, time.Since(start).Round(time.Millisecond)))
+		before, time.Since(start).Round(time.Millisecond)))
 	return nil
 }
 

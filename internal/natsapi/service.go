@@ -34,19 +34,9 @@ func ServeFuncs(nc *nats.Conn, name, version, description, prefix string, endpoi
 	if err != nil {
 		return nil, err
 	}
-	reply := func(req micro.Request, v any, err error) {
-		if err != nil {
-			respondError(req, err, log)
-			return
-		}
-		_ = req.RespondJSON(v)
-	}
 	for _, e := range endpoints {
 		metric := prefix + "_" + e.Name
-		h := micro.HandlerFunc(func(req micro.Request) {
-			v, err := e.Handle(req.Data())
-			reply(req, v, err)
-		})
+		h := handler(log, func(_ context.Context, _ string, data []byte) (any, error) { return e.Handle(data) })
 		if err := svc.AddEndpoint(e.Name, Timed(metric, Recovered(metric, log, h)), micro.WithEndpointSubject(e.Subject)); err != nil {
 			_ = svc.Stop()
 			return nil, err

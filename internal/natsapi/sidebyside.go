@@ -49,16 +49,15 @@ func (s *sideBySide) handler(h micro.Handler) micro.Handler {
 			h.Handle(req)
 			return
 		}
-		s.slots <- struct{}{}
 		s.mu.Lock()
 		if s.stopped {
 			s.mu.Unlock()
-			<-s.slots
 			h.Handle(req)
 			return
 		}
-		s.running.Add(1)
+		s.running.Add(1) // under mu: Stop waits for it
 		s.mu.Unlock()
+		s.slots <- struct{}{}
 		go func() {
 			defer s.running.Done()
 			defer func() { <-s.slots }()

@@ -171,11 +171,11 @@ func (w *wtx) indexTurn(id int64, body string) error {
 }
 
 // flushText writes the turns' full-text rows held back. On an error it
-// returns the index in the batch of the event whose row failed.
+// returns the index in the batch of the event whose row failed; the
+// transaction is then rolled back.
 func (w *wtx) flushText() (event int, err error) {
-	for i, r := range w.text {
+	for _, r := range w.text {
 		if _, err := w.exec(stmtFTSInsert, r.id, r.body); err != nil {
-			w.text = w.text[i+1:]
 			return r.event, fmt.Errorf("index turn %d: %w", r.id, err)
 		}
 	}
@@ -319,11 +319,12 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		}
 		top = max(top, a.Seq)
 	}
-	w.ctx = ctx
+	w.ctx = uncancelled // each insert touches one turn's row (fewRows)
 	if i, err := w.flushText(); err != nil {
 		errs[i] = fmt.Errorf("apply %s %s: %w", batch[i].Type, batch[i].ID, err)
 		return errs, false
 	}
+	w.ctx = ctx
 	if top != last {
 		if _, err := w.exec(stmtPosition, strconv.FormatUint(top, 10)); err != nil {
 			return fail(fmt.Errorf("store position: %w", err))

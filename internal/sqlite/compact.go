@@ -20,10 +20,23 @@ import (
 // ftsTables are the full-text indexes compaction merges.
 var ftsTables = []string{"turns_fts", "memories_fts", "episodes_fts"}
 
+// Segments is how many segments each full-text index has, by table.
+type Segments map[string]int
+
+// Over says whether an index has more than limit segments.
+func (segs Segments) Over(limit int) bool {
+	for _, n := range segs {
+		if n > limit {
+			return true
+		}
+	}
+	return false
+}
+
 // TextSegments returns how many segments each full-text index has (its
 // %_idx table holds a row for every segment's first leaf at least).
-func (s *Store) TextSegments(ctx context.Context) (map[string]int, error) {
-	out := make(map[string]int, len(ftsTables))
+func (s *Store) TextSegments(ctx context.Context) (Segments, error) {
+	out := make(Segments, len(ftsTables))
 	for _, t := range ftsTables {
 		var n int
 		if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM `+t+`_idx`).Scan(&n); err != nil {
@@ -35,14 +48,11 @@ func (s *Store) TextSegments(ctx context.Context) (map[string]int, error) {
 }
 
 // CompactText does up to pages pages of merging on each full-text index
-// of more than one segment, a transaction each, and reports whether any
-// is still left with more than one. A step holds the writer for as long
-// as it writes its pages; an apply waits for it.
-func (s *Store) CompactText(ctx context.Context, pages int) (more bool, err error) {
-	segs, err := s.TextSegments(ctx)
-	if err != nil {
-		return false, err
-	}
+// that segs (TextSegments, read since the last write) says holds more
+// than one segment, a transaction each, and returns the segments after.
+// A step holds the writer for as long as it writes its pages; an apply
+// waits for it.
+func (s *Store) CompactText(ctx context.Context, pages int, segs Segments) (Segments, error) {
 	for _, t := range ftsTables {
 		if segs[t] <= 1 {
 			continue
@@ -50,18 +60,10 @@ func (s *Store) CompactText(ctx context.Context, pages int) (more bool, err erro
 		// A negative count merges even fewer segments than usermerge:
 		// repeated, it leaves one.
 		if _, err := s.w.ExecContext(ctx, `INSERT INTO `+t+`(`+t+`, rank) VALUES ('merge', ?)`, -pages); err != nil {
-			return false, fmt.Errorf("compact %s: %w", t, err)
+			return nil, fmt.Errorf("compact %s: %w", t, err)
 		}
 	}
-	if segs, err = s.TextSegments(ctx); err != nil {
-		return false, err
-	}
-	for _, n := range segs {
-		if n > 1 {
-			return true, nil
-		}
-	}
-	return false, nil
+	return s.TextSegments(ctx)
 }
 
 // Compaction says when Compact merges a read model's full-text indexes.
@@ -121,13 +123,13 @@ func (s *Store) compactOnce(ctx context.Context, c Compaction, last *uint64, spe
 		return nil
 	}
 	segs, err := s.TextSegments(ctx)
-	if err != nil || !tooMany(segs, c.Segments) {
+	if err != nil || !segs.Over(c.Segments) {
 		return err
 	}
 	*since, *spent = time.Now(), 0
-	for more := true; more && ctx.Err() == nil; {
+	for segs.Over(1) && ctx.Err() == nil {
 		start := time.Now()
-		more, err = s.CompactText(ctx, c.Pages)
+		segs, err = s.CompactText(ctx, c.Pages, segs)
 		*spent += time.Since(start)
 		if err != nil {
 			return err
@@ -137,13 +139,4 @@ func (s *Store) compactOnce(ctx context.Context, c Compaction, last *uint64, spe
 		}
 	}
 	return nil
-}
-
-func tooMany(segs map[string]int, limit int) bool {
-	for _, n := range segs {
-		if n > limit {
-			return true
-		}
-	}
-	return false
 }

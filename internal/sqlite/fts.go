@@ -40,6 +40,12 @@ var (
 // what it erases rather than a merge of the whole index, and an edited
 // or deleted memory leaves none of its old words behind.
 func (w *wtx) unindex(f ftsTable, where string, args ...any) error {
+	if f.name == turnsFTS.name {
+		// A row to remove may be one held back in this transaction.
+		if _, err := w.flushText(); err != nil {
+			return err
+		}
+	}
 	rows, err := w.tx.QueryContext(w.ctx, f.rows+" "+where, args...)
 	if err != nil {
 		return fmt.Errorf("unindex %s: %w", f.name, err)
@@ -66,12 +72,6 @@ func (w *wtx) unindex(f ftsTable, where string, args ...any) error {
 // holds it: a row never indexed (a rejected memory) must not be deleted,
 // since FTS5 would count one row fewer than it holds.
 func (w *wtx) unindexRow(f ftsTable, id int64, body string) error {
-	if f.name == turnsFTS.name {
-		// The row may be one held back in this transaction.
-		if _, err := w.flushText(); err != nil {
-			return err
-		}
-	}
 	var held int
 	if err := w.queryRow(f.held, id).Scan(&held); err != nil {
 		return fmt.Errorf("unindex %s row %d: %w", f.name, id, err)

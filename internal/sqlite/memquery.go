@@ -115,8 +115,7 @@ func (s *Store) Memory(ctx context.Context, scope memory.Scope, id string) (memo
 
 // Pending is the confirmation queue: pending memories not snoozed past now.
 func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) ([]memory.Memory, error) {
-	// Asked before every block: through a prepared statement (queryRead).
-	rows, err := s.queryRead(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
+	rows, err := s.r.QueryContext(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND status = 'pending' AND snoozed_until <= ?
 		ORDER BY created, id LIMIT 200`, scope.Namespace, scope.User, now.UnixNano())
 	if err != nil {

@@ -124,7 +124,7 @@ func reason(printed string) string {
 		if t == "" || strings.HasPrefix(t, "logger.go:") || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") {
 			continue
 		}
-		keep = append(keep, "    "+strings.TrimRight(t, "\n")+"\n")
+		keep = append(keep, "    "+t+"\n")
 	}
 	if len(keep) > reasonLines {
 		keep = append([]string{"    […]\n"}, keep[len(keep)-reasonLines:]...)
