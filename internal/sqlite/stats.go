@@ -25,6 +25,11 @@ type Stats struct {
 	LastSeq   uint64         `json:"last_seq"`
 }
 
+// ErrUnbuilt is a read model whose schema was never finished: its engram
+// stopped while it was being made (a partition copy killed as it was
+// created). Opening it with Open finishes it.
+var ErrUnbuilt = errors.New("read model not fully made")
+
 // ReadStats counts the read model at path, all of it or one namespace's
 // or one user's. It opens the file read-only, so it may run beside the
 // engram that writes it.
@@ -40,6 +45,13 @@ func ReadStats(ctx context.Context, path, namespace, user string) (Stats, error)
 		return st, fmt.Errorf("stats: %w", err)
 	}
 	defer quiet.Rollback(tx)
+	var version int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return st, fmt.Errorf("stats: schema version: %w", err)
+	}
+	if version < len(migrations) {
+		return st, fmt.Errorf("stats: %s: %w (schema %d of %d): an engram that opens it finishes it", path, ErrUnbuilt, version, len(migrations))
+	}
 	where := ` WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR user_id = ?2)`
 	args := []any{namespace, user}
 	for _, c := range []struct {

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 	"github.com/engramhq/engram/internal/textseg"
 	"path/filepath"
@@ -267,4 +269,38 @@ func TestApplyNextIsAllOrNothingInOrder(t *testing.T) {
 		t.Fatalf("Apply after the declined run: errs %v, want the bad event's", errs)
 	}
 	check(4, 5)
+}
+
+// A read model whose making stopped part way (its process killed while
+// the schema was written) is named as such by ReadStats, not reported
+// as a missing table; Open finishes it.
+func TestStatsOfAnUnbuiltReadModel(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "engram-3of4.db")
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(t.Context(), migrations[0].sql); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(t.Context(), `PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadStats(t.Context(), path, "", ""); !errors.Is(err, ErrUnbuilt) {
+		t.Fatalf("stats of a read model made to schema 1: %v, want ErrUnbuilt", err)
+	}
+	st, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadStats(t.Context(), path, "", ""); err != nil {
+		t.Fatalf("stats once Open finished it: %v", err)
+	}
 }
