@@ -15,9 +15,9 @@ import (
 // TurnStore is what turn recall needs from a read model.
 type TurnStore interface {
 	RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.TurnHit, error)
-	// TurnsAround reads the turns within radius of each key, and one turn
-	// further for the first far keys.
-	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error)
+	// TurnsAround reads the turns within radius of each of hits but
+	// their own, and one turn further for the first far hits.
+	TurnsAround(ctx context.Context, scope memory.Scope, hits []memory.TurnHit, radius, far int) ([]memory.TurnHit, error)
 }
 
 // TurnWindowReader is what a store offers to read the turns said within
@@ -174,7 +174,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	}
 	if opt.Radius > 0 {
 		far := min(opt.Far, len(keys))
-		around, err := st.TurnsAround(ctx, scope, keys, opt.Radius, far)
+		around, err := st.TurnsAround(ctx, scope, hits, opt.Radius, far)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +183,9 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 		}
 		for i, k := range keys {
 			src := byKey[k]
-			asks := strings.ContainsAny(src.Content, "?？")
+			// Not ContainsAny: with a character outside ASCII in its set it
+			// looks every rune of the turn up in the set.
+			asks := strings.Contains(src.Content, "?") || strings.Contains(src.Content, "？")
 			reach := opt.Radius
 			if i < far {
 				reach++

@@ -21,21 +21,25 @@ import (
 
 const turnHitColumns = `t.id, t.session_id, t.turn_index, t.role, t.speaker, t.content, t.attachments, t.time`
 
+// scanTurnHits reads rows of turnHitColumns; n is how many are expected
+// (a hint, bounded).
+// Each is scanned in place in the slice: a TurnHit scanned on its own
+// (its fields' addresses go to Scan) was a heap allocation per row.
 func scanTurnHits(rows interface {
 	Next() bool
 	Scan(...any) error
 	Err() error
-}) ([]memory.TurnHit, error) {
-	var out []memory.TurnHit
+}, n int) ([]memory.TurnHit, error) {
+	out := make([]memory.TurnHit, 0, min(max(n, 0), 1000))
+	var at int64
 	for rows.Next() {
-		var h memory.TurnHit
-		var at int64
+		out = append(out, memory.TurnHit{})
+		h := &out[len(out)-1]
 		if err := rows.Scan(&h.ID, &h.SessionID, &h.TurnIndex, &h.Role, &h.Speaker, &h.Content, &h.Attachments, &at); err != nil {
 			return nil, err
 		}
 		h.Time = time.Unix(0, at).UTC()
 		h.Key = TurnID(h.ID)
-		out = append(out, h)
 	}
 	return out, rows.Err()
 }
@@ -74,7 +78,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
 	defer quiet.Close(rows)
-	hits, err := scanTurnHits(rows)
+	hits, err := scanTurnHits(rows, len(ids))
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -326,55 +330,74 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) ([]float64, [][
 	return out, toks
 }
 
-// TurnsAround returns the turns within radius of each key (the keys'
-// own turns excluded), for neighbour expansion; the first far keys (the
-// best hits) reach one turn further, in the same read.
-func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error) {
-	if len(keys) == 0 {
+// TurnsAround returns the turns within radius of each of hits (their
+// own turns excluded), for neighbour expansion; the first far hits (the
+// best) reach one turn further, in the same read.
+func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, hits []memory.TurnHit, radius, far int) ([]memory.TurnHit, error) {
+	if len(hits) == 0 {
 		return nil, nil
 	}
-	// A keyed join, so each key is one range on the unique index (a long
-	// OR of conditions made SQLite scan every turn of the user); the keys
-	// go in as one JSON argument, so the SQL is fixed and prepared once.
-	ranges := make([][3]any, len(keys))
-	for i, k := range keys {
-		r := radius
-		if i < far {
-			r++
-		}
-		ranges[i] = [3]any{k.SessionID, k.TurnIndex - r, k.TurnIndex + r}
-	}
-	js, err := json.Marshal(ranges)
+	// A keyed join, so each run of turns is one range on the unique index
+	// (a long OR of conditions made SQLite scan every turn of the user);
+	// the runs go in as one JSON argument, so the SQL is fixed and
+	// prepared once. The hits' own turns are left out by their row ids,
+	// which the index holds: the caller has them, and read again they
+	// were most of the rows (in a long session the best hits are each
+	// other's neighbours).
+	js, err := json.Marshal(aroundRuns(hits, radius, far))
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM json_each(?) k CROSS JOIN turns t
+	own := make([]int64, len(hits))
+	for i, h := range hits {
+		own[i] = h.ID
+	}
+	ids, err := json.Marshal(own)
+	if err != nil {
+		return nil, fmt.Errorf("turns around: %w", err)
+	}
+	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM jsonb_each(?) k CROSS JOIN turns t
 		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.value->>0
-			AND t.turn_index BETWEEN k.value->>1 AND k.value->>2`, string(js), scope.Namespace, scope.User)
+			AND t.turn_index BETWEEN k.value->>1 AND k.value->>2
+			AND t.id NOT IN (SELECT value FROM json_each(?))`, string(js), scope.Namespace, scope.User, string(ids))
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
 	defer quiet.Close(rows)
-	hits, err := scanTurnHits(rows)
-	if err != nil {
-		return nil, err
+	return scanTurnHits(rows, 0)
+}
+
+// aroundRuns are the ranges of turns TurnsAround reads, [session, first,
+// last]: each hit's window, those of a session that overlap or touch
+// merged, so that each turn is read once (overlapping windows were each
+// read whole, then each turn kept once).
+func aroundRuns(hits []memory.TurnHit, radius, far int) [][3]any {
+	type span struct {
+		session string
+		lo, hi  int
 	}
-	// Ranges overlap and hold the keys' own turns: each turn is kept
-	// once, where it first comes, here rather than by DISTINCT, which
-	// compared every row whole (its content too) in a temporary index.
-	seen := make(map[memory.TurnKey]bool, len(keys)+len(hits))
-	for _, k := range keys {
-		seen[k] = true
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		k := memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, h)
+	spans := make([]span, len(hits))
+	for i, h := range hits {
+		r := radius
+		if i < far {
+			r++
 		}
+		spans[i] = span{h.SessionID, h.TurnIndex - r, h.TurnIndex + r}
 	}
-	return out, nil
+	slices.SortFunc(spans, func(a, b span) int {
+		return cmp.Or(strings.Compare(a.session, b.session), cmp.Compare(a.lo, b.lo))
+	})
+	runs := make([][3]any, 0, len(spans))
+	cur := spans[0]
+	for _, sp := range spans[1:] {
+		if sp.session == cur.session && sp.lo <= cur.hi+1 {
+			cur.hi = max(cur.hi, sp.hi)
+			continue
+		}
+		runs = append(runs, [3]any{cur.session, cur.lo, cur.hi})
+		cur = sp
+	}
+	return append(runs, [3]any{cur.session, cur.lo, cur.hi})
 }
 
 // TurnsWithin returns a scope's turns said within [from, to), each
@@ -389,7 +412,7 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 		return nil, fmt.Errorf("turns within: %w", err)
 	}
 	defer quiet.Close(rows)
-	return scanTurnHits(rows)
+	return scanTurnHits(rows, limit)
 }
 
 // SaidWithin reports whether a scope has a turn said within [from, to),
@@ -414,7 +437,7 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
 	defer quiet.Close(rows)
-	return scanTurnHits(rows)
+	return scanTurnHits(rows, limit)
 }
 
 // RecallMemories searches a scope's active memories for q and returns up
