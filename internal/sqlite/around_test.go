@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -99,4 +100,37 @@ func turnHits(t *testing.T, s *Store, scope memory.Scope, contents ...string) []
 		hits = append(hits, all[i])
 	}
 	return hits
+}
+
+// A run goes to SQL as one string, and SQL reads back its session and
+// turn indexes whatever their sign and size.
+func TestAroundRunReadsBack(t *testing.T) {
+	s := openTest(t)
+	for _, c := range []struct {
+		session     string
+		first, last int
+	}{{"s", 0, 2}, {"session-7", -2, 1}, {"会话 ·", math.MinInt64, math.MaxInt64}, {"", -1, -1}} {
+		var session string
+		var first, last int
+		run := aroundRun(c.session, c.first, c.last)
+		err := s.r.QueryRowContext(t.Context(), fmt.Sprintf(`SELECT substr(?1, %d), CAST(substr(?1, 1, %d) AS INTEGER), CAST(substr(?1, %d, %[2]d) AS INTEGER)`,
+			2*runDigits+1, runDigits, runDigits+1), run).Scan(&session, &first, &last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if session != c.session || first != c.first || last != c.last {
+			t.Errorf("run %q reads back as %q, %d, %d; want %q, %d, %d", run, session, first, last, c.session, c.first, c.last)
+		}
+	}
+}
+
+// Each run is one range of the unique index on (namespace, user_id,
+// session_id, turn_index), its bounds read from the run's string.
+func TestTurnsAroundSearchesTheIndex(t *testing.T) {
+	plan := queryPlan(t, openTest(t), turnsAroundSQL, `["x"]`, "ns", "ana", "[1]")
+	if !slices.ContainsFunc(plan, func(d string) bool {
+		return strings.HasPrefix(d, "SEARCH t USING INDEX") && strings.Contains(d, "session_id=? AND turn_index>? AND turn_index<?")
+	}) {
+		t.Fatalf("plan of turnsAroundSQL:\n%s\nwant each run a range of the turns' unique index", strings.Join(plan, "\n"))
+	}
 }

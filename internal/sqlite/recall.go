@@ -198,10 +198,10 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 		return st, textseg.Query{}, nil
 	}
 	terms := q.Terms[:min(len(q.Terms), maxDFTerms)]
-	keys := make([]string, len(terms))
+	keys := make([]dfKey, len(terms))
 	var missing []int
 	for i, t := range terms {
-		keys[i] = dfKey(c.fts, part, t)
+		keys[i] = dfKeyOf(c.fts, part, t)
 		if n, ok := s.dfs.get(keys[i], int64(st.Docs), changes); ok {
 			st.DF[t.Token] = n
 		} else {
@@ -245,12 +245,16 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 // a count over the scope's own posting list of the term, or a cache hit).
 const maxDFTerms = 1000
 
-func dfKey(fts, part string, t textseg.Term) string {
-	k := fts + "\x00" + part + "\x00" + t.Token
-	if t.Prefix {
-		k += "*"
-	}
-	return k
+// dfKey names a term's document frequency in one collection's partition.
+// A struct, not the three joined: a dialogue looks up hundreds of terms
+// in each collection, and joining them was an allocation each.
+type dfKey struct {
+	fts, part, token string
+	prefix           bool
+}
+
+func dfKeyOf(fts, part string, t textseg.Term) dfKey {
+	return dfKey{fts: fts, part: part, token: t.Token, prefix: t.Prefix}
 }
 
 // dfCache keeps the document frequencies lexicalStats counted, each with
@@ -264,7 +268,7 @@ func dfKey(fts, part string, t textseg.Term) string {
 // found at all) is always counted anew. Two generations bound its size.
 type dfCache struct {
 	mu       sync.Mutex
-	cur, old map[string]dfSeen
+	cur, old map[dfKey]dfSeen
 }
 
 type dfSeen struct {
@@ -278,7 +282,7 @@ const (
 	dfCacheEntries = 1 << 16 // per generation
 )
 
-func (c *dfCache) get(key string, docs, changes int64) (int, bool) {
+func (c *dfCache) get(key dfKey, docs, changes int64) (int, bool) {
 	c.mu.Lock()
 	e, ok := c.cur[key]
 	if !ok {
@@ -297,15 +301,15 @@ func (c *dfCache) get(key string, docs, changes int64) (int, bool) {
 	return e.df, true
 }
 
-func (c *dfCache) put(key string, df int, docs, changes int64) {
+func (c *dfCache) put(key dfKey, df int, docs, changes int64) {
 	c.mu.Lock()
 	c.putLocked(key, dfSeen{df: df, docs: docs, changes: changes})
 	c.mu.Unlock()
 }
 
-func (c *dfCache) putLocked(key string, e dfSeen) {
+func (c *dfCache) putLocked(key dfKey, e dfSeen) {
 	if c.cur == nil || len(c.cur) >= dfCacheEntries {
-		c.old, c.cur = c.cur, make(map[string]dfSeen, 1024)
+		c.old, c.cur = c.cur, make(map[dfKey]dfSeen, 1024)
 	}
 	c.cur[key] = e
 }
@@ -356,10 +360,7 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, hits []memo
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM jsonb_each(?) k CROSS JOIN turns t
-		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.value->>0
-			AND t.turn_index BETWEEN k.value->>1 AND k.value->>2
-			AND t.id NOT IN (SELECT value FROM json_each(?))`, string(js), scope.Namespace, scope.User, string(ids))
+	rows, err := s.queryRead(ctx, turnsAroundSQL, string(js), scope.Namespace, scope.User, string(ids))
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
@@ -367,11 +368,17 @@ func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, hits []memo
 	return scanTurnHits(rows, 0)
 }
 
-// aroundRuns are the ranges of turns TurnsAround reads, [session, first,
-// last]: each hit's window, those of a session that overlap or touch
-// merged, so that each turn is read once (overlapping windows were each
-// read whole, then each turn kept once).
-func aroundRuns(hits []memory.TurnHit, radius, far int) [][3]any {
+// turnsAroundSQL reads runs of turns (aroundRun) but those of some ids.
+var turnsAroundSQL = fmt.Sprintf(`SELECT %s FROM json_each(?) k CROSS JOIN turns t
+	WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = substr(k.value, %d)
+		AND t.turn_index BETWEEN CAST(substr(k.value, 1, %d) AS INTEGER) AND CAST(substr(k.value, %d, %[3]d) AS INTEGER)
+		AND t.id NOT IN (SELECT value FROM json_each(?))`, turnHitColumns, 2*runDigits+1, runDigits, runDigits+1)
+
+// aroundRuns are the runs of turns TurnsAround reads (aroundRun): each
+// hit's window, those of a session that overlap or touch merged, so that
+// each turn is read once (overlapping windows were each read whole, then
+// each turn kept once).
+func aroundRuns(hits []memory.TurnHit, radius, far int) []string {
 	type span struct {
 		session string
 		lo, hi  int
@@ -387,17 +394,47 @@ func aroundRuns(hits []memory.TurnHit, radius, far int) [][3]any {
 	slices.SortFunc(spans, func(a, b span) int {
 		return cmp.Or(strings.Compare(a.session, b.session), cmp.Compare(a.lo, b.lo))
 	})
-	runs := make([][3]any, 0, len(spans))
+	runs := make([]string, 0, len(spans))
 	cur := spans[0]
 	for _, sp := range spans[1:] {
 		if sp.session == cur.session && sp.lo <= cur.hi+1 {
 			cur.hi = max(cur.hi, sp.hi)
 			continue
 		}
-		runs = append(runs, [3]any{cur.session, cur.lo, cur.hi})
+		runs = append(runs, aroundRun(cur.session, cur.lo, cur.hi))
 		cur = sp
 	}
-	return append(runs, [3]any{cur.session, cur.lo, cur.hi})
+	return append(runs, aroundRun(cur.session, cur.lo, cur.hi))
+}
+
+// aroundRun is one session's turns first to last as turnsAroundSQL reads
+// it: the two turn indexes in runDigits characters each (zero-padded, a
+// minus first), then the session. One string a run: reading the three
+// fields of a JSON array in SQL parsed it three times, a third of the
+// read for a dialogue's 200 hits.
+func aroundRun(session string, first, last int) string {
+	b := make([]byte, 0, 2*runDigits+len(session))
+	b = appendPadded(b, first)
+	b = appendPadded(b, last)
+	return string(append(b, session...))
+}
+
+// runDigits is the width of a turn index in aroundRun: an int64's digits
+// and its sign.
+const runDigits = 20
+
+func appendPadded(b []byte, n int) []byte {
+	var buf [runDigits]byte
+	digits := strconv.AppendInt(buf[:0], int64(n), 10)
+	width := runDigits
+	if digits[0] == '-' {
+		b = append(b, '-')
+		digits, width = digits[1:], width-1
+	}
+	for range width - len(digits) {
+		b = append(b, '0')
+	}
+	return append(b, digits...)
 }
 
 // TurnsWithin returns a scope's turns said within [from, to), each
