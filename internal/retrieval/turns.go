@@ -148,14 +148,22 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	if len(hits) > 0 {
 		top = hits[0].BM25
 	}
-	byKey := map[memory.TurnKey]*ScoredTurn{}
-	var order []memory.TurnKey
+	byKey := make(map[memory.TurnKey]*ScoredTurn, len(hits)+len(then))
+	order := make([]memory.TurnKey, 0, len(hits)+len(then))
+	// The turns are allocated a slab at a time, not each on its own (a
+	// dialogue's are hundreds): a full slab is left as it is, so the
+	// pointers into it stay good.
+	slab := make([]ScoredTurn, 0, len(hits)+len(then))
 	add := func(h memory.TurnHit) *ScoredTurn {
 		k := memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}
 		if st, ok := byKey[k]; ok {
 			return st
 		}
-		st := &ScoredTurn{TurnHit: h}
+		if len(slab) == cap(slab) {
+			slab = make([]ScoredTurn, 0, max(len(slab), 16))
+		}
+		slab = append(slab, ScoredTurn{TurnHit: h})
+		st := &slab[len(slab)-1]
 		byKey[k] = st
 		order = append(order, k)
 		return st
@@ -178,6 +186,7 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 		if err != nil {
 			return nil, err
 		}
+		slab = make([]ScoredTurn, 0, len(around))
 		for _, h := range around {
 			add(h)
 		}
