@@ -213,6 +213,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 	w := &firstWatch{}
 	a.checkStreams(ctx, w, a.Log.Named("streams"))
 	a.goWorker(runCtx, "stream check", func(ctx context.Context) error { a.watchStreams(ctx, w); return nil })
+	if a.routesByPartition() {
+		a.openRoutes(runCtx)
+	}
 	if a.Roles&RoleRetriever != 0 {
 		access := &retrieval.AccessLog{Emit: a.emitter(stream.RoleRetriever, "engram/retriever"), Interval: a.accessEvery,
 			Log: a.Log.Named("access")}
@@ -255,9 +258,6 @@ func (a *App) Open(ctx context.Context) (err error) {
 				return fmt.Errorf("retention: %w", err)
 			}
 		}
-	}
-	if a.routesByPartition() {
-		a.openRoutes(runCtx)
 	}
 	if a.Roles&RoleIngest != 0 {
 		if err := a.openInput(); err != nil {

@@ -428,6 +428,9 @@ func (rp *readParts) step(ctx context.Context) {
 		}
 		return
 	}
+	if a.routes != nil {
+		a.routes.update(states)
+	}
 	elsewhere := map[int]bool{}
 	for _, st := range states {
 		if st.Instance != a.Config.Instance && st.State == stream.StateServing {

@@ -17,10 +17,15 @@ import (
 // with each copy's state); over NATS otherwise (docs/scale.md, "What
 // routing costs").
 
-// openRoutes starts reading where each partition's copy is reached.
+// openRoutes starts reading where each partition's copy is reached: a
+// partitioned retriever's rounds read the copies' states already
+// (readParts.step) and pass them on; an ingest reads them itself.
 func (a *App) openRoutes(runCtx context.Context) {
 	a.routes = newRoutes(max(a.leaseTTL, time.Second), a.Log.Named("routes"))
 	a.relay = httpapi.NewRelay(time.Second)
+	if a.partitionedReads() {
+		return
+	}
 	js := a.js
 	a.goWorker(runCtx, "partition routes", func(ctx context.Context) error {
 		a.routes.run(ctx, js, max(a.leaseTTL/4, 100*time.Millisecond))
@@ -81,11 +86,11 @@ func (r *routes) setSelf(u string) {
 	r.mu.Unlock()
 }
 
-// update takes the copies' states: each partition is asked where the copy
-// the bus would reach is, as natsapi's subjects choose it: a serving copy
-// (the lease holder's first: the other is handing over), else, when none
-// serves, the holder's copy still being built. When the copy to ask
-// advertises no address, the bus is the way.
+// update takes the copies' states: each partition they name is asked
+// where the copy the bus would reach is, as natsapi's subjects choose it:
+// a serving copy (the lease holder's first: the other is handing over),
+// else, when none serves, the holder's copy still being built. When the
+// copy to ask advertises no address, the bus is the way.
 func (r *routes) update(states []stream.PartitionState) {
 	rank := func(st stream.PartitionState) int {
 		switch {
@@ -104,15 +109,20 @@ func (r *routes) update(states []stream.PartitionState) {
 			best[st.Partition] = st
 		}
 	}
-	urls := make(map[int]string, len(best))
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for p, st := range best {
 		if rank(st) > 0 && st.URL != "" {
-			urls[p] = st.URL
+			r.urls[p] = st.URL
+		} else {
+			delete(r.urls, p)
 		}
 	}
-	r.mu.Lock()
-	r.urls = urls
-	r.mu.Unlock()
+	// A partition no state names keeps its last address: its state
+	// expired between two writes of a busy instance, or its holder died.
+	// Asking there is safe either way: a dead address takes no
+	// connection (the bus is asked), and an instance that no longer
+	// answers for the partition sends the request on over the bus.
 }
 
 // run reads the copies' states every every until ctx ends.

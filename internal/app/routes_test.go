@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
@@ -14,6 +15,7 @@ import (
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
+	"go.uber.org/zap/zaptest"
 )
 
 // routedPair starts two retrievers sharing two partitions, fills users
@@ -278,5 +280,42 @@ func TestForwardedReadTokenCheckedByOwner(t *testing.T) {
 	}
 	if r := contextOf(t, owner, user, map[string]string{httpapi.ForwardedHeader: "r1"}); r.Status != 401 {
 		t.Errorf("no token, marked forwarded, straight to the owner: %d %s, want 401", r.Status, r.Raw)
+	}
+}
+
+// Where a front asks each partition: the serving copy, the holder's first
+// (the other is handing over); the holder's copy being built when none
+// serves; the bus when the copy to ask advertises no address; and the last
+// address while no state names the partition.
+func TestRoutesFromStates(t *testing.T) {
+	r := newRoutes(time.Minute, zaptest.NewLogger(t))
+	r.setSelf("http://self:1")
+	st := func(p int, inst, state string, held bool, url string) stream.PartitionState {
+		return stream.PartitionState{Partition: p, Instance: inst, State: state, Held: held, URL: url}
+	}
+	r.update([]stream.PartitionState{
+		st(0, "old", stream.StateServing, false, "http://old:1"), st(0, "new", stream.StateBuilding, true, "http://new:1"),
+		st(1, "old", stream.StateServing, false, "http://old:1"), st(1, "new", stream.StateServing, true, "http://new:1"),
+		st(2, "taker", stream.StateBuilding, true, "http://taker:1"),
+		st(3, "quiet", stream.StateServing, true, ""), st(3, "other", stream.StateBuilding, true, "http://other:1"),
+		st(4, "self", stream.StateServing, true, "http://self:1"),
+		st(5, "gone", stream.StateBuilding, false, "http://gone:1"),
+	})
+	want := map[int]string{0: "http://old:1", 1: "http://new:1", 2: "http://taker:1", 3: "", 4: "", 5: "", 6: ""}
+	for p, w := range want {
+		if got := r.url(p); got != w {
+			t.Errorf("partition %d: %q, want %q", p, got, w)
+		}
+	}
+	r.update([]stream.PartitionState{st(0, "new", stream.StateServing, true, "http://new:1")})
+	if got, want := r.url(0), "http://new:1"; got != want {
+		t.Errorf("partition 0 once the taker serves: %q, want %q", got, want)
+	}
+	if got, want := r.url(1), "http://new:1"; got != want {
+		t.Errorf("partition 1, named by no state now: %q, want the last address %q", got, want)
+	}
+	r.refuse("http://new:1")
+	if got := r.url(0); got != "" {
+		t.Errorf("partition 0 once its address refused a connection: %q, want the bus", got)
 	}
 }
