@@ -50,6 +50,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "https://memory.example.com"}, want: "http.allowed_hosts"},
 		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "memory.example.com:443"}, want: "without scheme, port or path"},
 		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "*"}, want: "needs http.tokens"},
+		{env: map[string]string{"ENGRAM_INSTANCE": "r1.example.com"}, want: "ENGRAM_INSTANCE"},
 		{file: "data_dir: x\nunknown_key: 1\n", want: "unknown_key"},
 		{file: "data_dir: [\n", want: "line"},
 	} {
