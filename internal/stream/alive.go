@@ -86,7 +86,9 @@ func (l *Leases) probe(ctx context.Context, missed map[string]bool) {
 			continue
 		}
 		delete(missed, tok)
-		l.evict(ctx, tok)
+		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl/4)
+		l.evict(ectx, tok)
+		cancel()
 	}
 	for tok := range missed {
 		if !seen[tok] {
@@ -112,7 +114,6 @@ func (l *Leases) evict(ctx context.Context, tok string) {
 			gone = append(gone, key)
 		}
 	}
-	del(l.key("m", tok), func([]byte) bool { return true })
 	// One filter a listing: a listing of several is a consumer whose
 	// subject names none, which the workers' permissions refuse.
 	for _, filter := range []string{l.key("p", "*"), l.key("s", "*", tok)} {
@@ -125,6 +126,9 @@ func (l *Leases) evict(ctx context.Context, tok string) {
 			del(k, func(v []byte) bool { return state || string(v) == name })
 		}
 	}
+	// The membership last: an eviction cut short is probed, and done,
+	// again.
+	del(l.key("m", tok), func([]byte) bool { return true })
 	l.log.Warn("instance gone from the bus; its partitions are taken before their leases expire",
 		zap.String("gone", name), zap.Strings("deleted", gone))
 }
