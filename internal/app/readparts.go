@@ -50,6 +50,13 @@ import (
 // ReadGroup is the retrievers' group in the partition bucket.
 const ReadGroup = stream.RoleRetriever
 
+// readProbe is how often a partitioned retriever asks the others whether
+// they are still on the bus: a killed one's partitions are taken a probe
+// or two after its death, not when its leases expire (stream/alive.go).
+// Copies only read, so two answering for one partition a moment do no
+// harm.
+const readProbe = time.Second
+
 // partitionedReads says whether this process keeps a partitioned read
 // model: a retriever run apart when the users are split into more than
 // one partition. A process that also extracts or consolidates reads any
@@ -139,7 +146,7 @@ func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) e
 	n := a.Config.Partitions
 	log := a.Log.Named("partitions")
 	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleRetriever).js, stream.LeaseConfig{Group: ReadGroup,
-		Instance: a.Config.Instance, N: n}, log)
+		Instance: a.Config.Instance, N: n, Probe: readProbe}, log)
 	if err != nil {
 		return err
 	}

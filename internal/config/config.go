@@ -552,6 +552,12 @@ func (c Config) Validate() error {
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")
 	}
+	if i := strings.IndexFunc(c.Instance, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}); i >= 0 {
+		return fmt.Errorf("instance: %q holds %q: use letters, digits, '-' and '_' only (ENGRAM_INSTANCE): "+
+			"the name is part of this instance's consumer and key names on the bus", c.Instance, c.Instance[i:i+1])
+	}
 	if c.Partitions < 1 || c.Partitions > 64 {
 		return fmt.Errorf("partitions: %d is outside 1..64", c.Partitions)
 	}

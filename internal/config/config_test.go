@@ -53,6 +53,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{env: map[string]string{"ENGRAM_HTTP_ADVERTISE_URL": "10.0.0.5:7421"}, want: "http.advertise_url"},
 		{env: map[string]string{"ENGRAM_HTTP_ADVERTISE_URL": "http://10.0.0.5:7421/api"}, want: "no path"},
 		{env: map[string]string{"ENGRAM_HTTP_ADVERTISE_URL": "http://0.0.0.0:7421"}, want: "no address another instance can reach"},
+		{env: map[string]string{"ENGRAM_INSTANCE": "r1.example.com"}, want: "ENGRAM_INSTANCE"},
 		{file: "data_dir: x\nunknown_key: 1\n", want: "unknown_key"},
 		{file: "data_dir: [\n", want: "line"},
 	} {
