@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engramhq/engram/internal/httpapi"
+	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
 )
@@ -150,11 +151,9 @@ func (r *routes) run(ctx context.Context, js stream.JetStream, every time.Durati
 // user and was not forwarded over HTTP already); sent is false when it
 // was not, and the bus is to carry it.
 func (r *routes) forward(ctx context.Context, relay *httpapi.Relay, front string, p int, req httpapi.Forwarded) (httpapi.Answer, bool, error) {
-	if !req.ByUser || req.Header.Get(httpapi.ForwardedHeader) != "" {
-		return httpapi.Answer{}, false, nil
-	}
 	u := r.url(p)
-	if u == "" {
+	if u == "" || !req.ByUser || req.Header.Get(httpapi.ForwardedHeader) != "" {
+		metrics.Default.Forwarded(metrics.ForwardNATS)
 		return httpapi.Answer{}, false, nil
 	}
 	ans, err := relay.Send(ctx, u, front, req)
@@ -162,7 +161,9 @@ func (r *routes) forward(ctx context.Context, relay *httpapi.Relay, front string
 		r.log.Warn("no connection to the instance that answers for a partition; asking over NATS",
 			zap.Int("partition", p), zap.String("url", u), zap.Duration("for", r.refusedFor), zap.Error(err))
 		r.refuse(u)
+		metrics.Default.Forwarded(metrics.ForwardNoConnection)
 		return httpapi.Answer{}, false, nil
 	}
+	metrics.Default.Forwarded(metrics.ForwardHTTP)
 	return ans, true, err
 }
