@@ -435,6 +435,9 @@ func (rp *readParts) step(ctx context.Context) {
 		}
 		return
 	}
+	if a.routes != nil {
+		a.routes.update(states)
+	}
 	elsewhere := map[int]bool{}
 	for _, st := range states {
 		if st.Instance != a.Config.Instance && st.State == stream.StateServing {
@@ -512,7 +515,7 @@ func (rp *readParts) publish(ctx context.Context, part *readPart, head uint64) {
 			part.counted = time.Now()
 		}
 	}
-	st := stream.PartitionState{Partition: part.p, State: stream.StateBuilding, Held: part.held.Load(),
+	st := stream.PartitionState{Partition: part.p, State: stream.StateBuilding, Held: part.held.Load(), URL: rp.a.advertisedURL(),
 		Position: part.passed.Load(), Head: max(head, part.passed.Load()), Users: part.users, Rows: part.rows,
 		Bytes: fileBytes(part.path)}
 	if part.serving.Load() {
@@ -733,6 +736,11 @@ type owner struct {
 	n      int
 	reads  *readParts // nil in an ingest
 	router *natsapi.Router
+	// routes and relay send a request over HTTP when the copy that
+	// answers is reached there; front names this instance in it.
+	routes *routes
+	relay  *httpapi.Relay
+	front  string
 }
 
 var _ httpapi.Owner = owner{}
@@ -754,12 +762,26 @@ func (o owner) Local(p int) (http.Handler, func()) {
 }
 
 func (o owner) Forward(ctx context.Context, namespace string, p int, req httpapi.Forwarded) (httpapi.Answer, error) {
+	if o.routes != nil {
+		if ans, sent, err := o.routes.forward(ctx, o.relay, o.front, p, req); sent {
+			return ans, err
+		}
+	}
 	ans, err := o.router.ForwardHTTP(ctx, namespace, p,
 		natsapi.HTTPRequest{Method: req.Method, URL: req.URL, Header: req.Header, Body: req.Body})
 	if err != nil {
 		return httpapi.Answer{}, err
 	}
 	return httpapi.Answer{Status: ans.Status, Header: ans.Header, Body: ans.Body}, nil
+}
+
+// advertisedURL is where the other instances reach this one's API, ""
+// when it advertises none.
+func (a *App) advertisedURL() string {
+	if u := a.advertised.Load(); u != nil {
+		return *u
+	}
+	return ""
 }
 
 // partitionReadiness says which instance's copy of partition p serves,

@@ -405,6 +405,11 @@ type PartitionState struct {
 	Users int              `json:"users"`
 	Rows  map[string]int64 `json:"rows,omitempty"`
 	Bytes int64            `json:"bytes"`
+	// URL is the base URL at which the instance's API answers for the
+	// copy (config's http.advertise_url): a front forwards the copy's
+	// users' requests there; "" when the instance advertises none, and
+	// the front forwards over NATS.
+	URL string `json:"url,omitempty"`
 }
 
 // Lag is how many events of the stream the copy has yet to read.
