@@ -8,6 +8,7 @@ import (
 
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/metrics"
+	"github.com/engramhq/engram/internal/natsapi"
 	"github.com/engramhq/engram/internal/stream"
 	"go.uber.org/zap"
 )
@@ -162,6 +163,14 @@ func (r *routes) forward(ctx context.Context, relay *httpapi.Relay, front string
 			zap.Int("partition", p), zap.String("url", u), zap.Duration("for", r.refusedFor), zap.Error(err))
 		r.refuse(u)
 		metrics.Default.Forwarded(metrics.ForwardNoConnection)
+		return httpapi.Answer{}, false, nil
+	}
+	if err != nil && ctx.Err() == nil && natsapi.MayAskAgain(req.Method, req.URL) {
+		// The connection broke under the request (its owner died, most
+		// likely): a read is asked again, as the bus asks one again.
+		r.log.Warn("the instance that answers for a partition took a read and gave no answer; asking over NATS",
+			zap.Int("partition", p), zap.String("url", u), zap.Error(err))
+		metrics.Default.Forwarded(metrics.ForwardNATS)
 		return httpapi.Answer{}, false, nil
 	}
 	metrics.Default.Forwarded(metrics.ForwardHTTP)

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/engramhq/engram/internal/wait"
 	"github.com/nats-io/nats.go"
+	"github.com/sourcegraph/conc"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -202,6 +205,57 @@ func TestRoutedReadFallsBackToNATS(t *testing.T) {
 	}
 	if overBus.Load() == 0 {
 		t.Error("no request forwarded over NATS, want every one: the advertised address is dead")
+	}
+}
+
+// dyingAddress is a listener that takes each connection, reads the
+// request on it, and closes it without an answer, as an owner killed
+// while it answers does; it counts the requests it took.
+func dyingAddress(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var took atomic.Int64
+	var conns conc.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); conns.Wait() })
+	conns.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Go(func() {
+				defer func() { _ = c.Close() }()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+					took.Add(1)
+				}
+			})
+		}
+	})
+	return ln.Addr().String(), &took
+}
+
+// A read whose owner took it over HTTP and died before it answered is
+// asked again over NATS, as the bus route asks a read again: the caller
+// gets its answer, not a 503. A write is not sent twice (TestRelay).
+func TestRoutedReadAskedAgainWhenTheOwnerDies(t *testing.T) {
+	bus := busWithFastLeases(t)
+	dying, took := dyingAddress(t)
+	front, owner, user, p := routedPair(t, bus, nil, []func(*config.Config){func(c *config.Config) { c.HTTP.AdvertiseURL = "http://" + dying }})
+	readUsers(t, owner, 8) // writes through the owner: a write forwarded to it would be refused, not sent twice
+	wait.Until(t, "the front routes the partition to the dying address", func() bool {
+		return front.routes.url(p) == "http://"+dying
+	})
+	wait.Until(t, "the user's memory in the routed answer", func() bool {
+		return strings.Contains(contextOf(t, front, user, nil).Raw, "Hangzhou")
+	})
+	if took.Load() == 0 {
+		t.Fatal("no request reached the dying owner")
+	}
+	if diff := sameAnswer(t, front, owner, user, nil); diff != "" {
+		t.Fatal(diff)
 	}
 }
 
