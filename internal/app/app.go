@@ -89,6 +89,14 @@ type App struct {
 	api        *httpapi.Server
 	httpSrv    *http.Server
 	httpLn     net.Listener
+	// advertised is where the other instances reach this one's API
+	// (config's http.advertise_url), once it listens; nil when it
+	// advertises none.
+	advertised atomic.Pointer[string]
+	// routes and relay, on a front of partitioned reads, send a user's
+	// request over HTTP to the instance whose copy answers (routes.go).
+	routes *routes
+	relay  *httpapi.Relay
 
 	// recent holds the events this process's ingest validated and
 	// stored, for its own consumers (stream.Recent); nil unless ingest.
@@ -205,6 +213,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 	w := &firstWatch{}
 	a.checkStreams(ctx, w, a.Log.Named("streams"))
 	a.goWorker(runCtx, "stream check", func(ctx context.Context) error { a.watchStreams(ctx, w); return nil })
+	if a.routesByPartition() {
+		a.openRoutes(runCtx)
+	}
 	if a.Roles&RoleRetriever != 0 {
 		access := &retrieval.AccessLog{Emit: a.emitter(stream.RoleRetriever, "engram/retriever"), Interval: a.accessEvery,
 			Log: a.Log.Named("access")}
@@ -479,6 +490,15 @@ func (a *App) openHTTP() error {
 		return fmt.Errorf("http listen: %w", err)
 	}
 	a.httpLn, a.api = ln, srv
+	if u := a.Config.HTTP.Advertised(ln.Addr().String()); u != "" {
+		a.advertised.Store(&u)
+		if a.routes != nil {
+			a.routes.setSelf(u)
+		}
+		if a.reads != nil {
+			a.reads.nudge() // its copies' states say it now
+		}
+	}
 	if host, _, _ := net.SplitHostPort(a.Config.HTTP.Addr); len(a.Config.HTTP.AllowedHosts) == 0 &&
 		(host == "" || net.ParseIP(host).IsUnspecified()) {
 		a.Log.Warn("http listens on every interface but answers only requests that name it by a loopback name or "+
@@ -536,7 +556,8 @@ func (a *App) apiServer(role string) *httpapi.Server {
 	}
 	switch {
 	case a.routesByPartition():
-		srv.Owner = owner{n: a.Config.Partitions, reads: a.reads, router: a.router(role)}
+		srv.Owner = owner{n: a.Config.Partitions, reads: a.reads, router: a.router(role), routes: a.routes,
+			relay: a.relay, front: a.Config.Instance}
 		srv.PartitionReadiness = a.partitionReadiness
 	case a.Roles&RoleRetriever != 0:
 		srv.Searcher, srv.Memories, srv.Context = a.engine, a.store, a.engine
@@ -803,6 +824,9 @@ func (a *App) Close(ctx context.Context) error {
 		case <-done:
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("workers did not stop in time: %w", ctx.Err()))
+		}
+		if a.relay != nil {
+			a.relay.Close()
 		}
 		errs = append(errs, a.closeBus(ctx)...)
 		if a.embedded != nil {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -31,28 +32,47 @@ func canaryFiles(t *testing.T, dir, canary string) (total int, where map[string]
 // under dir, by file and form.
 func canaryFormsIn(t *testing.T, dir string, forms []string) (total int, where map[string]int) {
 	t.Helper()
-	where = map[string]int{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		for _, f := range forms {
-			if n := bytes.Count(b, []byte(f)); n > 0 {
-				where[rel+" "+strconv.Quote(f)] += n
-				total += n
+	// A running server writes a file aside and renames it over the old
+	// one (JetStream's *.blk.tmp): one gone between the listing and its
+	// reading may live on under its new name, so the walk starts over.
+	for try := 0; ; try++ {
+		var vanished bool
+		total, where = 0, map[string]int{}
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = true
+				return nil
 			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				vanished = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, path)
+			for _, f := range forms {
+				if n := bytes.Count(b, []byte(f)); n > 0 {
+					where[rel+" "+strconv.Quote(f)] += n
+					total += n
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		if !vanished {
+			return total, where
+		}
+		if try == 10 {
+			t.Fatalf("files of %s kept vanishing while they were read, 10 walks in a row", dir)
+		}
 	}
-	return total, where
 }
 
 // canaryForms is every spelling of c that a file could hold: as given,

@@ -50,6 +50,13 @@ import (
 // ReadGroup is the retrievers' group in the partition bucket.
 const ReadGroup = stream.RoleRetriever
 
+// readProbe is how often a partitioned retriever asks the others whether
+// they are still on the bus: a killed one's partitions are taken a probe
+// or two after its death, not when its leases expire (stream/alive.go).
+// Copies only read, so two answering for one partition a moment do no
+// harm.
+const readProbe = time.Second
+
 // partitionedReads says whether this process keeps a partitioned read
 // model: a retriever run apart when the users are split into more than
 // one partition. A process that also extracts or consolidates reads any
@@ -139,7 +146,7 @@ func (a *App) openReadParts(ctx, runCtx context.Context, embedder *llm.Client) e
 	n := a.Config.Partitions
 	log := a.Log.Named("partitions")
 	leases, err := stream.OpenLeases(ctx, a.bus(stream.RoleRetriever).js, stream.LeaseConfig{Group: ReadGroup,
-		Instance: a.Config.Instance, N: n}, log)
+		Instance: a.Config.Instance, N: n, Probe: readProbe}, log)
 	if err != nil {
 		return err
 	}
@@ -428,6 +435,9 @@ func (rp *readParts) step(ctx context.Context) {
 		}
 		return
 	}
+	if a.routes != nil {
+		a.routes.update(states)
+	}
 	elsewhere := map[int]bool{}
 	for _, st := range states {
 		if st.Instance != a.Config.Instance && st.State == stream.StateServing {
@@ -505,7 +515,7 @@ func (rp *readParts) publish(ctx context.Context, part *readPart, head uint64) {
 			part.counted = time.Now()
 		}
 	}
-	st := stream.PartitionState{Partition: part.p, State: stream.StateBuilding, Held: part.held.Load(),
+	st := stream.PartitionState{Partition: part.p, State: stream.StateBuilding, Held: part.held.Load(), URL: rp.a.advertisedURL(),
 		Position: part.passed.Load(), Head: max(head, part.passed.Load()), Users: part.users, Rows: part.rows,
 		Bytes: fileBytes(part.path)}
 	if part.serving.Load() {
@@ -726,6 +736,11 @@ type owner struct {
 	n      int
 	reads  *readParts // nil in an ingest
 	router *natsapi.Router
+	// routes and relay send a request over HTTP when the copy that
+	// answers is reached there; front names this instance in it.
+	routes *routes
+	relay  *httpapi.Relay
+	front  string
 }
 
 var _ httpapi.Owner = owner{}
@@ -747,12 +762,26 @@ func (o owner) Local(p int) (http.Handler, func()) {
 }
 
 func (o owner) Forward(ctx context.Context, namespace string, p int, req httpapi.Forwarded) (httpapi.Answer, error) {
+	if o.routes != nil {
+		if ans, sent, err := o.routes.forward(ctx, o.relay, o.front, p, req); sent {
+			return ans, err
+		}
+	}
 	ans, err := o.router.ForwardHTTP(ctx, namespace, p,
 		natsapi.HTTPRequest{Method: req.Method, URL: req.URL, Header: req.Header, Body: req.Body})
 	if err != nil {
 		return httpapi.Answer{}, err
 	}
 	return httpapi.Answer{Status: ans.Status, Header: ans.Header, Body: ans.Body}, nil
+}
+
+// advertisedURL is where the other instances reach this one's API, ""
+// when it advertises none.
+func (a *App) advertisedURL() string {
+	if u := a.advertised.Load(); u != nil {
+		return *u
+	}
+	return ""
 }
 
 // partitionReadiness says which instance's copy of partition p serves,

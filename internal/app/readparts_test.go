@@ -104,21 +104,29 @@ func answers(t *testing.T, api *App, user string) (ctxBlock, search string) {
 // them, each copy serving.
 func allServing(t *testing.T, partitions int, rs ...*App) {
 	t.Helper()
-	wait.Until(t, "every partition held and served", func() bool {
-		held := 0
+	// Settled: a copy given up lives on until its taker's serves, and
+	// its file goes only at its holder's next round.
+	wait.Until(t, "every partition held and served, shared fairly, and no copy given up kept", func() bool {
+		held, copies := 0, 0
 		for _, r := range rs {
 			if r.Readiness(t.Context()) != nil {
 				return false
 			}
+			mine := 0
 			r.reads.mu.Lock()
 			for _, part := range r.reads.parts {
+				copies++
 				if part.held.Load() {
-					held++
+					mine++
 				}
 			}
 			r.reads.mu.Unlock()
+			if mine < partitions/len(rs) || mine > (partitions+len(rs)-1)/len(rs) {
+				return false
+			}
+			held += mine
 		}
-		return held == partitions
+		return held == partitions && copies == partitions
 	})
 }
 

@@ -26,12 +26,14 @@ import (
 // of /v1/context through another retriever within 1 ms of asking the
 // owner): two retrievers on one bus share two partitions, and one user's
 // context is asked of the owner of the user's partition and through the
-// other, turn and turn about, on kept-alive connections; then by 4
-// clients at once; then in batches of each, alternated, for the CPU a
-// routed request costs beyond the owner's own answer (the process holds
-// both retrievers and the bus, so the CPU of the whole path is counted).
+// other, which forwards it over HTTP to the owner's advertised address
+// or, with that address passed over, over NATS, in turn, on kept-alive
+// connections; then by 4 clients at once; then in batches of each, in
+// turn, for the CPU a routed request costs beyond the owner's own answer
+// (the process holds both retrievers and the bus, so the CPU of the whole
+// path is counted).
 // ENGRAM_SOAK_ROUTED sets how many requests of each (default 2,000); it
-// takes about 40 s. docs/scale.md ("What routing costs") has its figures.
+// takes about a minute. docs/scale.md ("What routing costs") has its figures.
 //
 //	go test -tags soak -run TestRoutingOverhead -v ./internal/app
 func TestRoutingOverhead(t *testing.T) {
@@ -83,96 +85,145 @@ func TestRoutingOverhead(t *testing.T) {
 		t.Fatalf("the owner's answer is degraded: %s", a)
 	}
 
-	for range 100 { // warm both paths: connections, caches, the JIT of SQLite's statements
-		ask(owner)
-		ask(other)
-	}
-	var direct, routed []time.Duration
-	for i := range n {
-		// Who goes first alternates, so that neither gets the other's
-		// warm caches or its scheduler luck every time.
-		if i%2 == 0 {
-			d, _ := ask(owner)
-			r, _ := ask(other)
-			direct, routed = append(direct, d), append(routed, r)
+	// The front sends the user's requests over HTTP to the owner's
+	// advertised address; passing that address over (as a front does
+	// one that refused a connection) sends them over NATS instead, so
+	// both routes are measured in one run, on one machine's load.
+	var addr string
+	wait.Until(t, "the owner's address known to the other", func() bool {
+		addr = other.routes.url(p)
+		return addr != ""
+	})
+	overNATS := func(on bool) {
+		other.routes.mu.Lock()
+		defer other.routes.mu.Unlock()
+		if on {
+			other.routes.refused[addr] = time.Now().Add(time.Hour)
 		} else {
-			r, _ := ask(other)
-			d, _ := ask(owner)
-			direct, routed = append(direct, d), append(routed, r)
+			delete(other.routes.refused, addr)
 		}
 	}
-	pd, pr := quantile(direct, 95), quantile(routed, 95)
-	t.Logf("context over %d each: p50 the owner %v, routed %v (+%v); p95 the owner %v, routed %v (+%v); p99 the owner %v, routed %v; load average %s",
-		n, quantile(direct, 50), quantile(routed, 50), quantile(routed, 50)-quantile(direct, 50),
-		pd, pr, pr-pd, quantile(direct, 99), quantile(routed, 99), loadNow())
+	type route struct {
+		name string
+		nats bool
+	}
+	routes := []route{{"over HTTP", false}, {"over NATS", true}}
+	askVia := func(r route) time.Duration {
+		overNATS(r.nats)
+		d, _ := ask(other)
+		return d
+	}
+	for range 100 { // warm every path: connections, caches, the JIT of SQLite's statements
+		ask(owner)
+		for _, r := range routes {
+			askVia(r)
+		}
+	}
+	var direct []time.Duration
+	routed := make([][]time.Duration, len(routes))
+	for i := range n {
+		// Who goes first turns, so that none gets the others' warm
+		// caches or their scheduler luck every time.
+		for j := range len(routes) + 1 {
+			switch k := (i + j) % (len(routes) + 1); k {
+			case len(routes):
+				d, _ := ask(owner)
+				direct = append(direct, d)
+			default:
+				routed[k] = append(routed[k], askVia(routes[k]))
+			}
+		}
+	}
+	for k, r := range routes {
+		pd, pr := quantile(direct, 95), quantile(routed[k], 95)
+		t.Logf("context over %d each, %s: p50 the owner %v, routed %v (+%v); p95 the owner %v, routed %v (+%v); p99 the owner %v, routed %v; load average %s",
+			n, r.name, quantile(direct, 50), quantile(routed[k], 50), quantile(routed[k], 50)-quantile(direct, 50),
+			pd, pr, pr-pd, quantile(direct, 99), quantile(routed[k], 99), loadNow())
+	}
 
 	// Side by side: clients asking at once, each turn and turn about, as
 	// agents do; the copy answers routed queries as its HTTP server
-	// answers direct ones.
+	// answers direct ones. Each route has two turns of its own, the
+	// routes alternating.
 	const clients = 4
-	var mu sync.Mutex
-	var directAtOnce, routedAtOnce []time.Duration
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Go(func() {
-			for i := range n / clients {
-				first, second := owner, other
-				if (i+c)%2 == 1 {
-					first, second = other, owner
-				}
-				for _, front := range []*App{first, second} {
-					d, _ := ask(front)
-					mu.Lock()
-					if front == owner {
-						directAtOnce = append(directAtOnce, d)
-					} else {
-						routedAtOnce = append(routedAtOnce, d)
+	directAtOnce := make([][]time.Duration, len(routes))
+	routedAtOnce := make([][]time.Duration, len(routes))
+	for turn := range 2 * len(routes) {
+		k := turn % len(routes)
+		overNATS(routes[k].nats)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Go(func() {
+				for i := range n / clients / 2 {
+					first, second := owner, other
+					if (i+c)%2 == 1 {
+						first, second = other, owner
 					}
-					mu.Unlock()
+					for _, front := range []*App{first, second} {
+						d, _ := ask(front)
+						mu.Lock()
+						if front == owner {
+							directAtOnce[k] = append(directAtOnce[k], d)
+						} else {
+							routedAtOnce[k] = append(routedAtOnce[k], d)
+						}
+						mu.Unlock()
+					}
 				}
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	pdc, prc := quantile(directAtOnce, 95), quantile(routedAtOnce, 95)
-	t.Logf("context, %d clients at once, over %d each: p50 the owner %v, routed %v (+%v); p95 the owner %v, routed %v (+%v); load average %s",
-		clients, len(directAtOnce), quantile(directAtOnce, 50), quantile(routedAtOnce, 50), quantile(routedAtOnce, 50)-quantile(directAtOnce, 50),
-		pdc, prc, prc-pdc, loadNow())
+	for k, r := range routes {
+		pdc, prc := quantile(directAtOnce[k], 95), quantile(routedAtOnce[k], 95)
+		t.Logf("context, %d clients at once, over %d each, %s: p50 the owner %v, routed %v (+%v); p95 the owner %v, routed %v (+%v); load average %s",
+			clients, len(directAtOnce[k]), r.name, quantile(directAtOnce[k], 50), quantile(routedAtOnce[k], 50),
+			quantile(routedAtOnce[k], 50)-quantile(directAtOnce[k], 50), pdc, prc, prc-pdc, loadNow())
+	}
 
-	// CPU: batches of each, alternated, so that a change of the machine's
-	// load falls on both.
+	// CPU: batches of each, in turn, so that a change of the machine's
+	// load falls on all.
 	const batch = 100
-	var cpuDirect, cpuRouted time.Duration
-	for i := range max(n/batch, 2) {
-		for _, front := range []*App{owner, other} {
-			if i%2 == 1 {
-				front = map[*App]*App{owner: other, other: owner}[front]
-			}
+	cpuRouted := make([]time.Duration, len(routes))
+	var cpuDirect time.Duration
+	rounds := max(n/batch, 2)
+	for i := range rounds {
+		for j := range len(routes) + 1 {
+			k := (i + j) % (len(routes) + 1)
 			c0 := processCPU(t)
 			for range batch {
-				ask(front)
+				if k == len(routes) {
+					ask(owner)
+				} else {
+					askVia(routes[k])
+				}
 			}
-			if c := processCPU(t) - c0; front == owner {
+			if c := processCPU(t) - c0; k == len(routes) {
 				cpuDirect += c
 			} else {
-				cpuRouted += c
+				cpuRouted[k] += c
 			}
 		}
 	}
-	asked := time.Duration(max(n/batch, 2) * batch)
-	t.Logf("CPU a request (client, both retrievers and the bus): the owner %v, routed %v (+%v); load average %s",
-		(cpuDirect / asked).Round(time.Microsecond), (cpuRouted / asked).Round(time.Microsecond),
-		((cpuRouted - cpuDirect) / asked).Round(time.Microsecond), loadNow())
+	asked := time.Duration(rounds * batch)
+	for k, r := range routes {
+		t.Logf("CPU a request (client, both retrievers and the bus), %s: the owner %v, routed %v (+%v); load average %s", r.name,
+			(cpuDirect / asked).Round(time.Microsecond), (cpuRouted[k] / asked).Round(time.Microsecond),
+			((cpuRouted[k] - cpuDirect) / asked).Round(time.Microsecond), loadNow())
+	}
 	// The p50 is what the route costs; the p95s are reported, not held
 	// to the bar here: on this shared two-core machine the owner's own
 	// p95 moves by milliseconds from one run to the next with the load
 	// (docs/scale.md), and clustertest's soak holds the bar.
-	if d := quantile(routed, 50) - quantile(direct, 50); d > time.Millisecond {
-		t.Errorf("routing adds %v to the p50, want at most 1 ms", d)
-	}
-	if d := quantile(routedAtOnce, 50) - quantile(directAtOnce, 50); d > 2*quantile(directAtOnce, 50) {
-		t.Errorf("with %d clients at once, a routed query's p50 is %v, the owner's %v: routed queries wait for each other",
-			clients, quantile(routedAtOnce, 50), quantile(directAtOnce, 50))
+	for k, r := range routes {
+		if d := quantile(routed[k], 50) - quantile(direct, 50); d > time.Millisecond {
+			t.Errorf("routing %s adds %v to the p50, want at most 1 ms", r.name, d)
+		}
+		if d := quantile(routedAtOnce[k], 50) - quantile(directAtOnce[k], 50); d > 2*quantile(directAtOnce[k], 50) {
+			t.Errorf("with %d clients at once %s, a routed query's p50 is %v, the owner's %v: routed queries wait for each other",
+				clients, r.name, quantile(routedAtOnce[k], 50), quantile(directAtOnce[k], 50))
+		}
 	}
 }
 

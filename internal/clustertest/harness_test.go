@@ -542,7 +542,10 @@ func startClusterOf(t *testing.T, topo topology, env ...string) *deployment {
 			if role == "ingest" || role == "retriever" {
 				p.http = fmt.Sprintf("127.0.0.1:%d", httpPorts[0])
 				httpPorts = httpPorts[1:]
-				p.env = append(p.env, "ENGRAM_HTTP_ADDR="+p.http)
+				// The address the others forward a user's requests to
+				// (the listen address would be advertised anyway; said
+				// here so that the soak measures the HTTP route).
+				p.env = append(p.env, "ENGRAM_HTTP_ADDR="+p.http, "ENGRAM_HTTP_ADVERTISE_URL=http://"+p.http)
 			}
 			d.procs[role] = append(d.procs[role], p)
 		}

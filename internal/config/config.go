@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,6 +113,15 @@ type HTTP struct {
 	// so that a web page that rebinds its own name to this machine reads
 	// nothing. "*" answers any Host, and needs Tokens.
 	AllowedHosts []string `yaml:"allowed_hosts"`
+	// AdvertiseURL is the base URL (http://host:port) at which the other
+	// instances reach this one's API, published with a partitioned
+	// retriever's state of its copies: a front forwards a user's request
+	// there, on a kept-alive connection, rather than over NATS. Empty
+	// advertises Addr when it names a host (the port it is bound to);
+	// with an unspecified host (":7421", "0.0.0.0:7421") nothing is
+	// advertised, and requests are forwarded over NATS. "none" advertises
+	// nothing.
+	AdvertiseURL string `yaml:"advertise_url"`
 	// MaxEventBytes bounds one event; MaxBatchEvents one batch.
 	MaxEventBytes  int `yaml:"max_event_bytes"`
 	MaxBatchEvents int `yaml:"max_batch_events"`
@@ -276,6 +286,7 @@ func (c *Config) ApplyEnv(getenv func(string) (string, bool)) error {
 	str := map[string]*string{
 		"ENGRAM_DATA_DIR":           &c.DataDir,
 		"ENGRAM_HTTP_ADDR":          &c.HTTP.Addr,
+		"ENGRAM_HTTP_ADVERTISE_URL": &c.HTTP.AdvertiseURL,
 		"ENGRAM_NATS_URL":           &c.NATS.URL,
 		"ENGRAM_NATS_LISTEN":        &c.NATS.Listen,
 		"ENGRAM_NATS_SYNC":          &c.NATS.Sync,
@@ -433,6 +444,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS): %w", err)
 		}
 	}
+	if err := checkAdvertiseURL(c.HTTP.AdvertiseURL); err != nil {
+		return fmt.Errorf("http.advertise_url (ENGRAM_HTTP_ADVERTISE_URL): %w", err)
+	}
 	for tok, ns := range c.HTTP.Tokens {
 		if len(tok) < 16 {
 			return fmt.Errorf("http.tokens: a token for namespace %q is shorter than 16 characters", ns)
@@ -538,6 +552,12 @@ func (c Config) Validate() error {
 	if c.Instance == "" {
 		return errors.New("instance: must not be empty")
 	}
+	if i := strings.IndexFunc(c.Instance, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}); i >= 0 {
+		return fmt.Errorf("instance: %q holds %q: use letters, digits, '-' and '_' only (ENGRAM_INSTANCE): "+
+			"the name is part of this instance's consumer and key names on the bus", c.Instance, c.Instance[i:i+1])
+	}
 	if c.Partitions < 1 || c.Partitions > 64 {
 		return fmt.Errorf("partitions: %d is outside 1..64", c.Partitions)
 	}
@@ -574,13 +594,68 @@ func checkAllowedHost(h string, tokens bool) error {
 }
 
 // Hosts are the Host names the API answers to beyond loopback ones:
-// AllowedHosts, and Addr's host when it names one.
+// AllowedHosts, Addr's host when it names one, and AdvertiseURL's host,
+// which the other instances name in the requests they forward.
 func (h HTTP) Hosts() []string {
 	out := append([]string(nil), h.AllowedHosts...)
 	if host, _, err := net.SplitHostPort(h.Addr); err == nil && host != "" {
 		out = append(out, host)
 	}
+	if u, err := url.Parse(h.AdvertiseURL); err == nil && h.AdvertiseURL != NoAdvertise && u.Hostname() != "" {
+		out = append(out, u.Hostname())
+	}
 	return out
+}
+
+// NoAdvertise, as http.advertise_url, advertises no address.
+const NoAdvertise = "none"
+
+// Advertised is the base URL the other instances reach this one's API
+// at, the API being bound to bound (its listener's address, whose port
+// may have been chosen by the system); "" when none is to be advertised.
+func (h HTTP) Advertised(bound string) string {
+	switch h.AdvertiseURL {
+	case NoAdvertise:
+		return ""
+	case "":
+	default:
+		return strings.TrimSuffix(h.AdvertiseURL, "/")
+	}
+	host, _, err := net.SplitHostPort(h.Addr)
+	if err != nil || host == "" {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// checkAdvertiseURL refuses an http.advertise_url that is not a base
+// URL: scheme http or https, a host, nothing after it.
+func checkAdvertiseURL(v string) error {
+	if v == "" || v == NoAdvertise {
+		return nil
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL: %w", v, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: want http:// or https:// and the host and port the other instances reach this one at", v)
+	case u.Hostname() == "":
+		return fmt.Errorf("%q names no host", v)
+	case u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%q: want a base URL, scheme, host and port alone (no path, query or user)", v)
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("%q: %s is no address another instance can reach", v, u.Hostname())
+	}
+	return nil
 }
 
 // IsLoopback reports whether host only reaches this machine.

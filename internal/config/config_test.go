@@ -50,6 +50,10 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "https://memory.example.com"}, want: "http.allowed_hosts"},
 		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "memory.example.com:443"}, want: "without scheme, port or path"},
 		{env: map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "*"}, want: "needs http.tokens"},
+		{env: map[string]string{"ENGRAM_HTTP_ADVERTISE_URL": "10.0.0.5:7421"}, want: "http.advertise_url"},
+		{env: map[string]string{"ENGRAM_HTTP_ADVERTISE_URL": "http://10.0.0.5:7421/api"}, want: "no path"},
+		{env: map[string]string{"ENGRAM_HTTP_ADVERTISE_URL": "http://0.0.0.0:7421"}, want: "no address another instance can reach"},
+		{env: map[string]string{"ENGRAM_INSTANCE": "r1.example.com"}, want: "ENGRAM_INSTANCE"},
 		{file: "data_dir: x\nunknown_key: 1\n", want: "unknown_key"},
 		{file: "data_dir: [\n", want: "line"},
 	} {
@@ -84,6 +88,34 @@ func TestAllowedHosts(t *testing.T) {
 	if _, err := Load(Default(), "", env(map[string]string{"ENGRAM_HTTP_ALLOWED_HOSTS": "*",
 		"ENGRAM_HTTP_TOKENS": "token-0123456789abcdef=*"})); err != nil {
 		t.Fatalf("* with tokens: %v", err)
+	}
+}
+
+// Where the other instances reach the API: the configured URL; else the
+// listen address's host with the port bound; nothing when the host is
+// unspecified or "none" is asked for. The advertised host is answered.
+func TestAdvertised(t *testing.T) {
+	for _, tc := range []struct{ addr, advertise, bound, want string }{
+		{addr: "127.0.0.1:0", bound: "127.0.0.1:41234", want: "http://127.0.0.1:41234"},
+		{addr: "10.0.0.5:7421", bound: "10.0.0.5:7421", want: "http://10.0.0.5:7421"},
+		{addr: "retriever-1.internal:7421", bound: "10.0.0.5:7421", want: "http://retriever-1.internal:7421"},
+		{addr: "[::1]:7421", bound: "[::1]:7421", want: "http://[::1]:7421"},
+		{addr: ":7421", bound: "[::]:7421", want: ""},
+		{addr: "0.0.0.0:7421", bound: "0.0.0.0:7421", want: ""},
+		{addr: "0.0.0.0:7421", advertise: "http://10.0.0.5:7421/", bound: "0.0.0.0:7421", want: "http://10.0.0.5:7421"},
+		{addr: "127.0.0.1:7421", advertise: "none", bound: "127.0.0.1:7421", want: ""},
+	} {
+		h := HTTP{Addr: tc.addr, AdvertiseURL: tc.advertise}
+		if err := checkAdvertiseURL(tc.advertise); err != nil {
+			t.Errorf("%q: %v", tc.advertise, err)
+		}
+		if got := h.Advertised(tc.bound); got != tc.want {
+			t.Errorf("Advertised(%q) with addr %q, advertise_url %q = %q, want %q", tc.bound, tc.addr, tc.advertise, got, tc.want)
+		}
+	}
+	h := HTTP{Addr: "0.0.0.0:7421", AdvertiseURL: "http://retriever-1.internal:7421"}
+	if got, want := strings.Join(h.Hosts(), " "), "0.0.0.0 retriever-1.internal"; got != want {
+		t.Errorf("Hosts() = %q, want %q", got, want)
 	}
 }
 

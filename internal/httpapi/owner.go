@@ -41,6 +41,11 @@ type Forwarded struct {
 	URL    string // path and query
 	Header http.Header
 	Body   []byte
+	// ByUser says the request names its user, so that any front answers
+	// it from the user's partition: it may be sent to the API of the
+	// instance whose copy answers (Relay). A request for partition p's
+	// copy alone (its part of the stats) goes over the bus only.
+	ByUser bool
 }
 
 // Answer is what the copy answered, written back as it is.
@@ -105,7 +110,7 @@ func (s *Server) routed(pattern string) http.HandlerFunc {
 			}
 		}
 		ans, err := s.Owner.Forward(r.Context(), scope.Namespace, p,
-			Forwarded{Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body})
+			Forwarded{Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body, ByUser: true})
 		if err != nil {
 			writeError(w, err)
 			return

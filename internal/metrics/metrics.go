@@ -29,6 +29,14 @@ const (
 	PathNATS = "nats" // published straight to JetStream by an agent
 )
 
+// The ways a front sends a request on to a partition's copy, the values of
+// the via label.
+const (
+	ForwardHTTP         = "http"
+	ForwardNATS         = "nats"
+	ForwardNoConnection = "nats_no_connection"
+)
+
 // LLM operations, the values of the op label.
 const (
 	OpChat  = "chat"
@@ -47,6 +55,7 @@ type Registry struct {
 	httpRequests    *prometheus.CounterVec
 	natsDuration    *prometheus.HistogramVec
 	natsRequests    *prometheus.CounterVec
+	forwarded       *prometheus.CounterVec
 	eventsAccepted  *prometheus.CounterVec
 	contextRequests prometheus.Counter
 	contextServed   *prometheus.CounterVec
@@ -96,6 +105,10 @@ func New() *Registry {
 		"Time to answer a NATS request-reply request, by service endpoint.", "endpoint")
 	r.natsRequests = r.counterVec("engram_nats_requests_total",
 		"NATS request-reply requests answered, by service endpoint and error code (ok for success).", "endpoint", "code")
+	r.forwarded = r.counterVec("engram_partition_forwarded_total",
+		"Requests a front sent on to the copy of their user's partition in another process, by the way they went: "+
+			"http (to its instance's advertised address), nats (no address known, or the request was forwarded already), "+
+			"nats_no_connection (the address took no connection).", "via")
 	r.eventsAccepted = r.counterVec("engram_events_accepted_total",
 		"Events accepted, by the path they came in on and event type. "+
 			"http counts at the HTTP edge; nats counts events agents published straight to JetStream, "+
@@ -124,6 +137,9 @@ func New() *Registry {
 	for _, v := range []string{"hit", "miss"} {
 		r.contextServed.WithLabelValues(v)
 	}
+	for _, v := range []string{ForwardHTTP, ForwardNATS, ForwardNoConnection} {
+		r.forwarded.WithLabelValues(v)
+	}
 	for _, v := range []string{"all", "memory"} {
 		r.contextTokens.WithLabelValues(v)
 	}
@@ -135,6 +151,9 @@ func New() *Registry {
 	}
 	return r
 }
+
+// Forwarded counts a request sent on to a partition's copy, by via.
+func (r *Registry) Forwarded(via string) { r.forwarded.WithLabelValues(via).Inc() }
 
 // EventTypes makes the accepted-events series of these types exist, at
 // zero, before the first event arrives.

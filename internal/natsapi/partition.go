@@ -291,6 +291,15 @@ const (
 // and namespace; the subject carries the namespace.
 var forwardedHeaders = []string{"Content-Type", "Idempotency-Key"}
 
+// MayAskAgain says whether a forwarded request reads only, so that one
+// whose copy took it and gave no answer may be asked again, of whichever
+// copy answers then: a GET, or a context (it writes only the access
+// counts of what it served, which a copy that died with the first ask
+// never published; one that lived counts the memories once more).
+func MayAskAgain(method, url string) bool {
+	return method == http.MethodGet || method == http.MethodPost && strings.HasPrefix(url, "/v1/context")
+}
+
 // ForwardHTTP asks partition p's copies to answer req, within namespace,
 // and returns their answer.
 func (r *Router) ForwardHTTP(ctx context.Context, namespace string, p int, req HTTPRequest) (HTTPResponse, error) {
@@ -303,8 +312,7 @@ func (r *Router) ForwardHTTP(ctx context.Context, namespace string, p int, req H
 		}
 	}
 	msg.Data = req.Body
-	idempotent := req.Method == http.MethodGet || req.Method == http.MethodPost && strings.HasPrefix(req.URL, "/v1/context")
-	reply, err := r.request(ctx, msg, p, idempotent)
+	reply, err := r.request(ctx, msg, p, MayAskAgain(req.Method, req.URL))
 	if err != nil {
 		return HTTPResponse{}, err
 	}

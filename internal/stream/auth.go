@@ -344,6 +344,9 @@ func workerPermissions(role string) *server.Permissions {
 		// partition's endpoints, answered and asked.
 		pub = append(append(pub, bucket(PartitionBucket, RoleRetriever+".>")...), partitions("search", "context", "http")...)
 		sub = append(append(sub, partitions("search", "context", "http")...), service("engram-partition")...)
+		// Each says it lives, and asks the others (alive.go).
+		pub = append(pub, aliveSubject(RoleRetriever, "*"))
+		sub = append(sub, aliveSubject(RoleRetriever, "*"))
 	case RoleExtractor:
 		pub = append(append(pub, onMemory(extractorTypes)...), reader...)
 		pub = append(pub, bucket(PartitionBucket, RoleExtractor+".>")...)

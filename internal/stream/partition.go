@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
@@ -105,6 +106,11 @@ type LeaseConfig struct {
 	Group    string
 	Instance string // unique per instance (the config's instance name)
 	N        int    // partitions; the same on every instance of the group
+	// Probe, when set, is how often the other members are asked whether
+	// they are still on the bus; one gone is evicted before its leases
+	// expire (alive.go). Only for groups whose work two instances may
+	// briefly share.
+	Probe time.Duration
 }
 
 // Leases holds this instance's fair share of a group's partitions: the
@@ -112,6 +118,7 @@ type LeaseConfig struct {
 // joins takes the partitions the others let go of; an instance that dies
 // stops renewing, and its partitions are taken after the TTL.
 type Leases struct {
+	nc  *nats.Conn
 	kv  jetstream.KeyValue
 	cfg LeaseConfig
 	ttl time.Duration // the bucket's
@@ -140,7 +147,7 @@ func OpenLeases(ctx context.Context, js jetstream.JetStream, cfg LeaseConfig, lo
 	if ttl <= 0 {
 		return nil, fmt.Errorf("partition bucket %s has no TTL: a dead instance's partitions would never be taken over; run %s", PartitionBucket, SetupCommand)
 	}
-	l := &Leases{kv: kv, cfg: cfg, ttl: ttl, log: log.With(zap.String("group", cfg.Group), zap.String("instance", cfg.Instance))}
+	l := &Leases{nc: js.Conn(), kv: kv, cfg: cfg, ttl: ttl, log: log.With(zap.String("group", cfg.Group), zap.String("instance", cfg.Instance))}
 	n := []byte(strconv.Itoa(cfg.N))
 	if _, err := kv.Create(ctx, l.key("n"), n); errors.Is(err, jetstream.ErrKeyExists) {
 		e, gerr := kv.Get(ctx, l.key("n"))
@@ -208,9 +215,21 @@ func (l *Leases) Run(ctx context.Context, own func(ctx context.Context, p int)) 
 		}()
 		l.log.Info("partition taken", zap.Int("partition", p))
 	}
-	tick := time.NewTicker(l.ttl / 4)
+	every, missed := l.ttl/4, map[string]bool{}
+	if l.cfg.Probe > 0 {
+		every = min(every, l.cfg.Probe)
+		if unanswer, err := l.answerAlive(); err != nil {
+			l.log.Warn("alive subject: the others take this instance's partitions only when its leases expire", zap.Error(err))
+		} else {
+			defer unanswer()
+		}
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		if l.cfg.Probe > 0 {
+			l.probe(ctx, missed)
+		}
 		l.round(ctx, owned, start, stop)
 		select {
 		case <-ctx.Done():
@@ -386,6 +405,11 @@ type PartitionState struct {
 	Users int              `json:"users"`
 	Rows  map[string]int64 `json:"rows,omitempty"`
 	Bytes int64            `json:"bytes"`
+	// URL is the base URL at which the instance's API answers for the
+	// copy (config's http.advertise_url): a front forwards the copy's
+	// users' requests there; "" when the instance advertises none, and
+	// the front forwards over NATS.
+	URL string `json:"url,omitempty"`
 }
 
 // Lag is how many events of the stream the copy has yet to read.

@@ -56,44 +56,50 @@ func (h *holders) count(name string) int {
 	return n
 }
 
+// leaseBus is an embedded server whose lease bucket has ttl.
+func leaseBus(t *testing.T, ttl time.Duration) *Embedded {
+	t.Helper()
+	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	// The operator makes the lease bucket, with the TTL the leases live by.
+	if err := EnsureStreams(t.Context(), jsOf(t, emb), StreamsConfig{LeaseTTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	return emb
+}
+
+// runLeases runs an instance of cfg's group on its own connection,
+// recording in h what it works on, until the test ends or it is
+// cancelled.
+func runLeases(t *testing.T, emb *Embedded, h *holders, cfg LeaseConfig) (*nats.Conn, context.CancelFunc) {
+	t.Helper()
+	js := jsNamed(t, emb, cfg.Instance)
+	l, err := OpenLeases(t.Context(), js, cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	t.Cleanup(cancel)
+	wg.Go(func() { l.Run(ctx, h.own(cfg.Instance)) })
+	return js.Conn(), cancel
+}
+
 // Instances share the partitions evenly; one whose connection is cut
 // stops working on its partitions before their leases expire, and the
 // other takes them; one that stops gives them back at once; an instance
 // with another number of partitions is refused.
 func TestLeasesShareAndMove(t *testing.T) {
 	t.Parallel()
-	emb, err := StartEmbedded(EmbeddedConfig{StoreDir: t.TempDir(), Sync: "1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Shutdown)
 	const n, ttl = 4, time.Second
-	// The operator makes the lease bucket, with the TTL the leases live by.
-	if err := EnsureStreams(t.Context(), jsOf(t, emb), StreamsConfig{LeaseTTL: ttl}); err != nil {
-		t.Fatal(err)
-	}
+	emb := leaseBus(t, ttl)
 	h := &holders{by: map[int]map[string]bool{}}
-	var wg sync.WaitGroup
-	t.Cleanup(wg.Wait)
 	start := func(name string) (*nats.Conn, context.CancelFunc) {
-		t.Helper()
-		nc, err := Connect(ConnConfig{Name: name}, emb.ConnectOption())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := OpenLeases(t.Context(), js, LeaseConfig{Group: "extractor", Instance: name, N: n}, zaptest.NewLogger(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		wg.Go(func() { l.Run(ctx, h.own(name)) })
-		return nc, cancel
+		return runLeases(t, emb, h, LeaseConfig{Group: "extractor", Instance: name, N: n})
 	}
 	_, stopA := start("a")
 	bConn, _ := start("b")
@@ -154,9 +160,13 @@ func TestPartitionOf(t *testing.T) {
 }
 
 // jsOf connects to emb, without credentials.
-func jsOf(t *testing.T, emb *Embedded) jetstream.JetStream {
+func jsOf(t *testing.T, emb *Embedded) jetstream.JetStream { return jsNamed(t, emb, "setup") }
+
+// jsNamed connects to emb as name, without credentials, until the test
+// ends.
+func jsNamed(t *testing.T, emb *Embedded, name string) jetstream.JetStream {
 	t.Helper()
-	nc, err := Connect(ConnConfig{Name: "setup"}, emb.ConnectOption())
+	nc, err := Connect(ConnConfig{Name: name}, emb.ConnectOption())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,4 +176,109 @@ func jsOf(t *testing.T, emb *Embedded) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	return js
+}
+
+// An instance of a group that probes, gone from the bus without a word
+// (killed), has its partitions taken long before its leases expire.
+func TestLeasesOfTheDeadTakenBeforeTheyExpire(t *testing.T) {
+	t.Parallel()
+	const n, ttl, probe = 4, time.Minute, 100 * time.Millisecond
+	emb := leaseBus(t, ttl)
+	h := &holders{by: map[int]map[string]bool{}}
+	start := func(name string) *nats.Conn {
+		nc, _ := runLeases(t, emb, h, LeaseConfig{Group: "retriever", Instance: name, N: n, Probe: probe})
+		return nc
+	}
+	start("a")
+	b := start("b")
+	wait.For(t, "two partitions each", func() error {
+		return errors.Join(wait.Equal(h.count("a"), 2), wait.Equal(h.count("b"), 2))
+	})
+	// A state b published, saying it serves: it must not outlive b either,
+	// or the routers would wait for b's copy.
+	js, err := jetstream.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(t.Context(), PartitionBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(t.Context(), "retriever.s.0.b", []byte(`{"partition":0,"instance":"b","state":"serving"}`)); err != nil {
+		t.Fatal(err)
+	}
+
+	b.Close() // as a SIGKILL does: no lease released
+	killed := time.Now()
+	wait.UntilWithin(t, 20*time.Second, "a to hold every partition", func() bool { return h.count("a") == n })
+	if took := time.Since(killed); took >= ttl/2 {
+		t.Fatalf("the partitions were taken %v after the kill, want well before the leases' TTL %v", took, ttl)
+	}
+	states, err := PartitionStates(t.Context(), jsOf(t, emb), "retriever")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range states {
+		if st.Instance == "b" {
+			t.Errorf("the dead instance's state outlived it: %+v", st)
+		}
+	}
+}
+
+// A slow member is not a dead one: one that answers its probes late keeps
+// its leases, however many probes pass; once nothing listens, it is gone.
+func TestLeasesOfTheSlowKept(t *testing.T) {
+	t.Parallel()
+	const n, probe = 4, 50 * time.Millisecond
+	emb := leaseBus(t, time.Minute)
+	js := jsOf(t, emb)
+	kv, err := js.KeyValue(t.Context(), PartitionBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "slow" is a member holding two partitions whose answers come after
+	// the probe has stopped waiting.
+	nc := jsNamed(t, emb, "slow").Conn()
+	var asked sync.WaitGroup
+	t.Cleanup(asked.Wait)
+	probed := make(chan struct{}, 100)
+	sub, err := nc.Subscribe(aliveSubject("retriever", "slow"), func(m *nats.Msg) {
+		select {
+		case probed <- struct{}{}:
+		default:
+		}
+		asked.Go(func() { time.Sleep(4 * probe); _ = m.Respond(nil) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"retriever.n", "retriever.m.slow", "retriever.p.0", "retriever.p.1"} {
+		v := "slow"
+		if k == "retriever.n" {
+			v = "4"
+		}
+		if _, err := kv.Put(t.Context(), k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &holders{by: map[int]map[string]bool{}}
+	runLeases(t, emb, h, LeaseConfig{Group: "retriever", Instance: "a", N: n, Probe: probe})
+
+	wait.For(t, "a to hold the other two", func() error { return wait.Equal(h.count("a"), 2) })
+	for range 5 {
+		<-probed
+	}
+	if got := h.count("a"); got != 2 {
+		t.Fatalf("a holds %d partitions after 5 probes of a slow member, want 2", got)
+	}
+	for _, k := range []string{"retriever.m.slow", "retriever.p.0", "retriever.p.1"} {
+		if e, err := kv.Get(t.Context(), k); err != nil || string(e.Value()) != "slow" {
+			t.Fatalf("%s after 5 probes of a slow member: %v, want the slow member's", k, err)
+		}
+	}
+
+	if err := sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "a to hold every partition once nothing listens", func() error { return wait.Equal(h.count("a"), n) })
 }
