@@ -135,6 +135,13 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	if err != nil {
 		return nil, err
 	}
+	return rankHits(ctx, st, scope, hits, q, fb, tw, opt)
+}
+
+// rankHits is rankTurns once the text search has found hits (RecallTurns
+// for q, opt.Candidates of them).
+func rankHits(ctx context.Context, st TurnStore, scope memory.Scope, hits []memory.TurnHit, q, fb textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
+	var err error
 	var then []memory.TurnHit
 	if r, ok := st.(TurnWindowReader); ok && tw != nil && opt.Then > 0 && opt.ThenTurns > 0 {
 		if then, err = r.TurnsWithin(ctx, scope, tw.from, tw.to, opt.ThenTurns); err != nil {
