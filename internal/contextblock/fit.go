@@ -30,6 +30,24 @@ type Item struct {
 	Provenance string
 	Score      float64 // higher is more relevant; orders trimming of long-term items and attachments
 	Tokens     int     // set by Fit: what the item's rendered line costs
+	// rendered is the line Fit counted, with what it was made of, for
+	// Render to write rather than make again (cleaning and quoting every
+	// rune of a long turn twice).
+	rendered *rendered
+}
+
+// rendered is an item's line and the fields it was rendered from.
+type rendered struct {
+	id, kind, content, provenance, line string
+}
+
+// lineOf is the line of it: the one Fit made, while the fields it was
+// made of are unchanged.
+func lineOf(it Item) string {
+	if r := it.rendered; r != nil && r.id == it.ID && r.kind == it.Kind && r.content == it.Content && r.provenance == it.Provenance {
+		return r.line
+	}
+	return line(it)
 }
 
 // Blocks are the items of a context block by section, in the order Render
@@ -253,7 +271,9 @@ func count(items []Item, c Counter) []Item {
 	}
 	out := slices.Clone(items)
 	for i := range out {
-		out[i].Tokens = max(0, c.Count(line(out[i])))
+		l := line(out[i])
+		out[i].rendered = &rendered{id: out[i].ID, kind: out[i].Kind, content: out[i].Content, provenance: out[i].Provenance, line: l}
+		out[i].Tokens = max(0, c.Count(l))
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func Render(b Blocks, lang string) string {
 		sb.WriteString(t.sections[i])
 		sb.WriteByte('\n')
 		for _, it := range items {
-			sb.WriteString(line(it))
+			sb.WriteString(lineOf(it))
 			sb.WriteByte('\n')
 		}
 	}
@@ -79,7 +79,7 @@ func Render(b Blocks, lang string) string {
 func RenderItems(items []Item) string {
 	var sb strings.Builder
 	for _, it := range items {
-		sb.WriteString(line(it))
+		sb.WriteString(lineOf(it))
 		sb.WriteByte('\n')
 	}
 	return sb.String()
@@ -211,6 +211,7 @@ func clean(s, style string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var sb strings.Builder
 	sb.Grow(len(s) + 8)
+	esc := escapesOf(style)
 	space := false
 	for _, r := range s {
 		switch {
@@ -225,7 +226,7 @@ func clean(s, style string) string {
 			space = false
 		}
 		switch {
-		case strings.ContainsRune(alwaysEscaped, r) || strings.ContainsRune(style, r):
+		case esc.has(r):
 			sb.WriteByte('\\')
 		case r == '#' && wordStart(sb.String()):
 			sb.WriteByte('\\')
@@ -237,7 +238,38 @@ func clean(s, style string) string {
 	return sb.String()
 }
 
+// escapes are the runes clean escapes in a style: alwaysEscaped and the
+// style's own, those in ASCII looked up in a mask (looking every rune of
+// a long turn up in two strings was a third of cleaning it).
+type escapes struct {
+	ascii [2]uint64
+	style string
+}
+
+func escapesOf(style string) escapes {
+	e := escapes{style: style}
+	for _, set := range []string{alwaysEscaped, style} {
+		for _, r := range set {
+			if r < utf8.RuneSelf {
+				e.ascii[r>>6] |= 1 << (r & 63)
+			}
+		}
+	}
+	return e
+}
+
+func (e *escapes) has(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		return e.ascii[r>>6]&(1<<(r&63)) != 0
+	}
+	return strings.ContainsRune(alwaysEscaped, r) || strings.ContainsRune(e.style, r)
+}
+
 func invisible(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		// ASCII's controls; no format character (Cf) is ASCII.
+		return r < 0x20 || r == 0x7f
+	}
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
 		r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0
 }

@@ -2,6 +2,7 @@ package contextblock
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,4 +416,52 @@ func closeQuote(s string) string {
 		return "」"
 	}
 	return "\""
+}
+
+// Render writes the lines Fit counted instead of making them again (every
+// rune of every item cleaned and quoted twice), and makes anew the line
+// of an item changed since.
+func TestRenderReusesFittedLines(t *testing.T) {
+	var b Blocks
+	for i := range 20 {
+		b.Turns = append(b.Turns, Item{ID: fmt.Sprintf("t%d", i), Kind: KindTurn, Provenance: "turn · user",
+			Content: strings.Repeat(fmt.Sprintf("turn %d says <this> and [that], ", i), 20)})
+	}
+	fitted, _ := Fit(b, DefaultBudget().Scale(100000), nil)
+	if fitted.Len() != b.Len() {
+		t.Fatalf("Fit kept %d of %d items in a budget for all", fitted.Len(), b.Len())
+	}
+	if got, want := Render(fitted, LangEN), Render(b, LangEN); got != want {
+		t.Fatalf("a fitted block renders as\n%s\nthe block as\n%s", got, want)
+	}
+	fresh := testing.AllocsPerRun(20, func() { Render(b, LangEN) })
+	reused := testing.AllocsPerRun(20, func() { Render(fitted, LangEN) })
+	if reused > fresh-float64(b.Len()) {
+		t.Errorf("rendering a fitted block allocates %v times, one not fitted %v: its %d lines were made again", reused, fresh, b.Len())
+	}
+	changed := fitted
+	changed.Turns = append([]Item(nil), fitted.Turns...)
+	changed.Turns[3].Content = "changed after Fit"
+	if got := Render(changed, LangEN); !strings.Contains(got, `"changed after Fit"`) || strings.Contains(got, "turn 3 says") {
+		t.Errorf("an item changed after Fit renders its old line:\n%s", got)
+	}
+}
+
+// clean's lookups of ASCII (escapes, invisible) answer as the Unicode
+// tables and the escaped sets do, for every rune.
+func TestCleanLookupsAnswerAsTheTables(t *testing.T) {
+	for _, style := range []string{asciiStyle, cjkStyle, parenStyle} {
+		esc := escapesOf(style)
+		for r := rune(-1); r <= unicode.MaxRune+1; r++ {
+			if got, want := esc.has(r), strings.ContainsRune(alwaysEscaped, r) || strings.ContainsRune(style, r); got != want {
+				t.Fatalf("escapes of %q has %U: %v, want %v", style, r, got, want)
+			}
+		}
+	}
+	for r := rune(-1); r <= unicode.MaxRune+1; r++ {
+		want := unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0
+		if got := invisible(r); got != want {
+			t.Fatalf("invisible(%U) = %v, want %v", r, got, want)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/prefilter"
 	"github.com/engramhq/engram/internal/textseg"
+	"github.com/sourcegraph/conc"
 )
 
 // The recall paths of a context request, one method each: memories (by
@@ -107,8 +108,13 @@ func (e *Engine) recall(ctx context.Context, scope memory.Scope, req Request, no
 		r.fall("anchor", "latest", err)
 	}
 	r.a.tw = tw
+	// The turns' text search needs nothing the memories find (their words
+	// weigh in after it, memoryFeedback): it runs beside the memories'
+	// paths, on a connection of its own.
+	found := r.searchTurns(ctx)
+	defer found.wait() // the search is the request's: waited for whatever comes before
 	r.memories(ctx)
-	r.turns(ctx)
+	r.turns(ctx, found)
 	r.episodes(ctx)
 	r.daily(ctx)
 	r.recent(ctx)
@@ -149,12 +155,45 @@ func (r *recall) memories(ctx context.Context) {
 	})
 }
 
+// turnSearch is the text search of a request's turns, running.
+type turnSearch struct {
+	wg   conc.WaitGroup
+	hits []memory.TurnHit
+	err  error
+}
+
+// searchTurns starts the turns' text search, the first read of turns,
+// or returns nil when the request has no words worth searching by text.
+func (r *recall) searchTurns(ctx context.Context) *turnSearch {
+	if !r.a.searchable {
+		return nil
+	}
+	s := &turnSearch{}
+	s.wg.Go(func() {
+		s.hits, s.err = r.e.Store.RecallTurns(ctx, r.a.scope, r.a.q, r.e.Turns.Candidates)
+	})
+	return s
+}
+
+// wait waits for the search to end; a panic in it panics here, on the
+// request's goroutine, as it did when the read ran there.
+func (s *turnSearch) wait() {
+	if s != nil {
+		s.wg.Wait()
+	}
+}
+
 // turns recalls raw turns with their neighbours (seed 000: the raw text
 // gets used), led by the words of the best memories, and the attachments
-// of those turns that hold the question's words (rankAttachments).
-func (r *recall) turns(ctx context.Context) {
+// of those turns that hold the question's words (rankAttachments). found
+// is the turns' text search (searchTurns), which it waits for.
+func (r *recall) turns(ctx context.Context, found *turnSearch) {
 	a, e := &r.a, r.e
-	if r.textFailed || !a.searchable {
+	if found == nil {
+		return
+	}
+	found.wait()
+	if r.textFailed {
 		return
 	}
 	contents := make([]string, 0, feedbackMemories)
@@ -162,7 +201,11 @@ func (r *recall) turns(ctx context.Context) {
 		contents = append(contents, m.Content)
 	}
 	fb, topt := e.memoryFeedback(a.q, contents)
-	turns, err := rankTurns(ctx, e.Store, a.scope, a.q, fb, a.tw, topt)
+	err := found.err
+	var turns []ScoredTurn
+	if err == nil {
+		turns, err = rankHits(ctx, e.Store, a.scope, found.hits, a.q, fb, a.tw, topt)
+	}
 	if err != nil {
 		r.textFails(fmt.Errorf("recall turns: %w", err))
 		return

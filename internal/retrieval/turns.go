@@ -15,9 +15,9 @@ import (
 // TurnStore is what turn recall needs from a read model.
 type TurnStore interface {
 	RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Query, limit int) ([]memory.TurnHit, error)
-	// TurnsAround reads the turns within radius of each key, and one turn
-	// further for the first far keys.
-	TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error)
+	// TurnsAround reads the turns within radius of each of hits but
+	// their own, and one turn further for the first far hits.
+	TurnsAround(ctx context.Context, scope memory.Scope, hits []memory.TurnHit, radius, far int) ([]memory.TurnHit, error)
 }
 
 // TurnWindowReader is what a store offers to read the turns said within
@@ -135,6 +135,13 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	if err != nil {
 		return nil, err
 	}
+	return rankHits(ctx, st, scope, hits, q, fb, tw, opt)
+}
+
+// rankHits is rankTurns once the text search has found hits (RecallTurns
+// for q, opt.Candidates of them).
+func rankHits(ctx context.Context, st TurnStore, scope memory.Scope, hits []memory.TurnHit, q, fb textseg.Query, tw *timeWindow, opt TurnOptions) ([]ScoredTurn, error) {
+	var err error
 	var then []memory.TurnHit
 	if r, ok := st.(TurnWindowReader); ok && tw != nil && opt.Then > 0 && opt.ThenTurns > 0 {
 		if then, err = r.TurnsWithin(ctx, scope, tw.from, tw.to, opt.ThenTurns); err != nil {
@@ -148,14 +155,22 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	if len(hits) > 0 {
 		top = hits[0].BM25
 	}
-	byKey := map[memory.TurnKey]*ScoredTurn{}
-	var order []memory.TurnKey
+	byKey := make(map[memory.TurnKey]*ScoredTurn, len(hits)+len(then))
+	order := make([]memory.TurnKey, 0, len(hits)+len(then))
+	// The turns are allocated a slab at a time, not each on its own (a
+	// dialogue's are hundreds): a full slab is left as it is, so the
+	// pointers into it stay good.
+	slab := make([]ScoredTurn, 0, len(hits)+len(then))
 	add := func(h memory.TurnHit) *ScoredTurn {
 		k := memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}
 		if st, ok := byKey[k]; ok {
 			return st
 		}
-		st := &ScoredTurn{TurnHit: h}
+		if len(slab) == cap(slab) {
+			slab = make([]ScoredTurn, 0, max(len(slab), 16))
+		}
+		slab = append(slab, ScoredTurn{TurnHit: h})
+		st := &slab[len(slab)-1]
 		byKey[k] = st
 		order = append(order, k)
 		return st
@@ -174,16 +189,19 @@ func rankTurns(ctx context.Context, st TurnStore, scope memory.Scope, q, fb text
 	}
 	if opt.Radius > 0 {
 		far := min(opt.Far, len(keys))
-		around, err := st.TurnsAround(ctx, scope, keys, opt.Radius, far)
+		around, err := st.TurnsAround(ctx, scope, hits, opt.Radius, far)
 		if err != nil {
 			return nil, err
 		}
+		slab = make([]ScoredTurn, 0, len(around))
 		for _, h := range around {
 			add(h)
 		}
 		for i, k := range keys {
 			src := byKey[k]
-			asks := strings.ContainsAny(src.Content, "?？")
+			// Not ContainsAny: with a character outside ASCII in its set it
+			// looks every rune of the turn up in the set.
+			asks := strings.Contains(src.Content, "?") || strings.Contains(src.Content, "？")
 			reach := opt.Radius
 			if i < far {
 				reach++

@@ -23,10 +23,10 @@ import (
 // terms' first, within a budget of postings (candidatePostings × k),
 // a term too common for what is left read newest first; a document
 // scores the weight × IDF of each term it holds (BM25 when a term
-// occurs once, as it mostly does in a turn, before the length). The
-// best 2k by that have their lengths read from the index (docsize) and
-// the best k by BM25 with that length are the candidates, ties newest
-// first.
+// occurs once, as it mostly does in a turn, before the length). When
+// they find k documents or fewer, all are candidates; else the best 2k by
+// that have their lengths read from the index (docsize) and the best k by
+// BM25 with that length are the candidates, ties newest first.
 //
 // FTS5's own ranking (ORDER BY rank) computed bm25() for every document
 // the terms find, reading each one's length and walking each term's
@@ -42,19 +42,25 @@ func (s *Store) candidates(ctx context.Context, c collection, part string, st te
 	if sum <= k || st.Docs <= k {
 		return s.rowids(ctx, `SELECT rowid FROM `+c.fts+` WHERE `+c.fts+` MATCH ?`, textseg.MatchTerms(part, terms))
 	}
+	found, err := s.fewPostings(ctx, c, part, st, terms, k)
+	if err != nil {
+		return nil, err
+	}
 	held := make(map[int64]float64, min(sum, candidatePostings*k))
 	budget := candidatePostings * k
 	for i, t := range terms {
 		// What is left is shared by the terms still to read, each
 		// allowed at least k postings.
 		allow := max(k, budget/(len(terms)-i))
-		stmt := `SELECT rowid FROM ` + c.fts + ` WHERE ` + c.fts + ` MATCH ?`
-		if df := st.DF[t.Token]; df > allow {
-			stmt += ` ORDER BY rowid DESC` + limitSQL(postingStep(allow, k))
-		}
-		ids, err := s.rowids(ctx, stmt, textseg.MatchTerms(part, terms[i:i+1]))
-		if err != nil {
-			return nil, err
+		ids := found[i]
+		if df := st.DF[t.Token]; df > k {
+			stmt := `SELECT rowid FROM ` + c.fts + ` WHERE ` + c.fts + ` MATCH ?`
+			if df > allow {
+				stmt += ` ORDER BY rowid DESC` + limitSQL(postingStep(allow, k))
+			}
+			if ids, err = s.rowids(ctx, stmt, textseg.MatchTerms(part, terms[i:i+1])); err != nil {
+				return nil, err
+			}
 		}
 		budget -= len(ids)
 		w := t.Weight * textseg.IDF(st.Docs, st.DF[t.Token])
@@ -68,6 +74,16 @@ func (s *Store) candidates(ctx context.Context, c collection, part string, st te
 	}
 	for _, id := range skip {
 		delete(held, id)
+	}
+	if len(held) <= k {
+		// Every document found is a candidate: their lengths would only
+		// order them, and the caller orders what it scores.
+		ids := make([]int64, 0, len(held))
+		for id := range held {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return ids, nil
 	}
 	docs := make([]doc, 0, len(held))
 	for id, sc := range held {
@@ -113,6 +129,47 @@ func (s *Store) candidates(ctx context.Context, c collection, part string, st te
 		ids[i] = d.id
 	}
 	return ids, nil
+}
+
+// fewPostings reads, in one statement, the postings of each of terms
+// that no allowance of candidates can cut (k documents or fewer hold it:
+// every term is allowed k), by term; a term more hold is left to
+// candidates, nil. A dialogue's terms are mostly such: a statement each
+// was a tenth of a dialogue's context request.
+func (s *Store) fewPostings(ctx context.Context, c collection, part string, st textseg.Stats, terms []textseg.Term, k int) ([][]int64, error) {
+	found := make([][]int64, len(terms))
+	var few []int
+	var matches []string
+	for i, t := range terms {
+		if st.DF[t.Token] <= k {
+			few = append(few, i)
+			matches = append(matches, textseg.MatchTerms(part, terms[i:i+1]))
+		}
+	}
+	if len(few) == 0 {
+		return found, nil
+	}
+	js, err := json.Marshal(matches)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.queryRead(ctx, `SELECT j.key, f.rowid FROM json_each(?) j CROSS JOIN `+c.fts+` f WHERE f.`+c.fts+` MATCH j.value`, string(js))
+	if err != nil {
+		return nil, err
+	}
+	defer quiet.Close(rows)
+	for rows.Next() {
+		var j int
+		var id int64
+		if err := rows.Scan(&j, &id); err != nil {
+			return nil, err
+		}
+		if j < 0 || j >= len(few) {
+			return nil, fmt.Errorf("%s postings: term %d of %d", c.fts, j, len(few))
+		}
+		found[few[j]] = append(found[few[j]], id)
+	}
+	return found, rows.Err()
 }
 
 // candidatePostings is how many postings, per candidate sought, one

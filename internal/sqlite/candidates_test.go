@@ -40,24 +40,7 @@ func TestCandidatesKeepTheRareWord(t *testing.T) {
 // the (namespace, user_id) index to probe the few (100,000 index entries
 // a query, for a user with 100k turns).
 func TestTurnRowsReadByPrimaryKey(t *testing.T) {
-	s := openTest(t)
-	rows, err := s.r.QueryContext(t.Context(), `EXPLAIN QUERY PLAN `+turnRowsSQL, "[1,2,3]", "ns", "ana")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer quiet.Close(rows)
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	plan := queryPlan(t, openTest(t), turnRowsSQL, "[1,2,3]", "ns", "ana")
 	if len(plan) != 2 || !strings.HasPrefix(plan[0], "SCAN j ") || !strings.HasPrefix(plan[1], "SEARCH t USING INTEGER PRIMARY KEY") {
 		t.Fatalf("plan of turnRowsSQL:\n%s\nwant the ids scanned, each turn searched by its primary key", strings.Join(plan, "\n"))
 	}
@@ -131,4 +114,27 @@ func TestVarint(t *testing.T) {
 			t.Errorf("varint(%x) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+// queryPlan is what EXPLAIN QUERY PLAN says of query, a line a step.
+func queryPlan(t *testing.T, s *Store, query string, args ...any) []string {
+	t.Helper()
+	rows, err := s.r.QueryContext(t.Context(), `EXPLAIN QUERY PLAN `+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close(rows)
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }

@@ -21,21 +21,25 @@ import (
 
 const turnHitColumns = `t.id, t.session_id, t.turn_index, t.role, t.speaker, t.content, t.attachments, t.time`
 
+// scanTurnHits reads rows of turnHitColumns; n is how many are expected
+// (a hint, bounded).
+// Each is scanned in place in the slice: a TurnHit scanned on its own
+// (its fields' addresses go to Scan) was a heap allocation per row.
 func scanTurnHits(rows interface {
 	Next() bool
 	Scan(...any) error
 	Err() error
-}) ([]memory.TurnHit, error) {
-	var out []memory.TurnHit
+}, n int) ([]memory.TurnHit, error) {
+	out := make([]memory.TurnHit, 0, min(max(n, 0), 1000))
+	var at int64
 	for rows.Next() {
-		var h memory.TurnHit
-		var at int64
+		out = append(out, memory.TurnHit{})
+		h := &out[len(out)-1]
 		if err := rows.Scan(&h.ID, &h.SessionID, &h.TurnIndex, &h.Role, &h.Speaker, &h.Content, &h.Attachments, &at); err != nil {
 			return nil, err
 		}
 		h.Time = time.Unix(0, at).UTC()
 		h.Key = TurnID(h.ID)
-		out = append(out, h)
 	}
 	return out, rows.Err()
 }
@@ -74,7 +78,7 @@ func (s *Store) RecallTurns(ctx context.Context, scope memory.Scope, q textseg.Q
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
 	defer quiet.Close(rows)
-	hits, err := scanTurnHits(rows)
+	hits, err := scanTurnHits(rows, len(ids))
 	if err != nil {
 		return nil, fmt.Errorf("recall turns: %w", err)
 	}
@@ -194,10 +198,10 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 		return st, textseg.Query{}, nil
 	}
 	terms := q.Terms[:min(len(q.Terms), maxDFTerms)]
-	keys := make([]string, len(terms))
+	keys := make([]dfKey, len(terms))
 	var missing []int
 	for i, t := range terms {
-		keys[i] = dfKey(c.fts, part, t)
+		keys[i] = dfKeyOf(c.fts, part, t)
 		if n, ok := s.dfs.get(keys[i], int64(st.Docs), changes); ok {
 			st.DF[t.Token] = n
 		} else {
@@ -241,12 +245,16 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 // a count over the scope's own posting list of the term, or a cache hit).
 const maxDFTerms = 1000
 
-func dfKey(fts, part string, t textseg.Term) string {
-	k := fts + "\x00" + part + "\x00" + t.Token
-	if t.Prefix {
-		k += "*"
-	}
-	return k
+// dfKey names a term's document frequency in one collection's partition.
+// A struct, not the three joined: a dialogue looks up hundreds of terms
+// in each collection, and joining them was an allocation each.
+type dfKey struct {
+	fts, part, token string
+	prefix           bool
+}
+
+func dfKeyOf(fts, part string, t textseg.Term) dfKey {
+	return dfKey{fts: fts, part: part, token: t.Token, prefix: t.Prefix}
 }
 
 // dfCache keeps the document frequencies lexicalStats counted, each with
@@ -260,7 +268,7 @@ func dfKey(fts, part string, t textseg.Term) string {
 // found at all) is always counted anew. Two generations bound its size.
 type dfCache struct {
 	mu       sync.Mutex
-	cur, old map[string]dfSeen
+	cur, old map[dfKey]dfSeen
 }
 
 type dfSeen struct {
@@ -274,7 +282,7 @@ const (
 	dfCacheEntries = 1 << 16 // per generation
 )
 
-func (c *dfCache) get(key string, docs, changes int64) (int, bool) {
+func (c *dfCache) get(key dfKey, docs, changes int64) (int, bool) {
 	c.mu.Lock()
 	e, ok := c.cur[key]
 	if !ok {
@@ -293,15 +301,15 @@ func (c *dfCache) get(key string, docs, changes int64) (int, bool) {
 	return e.df, true
 }
 
-func (c *dfCache) put(key string, df int, docs, changes int64) {
+func (c *dfCache) put(key dfKey, df int, docs, changes int64) {
 	c.mu.Lock()
 	c.putLocked(key, dfSeen{df: df, docs: docs, changes: changes})
 	c.mu.Unlock()
 }
 
-func (c *dfCache) putLocked(key string, e dfSeen) {
+func (c *dfCache) putLocked(key dfKey, e dfSeen) {
 	if c.cur == nil || len(c.cur) >= dfCacheEntries {
-		c.old, c.cur = c.cur, make(map[string]dfSeen, 1024)
+		c.old, c.cur = c.cur, make(map[dfKey]dfSeen, 1024)
 	}
 	c.cur[key] = e
 }
@@ -326,55 +334,107 @@ func scoreAll(q textseg.Query, st textseg.Stats, texts []string) ([]float64, [][
 	return out, toks
 }
 
-// TurnsAround returns the turns within radius of each key (the keys'
-// own turns excluded), for neighbour expansion; the first far keys (the
-// best hits) reach one turn further, in the same read.
-func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, keys []memory.TurnKey, radius, far int) ([]memory.TurnHit, error) {
-	if len(keys) == 0 {
+// TurnsAround returns the turns within radius of each of hits (their
+// own turns excluded), for neighbour expansion; the first far hits (the
+// best) reach one turn further, in the same read.
+func (s *Store) TurnsAround(ctx context.Context, scope memory.Scope, hits []memory.TurnHit, radius, far int) ([]memory.TurnHit, error) {
+	if len(hits) == 0 {
 		return nil, nil
 	}
-	// A keyed join, so each key is one range on the unique index (a long
-	// OR of conditions made SQLite scan every turn of the user); the keys
-	// go in as one JSON argument, so the SQL is fixed and prepared once.
-	ranges := make([][3]any, len(keys))
-	for i, k := range keys {
-		r := radius
-		if i < far {
-			r++
-		}
-		ranges[i] = [3]any{k.SessionID, k.TurnIndex - r, k.TurnIndex + r}
-	}
-	js, err := json.Marshal(ranges)
+	// A keyed join, so each run of turns is one range on the unique index
+	// (a long OR of conditions made SQLite scan every turn of the user);
+	// the runs go in as one JSON argument, so the SQL is fixed and
+	// prepared once. The hits' own turns are left out by their row ids,
+	// which the index holds: the caller has them, and read again they
+	// were most of the rows (in a long session the best hits are each
+	// other's neighbours).
+	js, err := json.Marshal(aroundRuns(hits, radius, far))
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
-	rows, err := s.queryRead(ctx, `SELECT `+turnHitColumns+` FROM json_each(?) k CROSS JOIN turns t
-		WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = k.value->>0
-			AND t.turn_index BETWEEN k.value->>1 AND k.value->>2`, string(js), scope.Namespace, scope.User)
+	own := make([]int64, len(hits))
+	for i, h := range hits {
+		own[i] = h.ID
+	}
+	ids, err := json.Marshal(own)
+	if err != nil {
+		return nil, fmt.Errorf("turns around: %w", err)
+	}
+	rows, err := s.queryRead(ctx, turnsAroundSQL, string(js), scope.Namespace, scope.User, string(ids))
 	if err != nil {
 		return nil, fmt.Errorf("turns around: %w", err)
 	}
 	defer quiet.Close(rows)
-	hits, err := scanTurnHits(rows)
-	if err != nil {
-		return nil, err
+	return scanTurnHits(rows, 0)
+}
+
+// turnsAroundSQL reads runs of turns (aroundRun) but those of some ids.
+var turnsAroundSQL = fmt.Sprintf(`SELECT %s FROM json_each(?) k CROSS JOIN turns t
+	WHERE t.namespace = ? AND t.user_id = ? AND t.session_id = substr(k.value, %d)
+		AND t.turn_index BETWEEN CAST(substr(k.value, 1, %d) AS INTEGER) AND CAST(substr(k.value, %d, %[3]d) AS INTEGER)
+		AND t.id NOT IN (SELECT value FROM json_each(?))`, turnHitColumns, 2*runDigits+1, runDigits, runDigits+1)
+
+// aroundRuns are the runs of turns TurnsAround reads (aroundRun): each
+// hit's window, those of a session that overlap or touch merged, so that
+// each turn is read once (overlapping windows were each read whole, then
+// each turn kept once).
+func aroundRuns(hits []memory.TurnHit, radius, far int) []string {
+	type span struct {
+		session string
+		lo, hi  int
 	}
-	// Ranges overlap and hold the keys' own turns: each turn is kept
-	// once, where it first comes, here rather than by DISTINCT, which
-	// compared every row whole (its content too) in a temporary index.
-	seen := make(map[memory.TurnKey]bool, len(keys)+len(hits))
-	for _, k := range keys {
-		seen[k] = true
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		k := memory.TurnKey{SessionID: h.SessionID, TurnIndex: h.TurnIndex}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, h)
+	spans := make([]span, len(hits))
+	for i, h := range hits {
+		r := radius
+		if i < far {
+			r++
 		}
+		spans[i] = span{h.SessionID, h.TurnIndex - r, h.TurnIndex + r}
 	}
-	return out, nil
+	slices.SortFunc(spans, func(a, b span) int {
+		return cmp.Or(strings.Compare(a.session, b.session), cmp.Compare(a.lo, b.lo))
+	})
+	runs := make([]string, 0, len(spans))
+	cur := spans[0]
+	for _, sp := range spans[1:] {
+		if sp.session == cur.session && sp.lo <= cur.hi+1 {
+			cur.hi = max(cur.hi, sp.hi)
+			continue
+		}
+		runs = append(runs, aroundRun(cur.session, cur.lo, cur.hi))
+		cur = sp
+	}
+	return append(runs, aroundRun(cur.session, cur.lo, cur.hi))
+}
+
+// aroundRun is one session's turns first to last as turnsAroundSQL reads
+// it: the two turn indexes in runDigits characters each (zero-padded, a
+// minus first), then the session. One string a run: reading the three
+// fields of a JSON array in SQL parsed it three times, a third of the
+// read for a dialogue's 200 hits.
+func aroundRun(session string, first, last int) string {
+	b := make([]byte, 0, 2*runDigits+len(session))
+	b = appendPadded(b, first)
+	b = appendPadded(b, last)
+	return string(append(b, session...))
+}
+
+// runDigits is the width of a turn index in aroundRun: an int64's digits
+// and its sign.
+const runDigits = 20
+
+func appendPadded(b []byte, n int) []byte {
+	var buf [runDigits]byte
+	digits := strconv.AppendInt(buf[:0], int64(n), 10)
+	width := runDigits
+	if digits[0] == '-' {
+		b = append(b, '-')
+		digits, width = digits[1:], width-1
+	}
+	for range width - len(digits) {
+		b = append(b, '0')
+	}
+	return append(b, digits...)
 }
 
 // TurnsWithin returns a scope's turns said within [from, to), each
@@ -389,7 +449,7 @@ func (s *Store) TurnsWithin(ctx context.Context, scope memory.Scope, from, to ti
 		return nil, fmt.Errorf("turns within: %w", err)
 	}
 	defer quiet.Close(rows)
-	return scanTurnHits(rows)
+	return scanTurnHits(rows, limit)
 }
 
 // SaidWithin reports whether a scope has a turn said within [from, to),
@@ -414,7 +474,7 @@ func (s *Store) RecentTurns(ctx context.Context, scope memory.Scope, since time.
 		return nil, fmt.Errorf("recent turns: %w", err)
 	}
 	defer quiet.Close(rows)
-	return scanTurnHits(rows)
+	return scanTurnHits(rows, limit)
 }
 
 // RecallMemories searches a scope's active memories for q and returns up

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -13,7 +14,7 @@ import (
 )
 
 // TurnID renders a turn's row id as the id search results carry.
-func TurnID(id int64) string { return fmt.Sprintf("t_%d", id) }
+func TurnID(id int64) string { return "t_" + strconv.FormatInt(id, 10) }
 
 // CountTurns is how many turns a scope holds.
 func (s *Store) CountTurns(ctx context.Context, scope memory.Scope) (int, error) {

@@ -1,9 +1,9 @@
 package textseg
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,13 +118,13 @@ func Understand(last string, context ...string) Query {
 		b.add(c, w)
 		w = max(w*contextDecay, contextFloor)
 	}
-	if len(b.order) == len(b.verbs)+len(b.loose) {
+	if len(b.terms) == len(b.verbs)+len(b.loose) {
 		// Stopwords alone ("what about that?", and "好了吗", whose only
 		// term would be the verb bigram 好了): search them rather than
 		// nothing; the caller knows such a query is not informative.
 		b.keepStop = true
-		b.order, b.verbs, b.loose, b.phr = nil, nil, nil, nil
-		clear(b.weights)
+		b.terms, b.verbs, b.loose, b.phr = nil, nil, nil, nil
+		clear(b.index)
 		clear(b.phrases)
 		b.add(last, 1)
 		q := b.query()
@@ -157,15 +157,15 @@ func (q Query) Feedback(found ...string) Query {
 }
 
 func newBuilder() queryBuilder {
-	return queryBuilder{weights: map[string]float64{}, prefix: map[string]bool{}, surface: map[string]string{}, phrases: map[string]bool{},
-		verbs: map[string]bool{}, loose: map[string]bool{}, dict: map[string]bool{}}
+	return queryBuilder{index: map[string]int{}, phrases: map[string]bool{}, verbs: map[string]bool{}, loose: map[string]bool{}}
 }
 
 type queryBuilder struct {
-	weights map[string]float64
-	prefix  map[string]bool
-	surface map[string]string
-	order   []string // first-seen order, for a stable sort
+	// terms are the terms read, in first-seen order (for a stable sort),
+	// and index finds a token's: one map, not one per field of a term
+	// (a dialogue's terms are hundreds, each looked up several times).
+	terms   []Term
+	index   map[string]int
 	phrases map[string]bool
 	phr     []string
 	// sources are the words as read (not stemmed), with their weight, for
@@ -179,9 +179,8 @@ type queryBuilder struct {
 	// loose are the bigrams across a function word (loose): alone
 	// they make no informative query either.
 	loose map[string]bool
-	// dict are the tokens only a dictionary added (Term.Dictionary);
-	// adding is set while expand adds them.
-	dict   map[string]bool
+	// adding is set while expand adds the dictionaries' words: a term
+	// only they add is Term.Dictionary.
 	adding bool
 }
 
@@ -200,20 +199,14 @@ func (b *queryBuilder) term(p piece, prefix bool, w float64) {
 	}
 	// A word read as one is no loose bigram, whichever came first.
 	delete(b.loose, p.token)
-	if !b.adding {
-		delete(b.dict, p.token)
-	}
-	if old, ok := b.weights[p.token]; ok {
-		b.weights[p.token] = max(old, w)
+	if i, ok := b.index[p.token]; ok {
+		t := &b.terms[i]
+		t.Weight = max(t.Weight, w)
+		t.Dictionary = t.Dictionary && b.adding
 		return
 	}
-	if b.adding {
-		b.dict[p.token] = true
-	}
-	b.weights[p.token] = w
-	b.prefix[p.token] = prefix
-	b.surface[p.token] = p.surface
-	b.order = append(b.order, p.token)
+	b.index[p.token] = len(b.terms)
+	b.terms = append(b.terms, Term{Token: p.token, Prefix: prefix, Surface: p.surface, Weight: w, Dictionary: b.adding})
 }
 
 func (b *queryBuilder) phrase(p string) {
@@ -335,7 +328,7 @@ const particles = "的了吗呢吧啊呀嘛么"
 func (b *queryBuilder) looseBigrams(runs []string, w float64) {
 	for _, run := range runs {
 		for _, bg := range bigrams(run) {
-			if _, ok := b.weights[bg]; (ok && !b.loose[bg]) || !isLoose(bg) {
+			if _, ok := b.index[bg]; (ok && !b.loose[bg]) || !isLoose(bg) {
 				continue
 			}
 			b.term(piece{bg, bg}, false, w*looseWeight) // the heaviest reading stays
@@ -477,14 +470,14 @@ func (b *queryBuilder) sibling(sib string, w float64, bridge bool) {
 const minBridgeStem = 6
 
 func (b *queryBuilder) query() Query {
-	toks := b.order
-	sort.SliceStable(toks, func(i, j int) bool { return b.weights[toks[i]] > b.weights[toks[j]] })
-	if len(toks) > maxQueryTerms {
-		toks = toks[:maxQueryTerms]
+	terms := b.terms
+	slices.SortStableFunc(terms, func(x, y Term) int { return cmp.Compare(y.Weight, x.Weight) })
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
 	}
 	q := Query{Phrases: b.phr}
-	for _, t := range toks {
-		q.Terms = append(q.Terms, Term{Token: t, Prefix: b.prefix[t], Surface: b.surface[t], Weight: b.weights[t], Dictionary: b.dict[t]})
+	if len(terms) > 0 {
+		q.Terms = slices.Clip(terms) // the builder is done with them
 	}
 	return q
 }
