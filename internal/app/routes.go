@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/engramhq/engram/internal/config"
 	"github.com/engramhq/engram/internal/httpapi"
 	"github.com/engramhq/engram/internal/metrics"
 	"github.com/engramhq/engram/internal/natsapi"
@@ -114,10 +115,18 @@ func (r *routes) update(states []stream.PartitionState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p, st := range best {
-		if rank(st) > 0 && st.URL != "" {
-			r.urls[p] = st.URL
-		} else {
+		switch {
+		case rank(st) == 0 || st.URL == "":
 			delete(r.urls, p)
+		case config.CheckAdvertiseURL(st.URL) != nil:
+			// Not a base URL (a state written by something other than a
+			// retriever's own config): the caller's token goes nowhere
+			// but to a plain instance address.
+			r.log.Warn("a partition state advertises no base URL; asking over NATS", zap.Int("partition", p),
+				zap.String("instance", st.Instance))
+			delete(r.urls, p)
+		default:
+			r.urls[p] = st.URL
 		}
 	}
 	// A partition no state names keeps its last address: its state
@@ -147,6 +156,10 @@ func (r *routes) run(ctx context.Context, js stream.JetStream, every time.Durati
 	}
 }
 
+// forwardWriteTimeout bounds a write forwarded over HTTP, as the bus
+// bounds one (natsapi's 30 s for an answer).
+const forwardWriteTimeout = 30 * time.Second
+
 // forward sends req for partition p over HTTP to the instance whose copy
 // answers, when one is known and the request may go there (it names its
 // user and was not forwarded over HTTP already); sent is false when it
@@ -157,7 +170,17 @@ func (r *routes) forward(ctx context.Context, relay *httpapi.Relay, front string
 		metrics.Default.Forwarded(metrics.ForwardNATS)
 		return httpapi.Answer{}, false, nil
 	}
-	ans, err := relay.Send(ctx, u, front, req)
+	// A read is given what the bus gives one try of it, then asked over
+	// the bus (an owner that froze, or whose host vanished without a
+	// reset, answers no one); a write what the bus gives a write.
+	read := natsapi.MayAskAgain(req.Method, req.URL)
+	limit := forwardWriteTimeout
+	if read {
+		limit = natsapi.AttemptTimeout
+	}
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	ans, err := relay.Send(sctx, u, front, req)
 	if errors.Is(err, httpapi.ErrNotSent) {
 		r.log.Warn("no connection to the instance that answers for a partition; asking over NATS",
 			zap.Int("partition", p), zap.String("url", u), zap.Duration("for", r.refusedFor), zap.Error(err))
@@ -165,9 +188,13 @@ func (r *routes) forward(ctx context.Context, relay *httpapi.Relay, front string
 		metrics.Default.Forwarded(metrics.ForwardNoConnection)
 		return httpapi.Answer{}, false, nil
 	}
-	if err != nil && ctx.Err() == nil && natsapi.MayAskAgain(req.Method, req.URL) {
-		// The connection broke under the request (its owner died, most
-		// likely): a read is asked again, as the bus asks one again.
+	if err != nil && ctx.Err() == nil && read {
+		// The connection broke under the request, or no answer came in
+		// time (its owner died or froze, most likely): a read is asked
+		// again, as the bus asks one again.
+		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+			r.refuse(u)
+		}
 		r.log.Warn("the instance that answers for a partition took a read and gave no answer; asking over NATS",
 			zap.Int("partition", p), zap.String("url", u), zap.Error(err))
 		metrics.Default.Forwarded(metrics.ForwardNATS)

@@ -210,8 +210,10 @@ func TestRoutedReadFallsBackToNATS(t *testing.T) {
 
 // dyingAddress is a listener that takes each connection, reads the
 // request on it, and closes it without an answer, as an owner killed
-// while it answers does; it counts the requests it took.
-func dyingAddress(t *testing.T) (string, *atomic.Int64) {
+// while it answers does, or with freeze keeps it open and silent until
+// the test ends, as a frozen owner (or one whose host vanished) does; it
+// counts the requests it took.
+func dyingAddress(t *testing.T, freeze bool) (string, *atomic.Int64) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -219,7 +221,8 @@ func dyingAddress(t *testing.T) (string, *atomic.Int64) {
 	}
 	var took atomic.Int64
 	var conns conc.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); conns.Wait() })
+	ended := make(chan struct{})
+	t.Cleanup(func() { close(ended); _ = ln.Close(); conns.Wait() })
 	conns.Go(func() {
 		for {
 			c, err := ln.Accept()
@@ -231,18 +234,28 @@ func dyingAddress(t *testing.T) (string, *atomic.Int64) {
 				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
 					took.Add(1)
 				}
+				if freeze {
+					<-ended
+				}
 			})
 		}
 	})
 	return ln.Addr().String(), &took
 }
 
-// A read whose owner took it over HTTP and died before it answered is
-// asked again over NATS, as the bus route asks a read again: the caller
-// gets its answer, not a 503. A write is not sent twice (TestRelay).
+// A read whose owner took it over HTTP and died before it answered, or
+// froze, is asked again over NATS, as the bus route asks a read again:
+// the caller gets its answer, not a 503 or a wait without end. A write
+// is not sent twice (TestRelay).
 func TestRoutedReadAskedAgainWhenTheOwnerDies(t *testing.T) {
+	for _, freeze := range []bool{false, true} {
+		t.Run(map[bool]string{false: "dies", true: "freezes"}[freeze], func(t *testing.T) { ownerGone(t, freeze) })
+	}
+}
+
+func ownerGone(t *testing.T, freeze bool) {
 	bus := busWithFastLeases(t)
-	dying, took := dyingAddress(t)
+	dying, took := dyingAddress(t, freeze)
 	front, owner, user, p := routedPair(t, bus, nil, []func(*config.Config){func(c *config.Config) { c.HTTP.AdvertiseURL = "http://" + dying }})
 	readUsers(t, owner, 8) // writes through the owner: a write forwarded to it would be refused, not sent twice
 	wait.Until(t, "the front routes the partition to the dying address", func() bool {

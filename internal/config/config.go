@@ -444,7 +444,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("http.allowed_hosts (ENGRAM_HTTP_ALLOWED_HOSTS): %w", err)
 		}
 	}
-	if err := checkAdvertiseURL(c.HTTP.AdvertiseURL); err != nil {
+	if err := CheckAdvertiseURL(c.HTTP.AdvertiseURL); err != nil {
 		return fmt.Errorf("http.advertise_url (ENGRAM_HTTP_ADVERTISE_URL): %w", err)
 	}
 	for tok, ns := range c.HTTP.Tokens {
@@ -635,9 +635,9 @@ func (h HTTP) Advertised(bound string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// checkAdvertiseURL refuses an http.advertise_url that is not a base
+// CheckAdvertiseURL refuses an http.advertise_url that is not a base
 // URL: scheme http or https, a host, nothing after it.
-func checkAdvertiseURL(v string) error {
+func CheckAdvertiseURL(v string) error {
 	if v == "" || v == NoAdvertise {
 		return nil
 	}

@@ -106,7 +106,7 @@ func TestAdvertised(t *testing.T) {
 		{addr: "127.0.0.1:7421", advertise: "none", bound: "127.0.0.1:7421", want: ""},
 	} {
 		h := HTTP{Addr: tc.addr, AdvertiseURL: tc.advertise}
-		if err := checkAdvertiseURL(tc.advertise); err != nil {
+		if err := CheckAdvertiseURL(tc.advertise); err != nil {
 			t.Errorf("%q: %v", tc.advertise, err)
 		}
 		if got := h.Advertised(tc.bound); got != tc.want {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/engramhq/engram/internal/memory"
@@ -109,6 +110,11 @@ func (r *Relay) Send(ctx context.Context, base, front string, req Forwarded) (An
 	out.Header.Set(ForwardedHeader, front)
 	resp, err := r.client.Do(out)
 	if err != nil {
+		// Not net/http's own words, which quote the whole URL: its query
+		// holds the caller's question.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
 		if _, ok := errors.AsType[dialError](err); ok {
 			return Answer{}, fmt.Errorf("%w: %w", ErrNotSent, err)
 		}

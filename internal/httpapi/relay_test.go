@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,8 +58,15 @@ func TestRelay(t *testing.T) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := relay.Send(t.Context(), dead, "r1", Forwarded{Method: "GET", URL: "/v1/search"}); !errors.Is(err, ErrNotSent) {
+	// The errors are logged and answered: they never quote the query,
+	// which holds the caller's question.
+	const asked = "/v1/search?user=ana&q=my+secret+diagnosis"
+	_, err = relay.Send(t.Context(), dead, "r1", Forwarded{Method: "GET", URL: asked})
+	if !errors.Is(err, ErrNotSent) {
 		t.Errorf("to an address nothing listens on: %v, want ErrNotSent", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error quotes the request: %v", err)
 	}
 
 	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,8 +76,11 @@ func TestRelay(t *testing.T) {
 		}
 	}))
 	t.Cleanup(cut.Close)
-	_, err = relay.Send(t.Context(), cut.URL, "r1", Forwarded{Method: "POST", URL: "/v1/memories", Body: []byte(`{}`)})
+	_, err = relay.Send(t.Context(), cut.URL, "r1", Forwarded{Method: "POST", URL: "/v1/memories?q=my+secret+diagnosis", Body: []byte(`{}`)})
 	if err == nil || errors.Is(err, ErrNotSent) {
 		t.Errorf("to an owner that took the request and died: %v, want an error that is not ErrNotSent", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error quotes the request: %v", err)
 	}
 }

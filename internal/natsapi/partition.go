@@ -212,14 +212,14 @@ func (r *Router) ask(stopping context.Context, req micro.Request, op string, log
 	_ = req.Respond(reply.Data)
 }
 
-// attemptTimeout bounds one try of a request that may be asked again: a
+// AttemptTimeout bounds one try of a request that may be asked again: a
 // copy that took it and died (its holder killed) never answers, and the
 // request goes to the copy that serves next.
-const attemptTimeout = 3 * time.Second
+const AttemptTimeout = 3 * time.Second
 
 // request asks partition p's copies, asking again while none answers, up
 // to r.Wait. A request that may be asked twice (a read) is asked again
-// too when a copy took it and did not answer within attemptTimeout; a
+// too when a copy took it and did not answer within AttemptTimeout; a
 // write is not: it may have been done.
 func (r *Router) request(ctx context.Context, msg *nats.Msg, p int, idempotent bool) (*nats.Msg, error) {
 	wait := r.Wait
@@ -230,7 +230,7 @@ func (r *Router) request(ctx context.Context, msg *nats.Msg, p int, idempotent b
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if idempotent {
-			actx, cancel = context.WithTimeout(ctx, attemptTimeout)
+			actx, cancel = context.WithTimeout(ctx, AttemptTimeout)
 		} else if _, ok := ctx.Deadline(); !ok {
 			actx, cancel = context.WithTimeout(ctx, 30*time.Second)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -54,20 +55,31 @@ func (l *Leases) answerAlive() (func(), error) {
 	}, nil
 }
 
-// probe asks every other member whether it lives and evicts those that
-// have had no listener in two probes in a row. missed is, per member's
-// token, whether the last probe found none.
-func (l *Leases) probe(ctx context.Context, missed map[string]bool) {
-	// However many members and however slow the bus, the round that
-	// renews this instance's own leases comes next.
+// miss is what a probe that found no listener saw of a member: its
+// membership's revision, and since when it has been that.
+type miss struct {
+	rev   uint64
+	since time.Time
+}
+
+// probe asks every other member whether it lives. One with no listener
+// is evicted once its membership has also gone unrenewed for longer than
+// a round (a quarter TTL) and a probe: a live member renews it every
+// round, listening or not (an instance whose subscription was refused,
+// or one of an older version), and keeps its partitions. missed holds,
+// per member's token, what the probes that found no listener saw. It
+// reports whether it evicted anyone.
+func (l *Leases) probe(ctx context.Context, missed map[string]miss) bool {
+	// However many members and however slow the bus, this instance's
+	// own round is not held up for long.
 	ctx, cancel := context.WithTimeout(ctx, l.ttl/4)
 	defer cancel()
 	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
 	if err != nil {
-		return // the round's own calls say why
+		return false // the round's own calls say why
 	}
 	me := EncodeToken(l.cfg.Instance)
-	seen := map[string]bool{}
+	seen, evicted := map[string]bool{}, false
 	for k := range lister.Keys() {
 		tok := k[strings.LastIndexByte(k, '.')+1:]
 		if tok == me {
@@ -81,25 +93,36 @@ func (l *Leases) probe(ctx context.Context, missed map[string]bool) {
 			delete(missed, tok)
 			continue
 		}
-		if !missed[tok] {
-			missed[tok] = true
+		e, err := l.kv.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		m, ok := missed[tok]
+		if !ok || m.rev != e.Revision() {
+			missed[tok] = miss{rev: e.Revision(), since: time.Now()}
+			continue
+		}
+		if time.Since(m.since) <= l.ttl/4+l.cfg.Probe {
 			continue
 		}
 		delete(missed, tok)
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl/4)
-		l.evict(ectx, tok)
+		l.evict(ectx, tok, e.Revision())
 		cancel()
+		evicted = true
 	}
 	for tok := range missed {
 		if !seen[tok] {
 			delete(missed, tok)
 		}
 	}
+	return evicted
 }
 
-// evict deletes a dead member's membership, leases and partition states,
-// each at the revision read.
-func (l *Leases) evict(ctx context.Context, tok string) {
+// evict deletes a dead member's membership (at rev, the revision its
+// probes saw unchanged), leases and partition states, each at the
+// revision read.
+func (l *Leases) evict(ctx context.Context, tok string, rev uint64) {
 	name, err := DecodeToken(tok)
 	if err != nil {
 		return
@@ -128,7 +151,9 @@ func (l *Leases) evict(ctx context.Context, tok string) {
 	}
 	// The membership last: an eviction cut short is probed, and done,
 	// again.
-	del(l.key("m", tok), func([]byte) bool { return true })
+	if err := l.kv.Delete(ctx, l.key("m", tok), jetstream.LastRevision(rev)); err == nil {
+		gone = append(gone, l.key("m", tok))
+	}
 	l.log.Warn("instance gone from the bus; its partitions are taken before their leases expire",
 		zap.String("gone", name), zap.Strings("deleted", gone))
 }

@@ -215,22 +215,25 @@ func (l *Leases) Run(ctx context.Context, own func(ctx context.Context, p int)) 
 		}()
 		l.log.Info("partition taken", zap.Int("partition", p))
 	}
-	every, missed := l.ttl/4, map[string]bool{}
+	// Rounds come every quarter TTL; probes, when the group probes, as
+	// often as it says, and a round follows an eviction at once.
+	every, missed := l.ttl/4, map[string]miss{}
 	if l.cfg.Probe > 0 {
 		every = min(every, l.cfg.Probe)
 		if unanswer, err := l.answerAlive(); err != nil {
-			l.log.Warn("alive subject: the others take this instance's partitions only when its leases expire", zap.Error(err))
+			l.log.Warn("alive subject: if this instance dies, its partitions move only when its leases expire", zap.Error(err))
 		} else {
 			defer unanswer()
 		}
 	}
+	perRound := max(1, int(l.ttl/4/every))
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for {
-		if l.cfg.Probe > 0 {
-			l.probe(ctx, missed)
+	for n := 0; ; n++ {
+		evicted := l.cfg.Probe > 0 && l.probe(ctx, missed)
+		if evicted || n%perRound == 0 {
+			l.round(ctx, owned, start, stop)
 		}
-		l.round(ctx, owned, start, stop)
 		select {
 		case <-ctx.Done():
 			for p := range owned {

@@ -182,7 +182,9 @@ func jsNamed(t *testing.T, emb *Embedded, name string) jetstream.JetStream {
 // (killed), has its partitions taken long before its leases expire.
 func TestLeasesOfTheDeadTakenBeforeTheyExpire(t *testing.T) {
 	t.Parallel()
-	const n, ttl, probe = 4, time.Minute, 100 * time.Millisecond
+	// Seen dead a round and a probe after its last renewal: 3.1 s, not
+	// the TTL's 12.
+	const n, ttl, probe = 4, 12 * time.Second, 100 * time.Millisecond
 	emb := leaseBus(t, ttl)
 	h := &holders{by: map[int]map[string]bool{}}
 	start := func(name string) *nats.Conn {
@@ -230,7 +232,7 @@ func TestLeasesOfTheDeadTakenBeforeTheyExpire(t *testing.T) {
 func TestLeasesOfTheSlowKept(t *testing.T) {
 	t.Parallel()
 	const n, probe = 4, 50 * time.Millisecond
-	emb := leaseBus(t, time.Minute)
+	emb := leaseBus(t, 4*time.Second)
 	js := jsOf(t, emb)
 	kv, err := js.KeyValue(t.Context(), PartitionBucket)
 	if err != nil {
@@ -281,4 +283,44 @@ func TestLeasesOfTheSlowKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.For(t, "a to hold every partition once nothing listens", func() error { return wait.Equal(h.count("a"), n) })
+}
+
+// A member that renews its membership and leases but does not listen on
+// its alive subject (its subscription refused, an older version) is
+// alive: it keeps its partitions; once it stops renewing, it is gone.
+func TestLeasesOfTheDeafKept(t *testing.T) {
+	t.Parallel()
+	const n, ttl, probe = 4, 2 * time.Second, 50 * time.Millisecond
+	emb := leaseBus(t, ttl)
+	kv, err := jsOf(t, emb).KeyValue(t.Context(), PartitionBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := map[string]uint64{}
+	for _, k := range []string{"retriever.m.deaf", "retriever.p.0", "retriever.p.1"} {
+		if revs[k], err = kv.Put(t.Context(), k, []byte("deaf")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &holders{by: map[int]map[string]bool{}}
+	runLeases(t, emb, h, LeaseConfig{Group: "retriever", Instance: "a", N: n, Probe: probe})
+	wait.For(t, "a to hold the other two", func() error { return wait.Equal(h.count("a"), 2) })
+	// Renewed as a live member renews, each round (a quarter TTL), for
+	// six rounds: three times what a dead one is given.
+	tick := time.NewTicker(ttl / 4)
+	defer tick.Stop()
+	for range 6 {
+		<-tick.C
+		for k, rev := range revs {
+			next, err := kv.Update(t.Context(), k, []byte("deaf"), rev)
+			if err != nil {
+				t.Fatalf("renew %s of a member that does not listen: %v, want it still its own", k, err)
+			}
+			revs[k] = next
+		}
+	}
+	if got := h.count("a"); got != 2 {
+		t.Fatalf("a holds %d partitions beside a live member that does not listen, want 2", got)
+	}
+	wait.For(t, "a to hold every partition once the deaf one stops renewing", func() error { return wait.Equal(h.count("a"), n) })
 }
