@@ -1,37 +1,12 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/engramhq/engram/internal/memory"
-	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/retrieval/retrievaltest"
 )
-
-// catchingUp is a partition's copy that catches up while it answers: it
-// was being built when the request came, and serves by the time the
-// answer is written.
-type catchingUp struct{ serving atomic.Bool }
-
-func (c *catchingUp) Search(context.Context, memory.SearchQuery) ([]memory.SearchResult, error) {
-	c.serving.Store(true)
-	return []memory.SearchResult{}, nil
-}
-
-func (c *catchingUp) Context(context.Context, retrieval.Request) (*retrieval.Response, error) {
-	c.serving.Store(true)
-	return &retrieval.Response{}, nil
-}
-
-func (c *catchingUp) building() string {
-	if c.serving.Load() {
-		return ""
-	}
-	return "partition 0 is being rebuilt: 3 of 9 events read"
-}
 
 // An answer read from a copy that was still being built says so, though
 // the copy caught up before the answer was written: what it read may lack
@@ -46,8 +21,8 @@ func TestAnswerOfACopyBeingBuiltSaysSo(t *testing.T) {
 		{Method: http.MethodGet, URL: "/v1/search?user=ana&q=home"},
 	} {
 		t.Run(req.URL, func(t *testing.T) {
-			c := &catchingUp{}
-			api := (&Server{Searcher: c, Context: c, Building: c.building}).CopyAPI()
+			c := &retrievaltest.CatchingUp{}
+			api := (&Server{Searcher: c, Context: c, Building: c.Building}).CopyAPI()
 			ans := AnswerForwarded(t.Context(), api, "default", req)
 			if ans.Status != http.StatusOK {
 				t.Fatalf("status %d: %s", ans.Status, ans.Body)

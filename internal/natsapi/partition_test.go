@@ -6,12 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/engramhq/engram/internal/memory"
-	"github.com/engramhq/engram/internal/retrieval"
+	"github.com/engramhq/engram/internal/retrieval/retrievaltest"
 	"github.com/engramhq/engram/internal/stream"
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
@@ -120,26 +118,6 @@ func inCopyAtOnce(t *testing.T, n int, building string, wait time.Duration) (mos
 	return peak, errs
 }
 
-// catchingUp is a partition's copy that catches up while it answers.
-type catchingUp struct{ serving atomic.Bool }
-
-func (c *catchingUp) Search(context.Context, memory.SearchQuery) ([]memory.SearchResult, error) {
-	c.serving.Store(true)
-	return []memory.SearchResult{}, nil
-}
-
-func (c *catchingUp) Context(context.Context, retrieval.Request) (*retrieval.Response, error) {
-	c.serving.Store(true)
-	return &retrieval.Response{}, nil
-}
-
-func (c *catchingUp) building() string {
-	if c.serving.Load() {
-		return ""
-	}
-	return "partition 0 is being rebuilt: 3 of 9 events read"
-}
-
 // An answer over NATS read from a copy that was still being built says
 // so, though the copy caught up before the answer was sent (as
 // httpapi's TestAnswerOfACopyBeingBuiltSaysSo for HTTP).
@@ -147,8 +125,8 @@ func TestPartitionAnswerOfACopyBeingBuiltSaysSo(t *testing.T) {
 	conns := busConns(t, 2)
 	for _, op := range []string{"search", "context"} {
 		t.Run(op, func(t *testing.T) {
-			c := &catchingUp{}
-			svc, err := ServePartition(conns[0], 0, &Partition{Searcher: c, Engine: c, Building: c.building}, "0.0.0", zap.NewNop())
+			c := &retrievaltest.CatchingUp{}
+			svc, err := ServePartition(conns[0], 0, &Partition{Searcher: c, Engine: c, Building: c.Building}, "0.0.0", zap.NewNop())
 			if err != nil {
 				t.Fatal(err)
 			}
