@@ -36,6 +36,7 @@ var owners = map[string][]string{
 var leaves = map[string][]string{
 	"internal/chars":        {},
 	"internal/quiet":        {},
+	"internal/gencache":     {},
 	"internal/memory":       {},
 	"events":                {"github.com/cloudevents/sdk-go/v2/event", "github.com/go-json-experiment/json", "github.com/go-json-experiment/json/jsontext"},
 	"internal/textseg":      {"github.com/blevesearch/go-porterstemmer"},
@@ -60,8 +61,9 @@ var leaves = map[string][]string{
 // import only the standard library, and any package may import them as it
 // would the standard library, the domain included. internal/chars is the
 // one home of the rune classes and cuts that every package must agree on;
-// internal/quiet, of the errors dropped on purpose.
-var floor = []string{"internal/chars", "internal/quiet"}
+// internal/quiet, of the errors dropped on purpose; internal/gencache, of
+// the two-generation caches.
+var floor = []string{"internal/chars", "internal/quiet", "internal/gencache"}
 
 // workers are the packages that do engram's work; they depend on the
 // domain and small interfaces, never on the packages that wrap outside

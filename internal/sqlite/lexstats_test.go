@@ -60,7 +60,7 @@ func TestScopeCountsFollowEveryWrite(t *testing.T) {
 
 // A word no turn held when a query last counted it is found in the turn
 // that says it next: a cached document frequency never hides a new
-// document (dfCache).
+// document (Store.dfs).
 func TestNewWordIsFoundAtOnce(t *testing.T) {
 	t.Parallel()
 	s := openTest(t)

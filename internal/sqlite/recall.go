@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/engramhq/engram/internal/gencache"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
@@ -171,7 +171,7 @@ var (
 
 // lexicalStats reads the scope's statistics for q from one collection:
 // its document count, kept per user by triggers (scope_counts), and each
-// term's document frequency in the scope's partition, from dfCache or
+// term's document frequency in the scope's partition, from Store.dfs or
 // else counted in the index. Every term is weighed (up to maxDFTerms), so
 // a long query keeps its rare words wherever they stand. It returns q
 // without the terms no document holds, cut to its maxScoreTerms most
@@ -202,7 +202,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 	var missing []int
 	for i, t := range terms {
 		keys[i] = dfKeyOf(c.fts, part, t)
-		if n, ok := s.dfs.get(keys[i], int64(st.Docs), changes); ok {
+		if n, ok := s.cachedDF(keys[i], int64(st.Docs), changes); ok {
 			st.DF[t.Token] = n
 		} else {
 			missing = append(missing, i)
@@ -229,7 +229,7 @@ func (s *Store) lexicalStats(ctx context.Context, c collection, scope memory.Sco
 			}
 			i := missing[j]
 			st.DF[terms[i].Token] = n
-			s.dfs.put(keys[i], n, int64(st.Docs), changes)
+			s.dfs.Put(keys[i], dfSeen{df: n, docs: int64(st.Docs), changes: changes})
 		}
 		if err := rows.Err(); err != nil {
 			return st, q, err
@@ -257,7 +257,7 @@ func dfKeyOf(fts, part string, t textseg.Term) dfKey {
 	return dfKey{fts: fts, part: part, token: t.Token, prefix: t.Prefix}
 }
 
-// dfCache keeps the document frequencies lexicalStats counted, each with
+// The document frequencies lexicalStats counted are kept (Store.dfs), each with
 // how many changes its collection had had (scope_counts): an agent sends
 // much of its window again with every request, and counting a common
 // word's postings is the dearest read of a query. A frequency is used
@@ -266,11 +266,6 @@ func dfKeyOf(fts, part string, t textseg.Term) dfKey {
 // dfDrift-th of them: its IDF then moves by a few percent at most, and a
 // rare or absent word (whose appearance decides whether a new document is
 // found at all) is always counted anew. Two generations bound its size.
-type dfCache struct {
-	mu       sync.Mutex
-	cur, old map[dfKey]dfSeen
-}
-
 type dfSeen struct {
 	df            int
 	docs, changes int64
@@ -282,15 +277,14 @@ const (
 	dfCacheEntries = 1 << 16 // per generation
 )
 
-func (c *dfCache) get(key dfKey, docs, changes int64) (int, bool) {
-	c.mu.Lock()
-	e, ok := c.cur[key]
-	if !ok {
-		if e, ok = c.old[key]; ok {
-			c.putLocked(key, e)
-		}
-	}
-	c.mu.Unlock()
+func newDFCache() *gencache.Cache[dfKey, dfSeen] {
+	return gencache.New[dfKey, dfSeen](dfCacheEntries, nil)
+}
+
+// cachedDF is key's document frequency from the cache, when it may be used
+// again with the collection at docs documents after changes changes.
+func (s *Store) cachedDF(key dfKey, docs, changes int64) (int, bool) {
+	e, ok := s.dfs.Get(key)
 	// The documents can have moved by no more than the changes counted
 	// (else the user was forgotten and written anew).
 	drift := changes - e.changes
@@ -299,19 +293,6 @@ func (c *dfCache) get(key dfKey, docs, changes int64) (int, bool) {
 		return 0, false
 	}
 	return e.df, true
-}
-
-func (c *dfCache) put(key dfKey, df int, docs, changes int64) {
-	c.mu.Lock()
-	c.putLocked(key, dfSeen{df: df, docs: docs, changes: changes})
-	c.mu.Unlock()
-}
-
-func (c *dfCache) putLocked(key dfKey, e dfSeen) {
-	if c.cur == nil || len(c.cur) >= dfCacheEntries {
-		c.old, c.cur = c.cur, make(map[dfKey]dfSeen, 1024)
-	}
-	c.cur[key] = e
 }
 
 // scoreAll scores texts for q with the scope's statistics, the average

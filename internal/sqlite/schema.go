@@ -374,7 +374,7 @@ UPDATE memory_history SET said_at = time;
 	// with neither has no row, as after a rebuild. And how often each
 	// collection's text changed (inserts, deletes, new text): a document
 	// frequency read n changes ago is n documents from the truth at most
-	// (dfCache).
+	// (Store.dfs).
 	{sql: `
 CREATE TABLE scope_counts (
 	namespace        TEXT NOT NULL,

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/engramhq/engram/internal/gencache"
 	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/quiet"
 	_ "modernc.org/sqlite" // the driver; this package is its only importer
@@ -38,7 +39,7 @@ type Store struct {
 	// costs a retry, never a wrong apply.
 	seen atomic.Uint64
 	// dfs caches the document frequencies the lexical reads counted.
-	dfs dfCache
+	dfs *gencache.Cache[dfKey, dfSeen]
 }
 
 // maxReadStmts bounds the prepared read statements; the queries of the
@@ -106,7 +107,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 	s := &Store{w: w, r: r,
-		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}}
+		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}, dfs: newDFCache()}
 	for id, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
 		if err != nil {

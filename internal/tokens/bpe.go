@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/engramhq/engram/internal/gencache"
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
@@ -25,54 +26,26 @@ type bpe struct {
 	// counted remembers recent counts: retrieval counts the same memories
 	// and turns in answer after answer, and BPE took a tenth of a
 	// /v1/context answer's time.
-	counted countCache
+	counted *gencache.Cache[string, int]
 }
 
-// countCache keeps the counts of up to 2×cacheEntries recent texts of at
-// most cacheTextBytes: two generations of a map, the older dropped when
-// the newer fills, which approximates least-recently-used without a list.
-type countCache struct {
-	mu       sync.Mutex
-	cur, old map[string]int
-}
-
+// The counts of up to 2×cacheEntries recent texts of at most
+// cacheTextBytes are kept (counted).
 const (
 	cacheEntries   = 8192
 	cacheTextBytes = 4096
 )
 
-func (c *countCache) get(s string) (int, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if n, ok := c.cur[s]; ok {
-		return n, true
-	}
-	n, ok := c.old[s]
-	if ok {
-		c.putLocked(s, n)
-	}
-	return n, ok
-}
-
-func (c *countCache) put(s string, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(s, n)
-}
-
-func (c *countCache) putLocked(s string, n int) {
-	if len(c.cur) >= cacheEntries || c.cur == nil {
-		c.old, c.cur = c.cur, make(map[string]int, cacheEntries)
-	}
-	c.cur[s] = n
+func newBPE(name string, newCodec func() *codec.Codec, fallback Estimate) *bpe {
+	return &bpe{name: name, new: newCodec, fallback: fallback, counted: gencache.New[string, int](cacheEntries, nil)}
 }
 
 // One counter per encoding for the whole process: building the rank map
 // takes tens of milliseconds and several megabytes of heap, and each
 // codec.New* call compiles its split pattern again.
 var (
-	o200k  = &bpe{name: "o200k_base", new: codec.NewO200kBase, fallback: estimates["o200k_base"]}
-	cl100k = &bpe{name: "cl100k_base", new: codec.NewCl100kBase, fallback: estimates["cl100k_base"]}
+	o200k  = newBPE("o200k_base", codec.NewO200kBase, estimates["o200k_base"])
+	cl100k = newBPE("cl100k_base", codec.NewCl100kBase, estimates["cl100k_base"])
 )
 
 // Exact returns the counter for a tiktoken encoding: "o200k_base" or
@@ -101,7 +74,7 @@ func (b *bpe) Count(s string) int {
 	}
 	cache := len(s) <= cacheTextBytes
 	if cache {
-		if n, ok := b.counted.get(s); ok {
+		if n, ok := b.counted.Get(s); ok {
 			return n
 		}
 	}
@@ -117,7 +90,7 @@ func (b *bpe) Count(s string) int {
 		total += n
 	}
 	if cache {
-		b.counted.put(s, total)
+		b.counted.Put(s, total)
 	}
 	return total
 }

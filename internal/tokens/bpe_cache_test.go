@@ -3,18 +3,20 @@ package tokens
 import (
 	"fmt"
 	"testing"
+
+	"github.com/engramhq/engram/internal/gencache"
 )
 
 // Counts served from the cache equal the codec's, across generations.
 func TestCountCache(t *testing.T) {
 	t.Parallel()
-	c := &bpe{name: "o200k_base", new: o200k.new, fallback: estimates["o200k_base"]}
+	c := newBPE("o200k_base", o200k.new, estimates["o200k_base"])
 	// One uncached counter, its cache emptied before each count: making
 	// a codec per text (the o200k vocabulary each time) took most of
 	// this test's 30 s under -race.
-	u := &bpe{name: "o200k_base", new: o200k.new, fallback: estimates["o200k_base"]}
+	u := newBPE("o200k_base", o200k.new, estimates["o200k_base"])
 	fresh := func(s string) int {
-		u.counted.cur, u.counted.old = map[string]int{}, nil
+		u.counted = gencache.New[string, int](cacheEntries, nil)
 		return u.Count(s)
 	}
 	texts := make([]string, 0, 3*cacheEntries)
@@ -35,10 +37,10 @@ func TestCountCache(t *testing.T) {
 	}
 	// The text just counted is the one cached (it was the empty string,
 	// consumed by the count, so nothing was ever found again).
-	if _, ok := c.counted.get(texts[len(texts)-1]); !ok {
+	if _, ok := c.counted.Get(texts[len(texts)-1]); !ok {
 		t.Fatal("the last text counted is not in the cache")
 	}
-	if got := len(c.counted.cur) + len(c.counted.old); got > 2*cacheEntries {
+	if got := c.counted.Len(); got > 2*cacheEntries {
 		t.Fatalf("cache holds %d texts, bound %d", got, 2*cacheEntries)
 	}
 }
@@ -47,17 +49,17 @@ func TestCountCache(t *testing.T) {
 // text itself (the cache once filed every count under the empty rest of
 // the text, so it never served one).
 func TestCountCacheServesRepeats(t *testing.T) {
-	c := &bpe{name: "o200k_base", new: o200k.new, fallback: estimates["o200k_base"]}
+	c := newBPE("o200k_base", o200k.new, estimates["o200k_base"])
 	const s = "用户喜欢喝美式咖啡 and deploys on Fridays"
 	want := c.Count(s)
-	n, ok := c.counted.get(s)
+	n, ok := c.counted.Get(s)
 	if !ok {
 		t.Fatalf("after Count(%q), the cache does not hold it", s)
 	}
 	if n != want {
 		t.Fatalf("cached count %d, want %d", n, want)
 	}
-	if _, ok := c.counted.get(""); ok {
+	if _, ok := c.counted.Get(""); ok {
 		t.Fatalf("the cache holds the empty text")
 	}
 }

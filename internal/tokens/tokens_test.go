@@ -195,8 +195,8 @@ func TestConcurrentFirstUse(t *testing.T) {
 	t.Parallel()
 	samples := loadCorpus(t, "corpus")
 	for _, fresh := range []*bpe{
-		{name: "o200k_base", new: codec.NewO200kBase},
-		{name: "cl100k_base", new: codec.NewCl100kBase},
+		newBPE("o200k_base", codec.NewO200kBase, Estimate{}),
+		newBPE("cl100k_base", codec.NewCl100kBase, Estimate{}),
 	} {
 		t.Run(fresh.name, func(t *testing.T) {
 			const workers = 8
