@@ -52,7 +52,8 @@ type ContextPoint struct {
 // With ingest > 0, turns are applied to the read model at that rate (a
 // second) while the queries run, to users of a namespace of their own:
 // the writer and the readers share the file, its index and its log, and
-// the queried user's data stays as loaded.
+// the queried user's data stays as loaded; each kind of query is then
+// timed for at least ingestWindow.
 func ContextScale(ctx context.Context, memories, turns, users, queries, ingest int, keep string, progress func(string)) (*ContextPoint, error) {
 	dir := keep
 	if dir == "" {
@@ -151,6 +152,10 @@ func loadContextScale(ctx context.Context, store *sqlite.Store, memories, turns,
 // not the one an idle merge left.
 const ingestLeadIn = 10 * time.Second
 
+// ingestWindow is the least time each kind of query is timed for with
+// ingest beside (see queryContextScale).
+const ingestWindow = 10 * time.Second
+
 func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns, users, queries, ingest int, progress func(string)) (*ContextPoint, error) {
 	engine := retrieval.NewEngine(store)
 	engine.Tokens = func(string) retrieval.Counter { return tokens.For("gpt-4o") }
@@ -213,20 +218,28 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 			return rate, err
 		}
 	}
+	// With ingest beside, each kind of query runs for a window as well as
+	// a count: the writer's periodic work (checkpoints, index merges) then
+	// falls inside it as often as it does in a running engram, instead of
+	// once or not at all in the second a thousand queries take.
+	window := time.Duration(0)
+	if ingest > 0 {
+		window = ingestWindow
+	}
 	cpu0 := cpuTime()
-	d := make([]time.Duration, queries)
-	for i := range d {
+	var d []time.Duration
+	for start := time.Now(); len(d) < queries || time.Since(start) < window; {
 		text := q.query()
 		t0 := time.Now()
 		if err := post(text); err != nil {
 			_, _ = stopIngest() // on a path that fails with its own error
 			return nil, err
 		}
-		d[i] = time.Since(t0)
+		d = append(d, time.Since(t0))
 	}
 	cpu1 := cpuTime()
-	dialogue := make([]time.Duration, max(queries/4, 1))
-	for i := range dialogue {
+	var dialogue []time.Duration
+	for start := time.Now(); len(dialogue) < max(queries/4, 1) || time.Since(start) < window; {
 		var recent []map[string]string
 		chars := 0
 		for chars < 2000 {
@@ -242,7 +255,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 			_, _ = stopIngest() // on a path that fails with its own error
 			return nil, err
 		}
-		dialogue[i] = time.Since(t0)
+		dialogue = append(dialogue, time.Since(t0))
 	}
 	cpu2 := cpuTime()
 	rate, err := stopIngest()

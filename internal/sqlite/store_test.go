@@ -304,3 +304,19 @@ func TestStatsOfAnUnbuiltReadModel(t *testing.T) {
 		t.Fatalf("stats once Open finished it: %v", err)
 	}
 }
+
+// The writer lets the log grow to walCheckpointPages before copying it
+// back: at SQLite's default of 1,000 the same hot pages were copied every
+// few commits under steady ingest.
+func TestWriterCheckpointsALongLog(t *testing.T) {
+	s := openTest(t)
+	for pragma, want := range map[string]int{"wal_autocheckpoint": walCheckpointPages, "journal_size_limit": walKeepBytes} {
+		var got int
+		if err := s.w.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("writer's %s = %d, want %d", pragma, got, want)
+		}
+	}
+}
