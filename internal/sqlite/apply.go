@@ -340,8 +340,20 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 		if changesVectors(a.Type) {
 			s.vectors.invalidate(a.Scope)
 		}
+		if erasesText(a.Type) {
+			s.scrubDue.Store(true)
+		}
 	}
 	return errs, true
+}
+
+// erasesText says whether an event type erases text that must leave the
+// disk too: secure_delete zeroes the database's pages, but the log keeps
+// older copies of them until Scrub. Forget scrubs the read model of the
+// process that ran it; Compact scrubs every other (a partition's copy, a
+// retriever apart) within a look.
+func erasesText(eventType string) bool {
+	return eventType == events.TypeUserForgotten || eventType == events.TypeTurnsExpired
 }
 
 func applyOne(w *wtx, a memory.Applied) error {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -89,7 +90,8 @@ var DefaultCompaction = Compaction{Every: 10 * time.Second, Segments: 4, Pages: 
 // whenever it has been idle (no event applied) for one look, an index
 // holds more than c.Segments, and the time budget allows; it stops a
 // merge as soon as events arrive again and takes it up at the next idle
-// look. It runs until ctx ends. A look or merge that fails is handed to
+// look. At any look after an apply that erased text, idle or not, it
+// scrubs the write-ahead log first (Scrub). It runs until ctx ends. A look or merge that fails is handed to
 // failed and tried again at the next look: a busy or rebuilt read model
 // must not end it.
 func (s *Store) Compact(ctx context.Context, c Compaction, failed func(error)) {
@@ -113,6 +115,16 @@ func (s *Store) Compact(ctx context.Context, c Compaction, failed func(error)) {
 // compactOnce is one look of Compact: last is the position it last saw,
 // since and spent when the last compaction began and how long it took.
 func (s *Store) compactOnce(ctx context.Context, c Compaction, last *uint64, spent *time.Duration, since *time.Time) error {
+	if s.scrubDue.Swap(false) {
+		done, err := s.scrubOnce(ctx)
+		if err == nil && !done {
+			err = errors.New("scrub the write-ahead log after an erasure: a reader kept it in use; tried again at the next look")
+		}
+		if err != nil {
+			s.scrubDue.Store(true)
+			return err
+		}
+	}
 	seq, err := s.LastSeq(ctx)
 	if err != nil {
 		return err

@@ -166,15 +166,7 @@ func ptr[T any](v T) *T { return &v }
 func TestForgetLeavesNoByte(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	s := openIn(t, dir)
 	seq := uint64(1)
 	for i, c := range canaries {
 		seq = plantCanaries(t, s, seq, "zed", c)
@@ -206,15 +198,7 @@ func TestForgetLeavesNoByte(t *testing.T) {
 func TestExpiredTurnsLeaveNoByte(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	s := openIn(t, dir)
 	var batch []memory.Applied
 	seq := uint64(1)
 	for i, c := range canaries {
@@ -289,4 +273,49 @@ func BenchmarkForget(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(pages), "index-rows")
+}
+
+// Every read model's log is scrubbed after an erasure, not only the one
+// of the process that ran Forget: a partition's copy or a retriever apart
+// applies the receipt (or the turns' expiry) and scrubs at its next
+// compaction look, idle or not.
+func TestErasureScrubbedAtTheNextCompactionLook(t *testing.T) {
+	t.Parallel()
+	for _, typ := range []string{events.TypeUserForgotten, events.TypeTurnsExpired} {
+		t.Run(typ, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			s := openIn(t, dir)
+			seq := uint64(1)
+			for i, c := range canaries {
+				if typ == events.TypeUserForgotten {
+					seq = plantCanaries(t, s, seq, "zed", c)
+				} else { // an expiry takes turns only
+					mustApply(t, s, turn(seq, "zed", "s1", i, "the "+c+" project"))
+					seq++
+				}
+			}
+			if err := s.Scrub(t.Context()); err != nil { // the canaries are in the database file
+				t.Fatal(err)
+			}
+			var erase memory.Applied
+			if typ == events.TypeUserForgotten {
+				erase = memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "engram/operator", ID: "forget-1",
+					Type: typ, Scope: memory.Scope{Namespace: "ns", User: "zed"}, Time: time.Unix(int64(seq), 0).UTC()},
+					Data: &events.UserForgotten{}}
+			} else {
+				erase = derived(seq, "zed", typ, &events.TurnsExpired{BeforeSeq: seq, StoredBefore: time.Unix(int64(seq), 0)})
+			}
+			mustApply(t, s, erase, turn(seq+1, "kim", "s1", 0, "busy, not idle"))
+			var last uint64
+			var spent time.Duration
+			var since time.Time
+			if err := s.compactOnce(t.Context(), DefaultCompaction, &last, &spent, &since); err != nil {
+				t.Fatal(err)
+			}
+			if got := canariesIn(t, dir); len(got) != 0 {
+				t.Errorf("after the erasure and a compaction look: %v", got)
+			}
+		})
+	}
 }

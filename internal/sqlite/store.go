@@ -40,6 +40,10 @@ type Store struct {
 	seen atomic.Uint64
 	// dfs caches the document frequencies the lexical reads counted.
 	dfs *gencache.Cache[dfKey, dfSeen]
+	// scrubDue says that an apply has erased text (a user forgotten,
+	// turns expired) whose older pages may still be in the write-ahead
+	// log: Compact's next look scrubs it.
+	scrubDue atomic.Bool
 }
 
 // maxReadStmts bounds the prepared read statements; the queries of the
@@ -224,12 +228,9 @@ func lastSeq(ctx context.Context, q querier) (uint64, error) {
 // a checkpoint from finishing; it is retried until ctx ends.
 func (s *Store) Scrub(ctx context.Context) error {
 	for {
-		var busy, logPages, done int
-		if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
-			return fmt.Errorf("scrub: checkpoint: %w", err)
-		}
-		if busy == 0 {
-			return nil
+		done, err := s.scrubOnce(ctx)
+		if err != nil || done {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -237,6 +238,16 @@ func (s *Store) Scrub(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// scrubOnce is one try of Scrub: false when a reader kept the checkpoint
+// from finishing (SQLite waits busy_timeout for it first).
+func (s *Store) scrubOnce(ctx context.Context) (bool, error) {
+	var busy, logPages, done int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
+		return false, fmt.Errorf("scrub: checkpoint: %w", err)
+	}
+	return busy == 0, nil
 }
 
 // CorruptError is a read model SQLite cannot trust: a damaged page, a

@@ -17,7 +17,13 @@ import (
 
 func openTest(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "test.db"))
+	return openIn(t, t.TempDir())
+}
+
+// openIn opens the read model engram.db in dir, closed when the test ends.
+func openIn(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(dir, "engram.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
