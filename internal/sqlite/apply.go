@@ -348,10 +348,11 @@ func (s *Store) applyBatch(ctx context.Context, batch []memory.Applied, isolate 
 }
 
 // erasesText says whether an event type erases text that must leave the
-// disk too: secure_delete zeroes the database's pages, but the log keeps
-// older copies of them until Scrub. Forget scrubs the read model of the
-// process that ran it; Compact scrubs every other (a partition's copy, a
-// retriever apart) within a look.
+// disk too: secure_delete writes the zeroed pages to the log, but the
+// database file keeps the text until a checkpoint and the log its older
+// copies until Scrub. Forget scrubs the read model of the process that
+// ran it; Compact scrubs every other (a partition's copy, a retriever
+// apart) at its next look.
 func erasesText(eventType string) bool {
 	return eventType == events.TypeUserForgotten || eventType == events.TypeTurnsExpired
 }

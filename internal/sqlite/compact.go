@@ -106,25 +106,36 @@ func (s *Store) Compact(ctx context.Context, c Compaction, failed func(error)) {
 			return
 		case <-t.C:
 		}
+		if err := s.scrubIfDue(ctx); err != nil && ctx.Err() == nil {
+			failed(err)
+		}
 		if err := s.compactOnce(ctx, c, &last, &spent, &since); err != nil && ctx.Err() == nil {
 			failed(fmt.Errorf("compact the full-text indexes: %w", err))
 		}
 	}
 }
 
+// scrubIfDue scrubs the write-ahead log once (scrubOnce) when an apply
+// has erased text since the last scrub, or the store was opened since; a
+// reader keeping the log in use leaves it due for the next look.
+func (s *Store) scrubIfDue(ctx context.Context) error {
+	if !s.scrubDue.Swap(false) {
+		return nil
+	}
+	done, err := s.scrubOnce(ctx)
+	if err == nil && !done {
+		err = errors.New("a reader kept the log in use; tried again at the next look")
+	}
+	if err != nil {
+		s.scrubDue.Store(true)
+		return fmt.Errorf("scrub the write-ahead log after an erasure: %w", err)
+	}
+	return nil
+}
+
 // compactOnce is one look of Compact: last is the position it last saw,
 // since and spent when the last compaction began and how long it took.
 func (s *Store) compactOnce(ctx context.Context, c Compaction, last *uint64, spent *time.Duration, since *time.Time) error {
-	if s.scrubDue.Swap(false) {
-		done, err := s.scrubOnce(ctx)
-		if err == nil && !done {
-			err = errors.New("scrub the write-ahead log after an erasure: a reader kept it in use; tried again at the next look")
-		}
-		if err != nil {
-			s.scrubDue.Store(true)
-			return err
-		}
-	}
 	seq, err := s.LastSeq(ctx)
 	if err != nil {
 		return err

@@ -2,17 +2,20 @@ package sqlite
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/engramhq/engram/events"
 	"github.com/engramhq/engram/internal/memory"
+	"github.com/engramhq/engram/internal/quiet"
 	"github.com/engramhq/engram/internal/textseg"
 )
 
@@ -307,15 +310,70 @@ func TestErasureScrubbedAtTheNextCompactionLook(t *testing.T) {
 				erase = derived(seq, "zed", typ, &events.TurnsExpired{BeforeSeq: seq, StoredBefore: time.Unix(int64(seq), 0)})
 			}
 			mustApply(t, s, erase, turn(seq+1, "kim", "s1", 0, "busy, not idle"))
-			var last uint64
-			var spent time.Duration
-			var since time.Time
-			if err := s.compactOnce(t.Context(), DefaultCompaction, &last, &spent, &since); err != nil {
-				t.Fatal(err)
-			}
-			if got := canariesIn(t, dir); len(got) != 0 {
-				t.Errorf("after the erasure and a compaction look: %v", got)
+			ctx, cancel := context.WithCancel(t.Context())
+			looked := make(chan error, 100)
+			var compacting sync.WaitGroup
+			compacting.Go(func() {
+				s.Compact(ctx, Compaction{Every: 10 * time.Millisecond, Segments: 4, Pages: 256, Share: 0.05},
+					func(err error) { looked <- err })
+			})
+			defer compacting.Wait()
+			defer cancel()
+			deadline := time.After(10 * time.Second)
+			for len(canariesIn(t, dir)) > 0 {
+				select {
+				case err := <-looked:
+					t.Fatalf("a compaction look: %v", err)
+				case <-deadline:
+					t.Fatalf("after the erasure and compaction looks: %v", canariesIn(t, dir))
+				case <-time.After(20 * time.Millisecond):
+				}
 			}
 		})
+	}
+}
+
+// A reader that keeps the log in use holds a scrub back, and the scrub
+// does not hold the writer as long as it: it gives up after scrubWait
+// (it waited the writer's 10 s before, and every apply with it), says so,
+// and the next look scrubs once the reader is gone.
+func TestScrubGivesWayToAReader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openIn(t, dir)
+	seq := plantCanaries(t, s, 1, "zed", canaries[0])
+	reader, err := s.r.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Rollback(reader)
+	var n int
+	if err := reader.QueryRowContext(t.Context(), `SELECT count(*) FROM turns`).Scan(&n); err != nil {
+		t.Fatal(err) // the reader's snapshot holds the log's frames
+	}
+	mustApply(t, s, memory.Applied{Envelope: memory.Envelope{Seq: seq, Source: "engram/operator", ID: "forget-1",
+		Type: events.TypeUserForgotten, Scope: memory.Scope{Namespace: "ns", User: "zed"}, Time: time.Unix(int64(seq), 0).UTC()},
+		Data: &events.UserForgotten{}})
+	start := time.Now()
+	err = s.scrubIfDue(t.Context())
+	if took := time.Since(start); err == nil || took > busyTimeout/2 {
+		t.Fatalf("scrub with a reader in the log: %v after %s, want a busy error well before %s", err, took, busyTimeout)
+	}
+	if !s.scrubDue.Load() {
+		t.Fatal("a scrub held back is no longer due")
+	}
+	mustApply(t, s, turn(seq+1, "kim", "s1", 0, "the writer is free"))
+	if err := reader.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.scrubIfDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := canariesIn(t, dir); len(got) != 0 {
+		t.Errorf("after the reader left and the next look: %v", got)
+	}
+	var timeout int
+	if err := s.w.QueryRowContext(t.Context(), `PRAGMA busy_timeout`).Scan(&timeout); err != nil || timeout != int(busyTimeout.Milliseconds()) {
+		t.Errorf("the writer's busy_timeout after a scrub: %d %v, want %d", timeout, err, busyTimeout.Milliseconds())
 	}
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -112,6 +113,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	s := &Store{w: w, r: r,
 		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}, dfs: newDFCache()}
+	// A process that stopped between an erasure and its scrub left the
+	// log unscrubbed: the first compaction look scrubs it.
+	s.scrubDue.Store(true)
 	for id, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
 		if err != nil {
@@ -134,10 +138,19 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // ten seconds. Reads were no slower; Scrub still empties the log.
 const walCheckpointPages = 10000
 
-// walKeepBytes is the size the log's file is cut back to once a
-// checkpoint has emptied it, when it grew past that (a reader held an old
-// snapshot through a checkpoint, or one transaction was large).
+// walKeepBytes is the size the log's file is cut back to when it grew
+// past that (a reader held an old snapshot through checkpoints, or one
+// transaction was large): at the first commit after a checkpoint emptied
+// it. It bounds the file between bursts, not during one.
 const walKeepBytes = 64 << 20
+
+// busyTimeout is how long a connection waits for a lock another holds.
+const busyTimeout = 10 * time.Second
+
+// scrubWait is how long one try of a scrub waits for readers to leave the
+// log: SQLite's busy handler waits holding the write lock, so every apply
+// waits as long.
+const scrubWait = 100 * time.Millisecond
 
 // dsn builds the connection string. WAL lets readers run beside the writer;
 // synchronous=NORMAL is safe in WAL against a crash of engram (a power
@@ -148,7 +161,7 @@ const walKeepBytes = 64 << 20
 // a query's first touch of a page was a read system call.
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-65536)")
@@ -241,13 +254,36 @@ func (s *Store) Scrub(ctx context.Context) error {
 }
 
 // scrubOnce is one try of Scrub: false when a reader kept the checkpoint
-// from finishing (SQLite waits busy_timeout for it first).
-func (s *Store) scrubOnce(ctx context.Context) (bool, error) {
-	var busy, logPages, done int
-	if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
+// from finishing. The checkpoint holds the writer while it waits for
+// readers, so it waits scrubWait, not busyTimeout: between tries the
+// applies go on.
+func (s *Store) scrubOnce(ctx context.Context) (done bool, err error) {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("scrub: %w", err)
+	}
+	defer func() {
+		// The writer's own wait back, or the connection dropped (the
+		// pool opens another with the dsn's) rather than kept with
+		// scrubWait.
+		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), busyPragma(busyTimeout))
+		if rerr != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		quiet.Close(conn)
+	}()
+	if _, err := conn.ExecContext(ctx, busyPragma(scrubWait)); err != nil {
+		return false, fmt.Errorf("scrub: %w", err)
+	}
+	var busy, logPages, moved int
+	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &moved); err != nil {
 		return false, fmt.Errorf("scrub: checkpoint: %w", err)
 	}
 	return busy == 0, nil
+}
+
+func busyPragma(d time.Duration) string {
+	return "PRAGMA busy_timeout = " + strconv.FormatInt(d.Milliseconds(), 10)
 }
 
 // CorruptError is a read model SQLite cannot trust: a damaged page, a
