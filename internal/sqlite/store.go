@@ -114,8 +114,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{w: w, r: r,
 		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}, dfs: newDFCache()}
 	// A process that stopped between an erasure and its scrub left the
-	// log unscrubbed: the first compaction look scrubs it.
-	s.scrubDue.Store(true)
+	// log unscrubbed: it is scrubbed now, before any reader of this
+	// process holds it, or at the first compaction look if another's does.
+	if done, err := s.scrubOnce(ctx); err != nil || !done {
+		s.scrubDue.Store(true)
+	}
 	for id, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
 		if err != nil {
