@@ -90,8 +90,8 @@ var DefaultCompaction = Compaction{Every: 10 * time.Second, Segments: 4, Pages: 
 // whenever it has been idle (no event applied) for one look, an index
 // holds more than c.Segments, and the time budget allows; it stops a
 // merge as soon as events arrive again and takes it up at the next idle
-// look. At any look after an apply that erased text, idle or not, it
-// scrubs the write-ahead log first (Scrub). It runs until ctx ends. A
+// look. At any look after an apply that erased text (or an Open that
+// could not scrub), idle or not, it scrubs the write-ahead log first. It runs until ctx ends. A
 // look or merge that fails is handed to failed and tried again at the
 // next look: a busy or rebuilt read model must not end it.
 func (s *Store) Compact(ctx context.Context, c Compaction, failed func(error)) {
@@ -116,8 +116,8 @@ func (s *Store) Compact(ctx context.Context, c Compaction, failed func(error)) {
 }
 
 // scrubIfDue scrubs the write-ahead log once (scrubOnce) when an apply
-// has erased text since the last scrub, or the store was opened since; a
-// reader keeping the log in use leaves it due for the next look.
+// has erased text since the last scrub, or Open could not scrub; a reader
+// keeping the log in use leaves it due for the next look.
 func (s *Store) scrubIfDue(ctx context.Context) error {
 	if !s.scrubDue.Swap(false) {
 		return nil

@@ -43,7 +43,7 @@ type Store struct {
 	dfs *gencache.Cache[dfKey, dfSeen]
 	// scrubDue says that an apply has erased text (a user forgotten,
 	// turns expired) whose older pages may still be in the write-ahead
-	// log: Compact's next look scrubs it.
+	// log, or that Open could not scrub it: Compact's next look does.
 	scrubDue atomic.Bool
 }
 
