@@ -74,13 +74,9 @@ func (l *Leases) probe(ctx context.Context, missed map[string]miss) bool {
 	// own round is not held up for long.
 	ctx, cancel := context.WithTimeout(ctx, l.ttl/4)
 	defer cancel()
-	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
-	if err != nil {
-		return false // the round's own calls say why
-	}
 	me := EncodeToken(l.cfg.Instance)
 	seen, evicted := map[string]bool{}, false
-	for k := range lister.Keys() {
+	for _, k := range l.members {
 		tok := k[strings.LastIndexByte(k, '.')+1:]
 		if tok == me {
 			continue
@@ -139,16 +135,18 @@ func (l *Leases) evict(ctx context.Context, tok string, rev uint64) {
 	}
 	// One filter a listing: a listing of several is a consumer whose
 	// subject names none, which the workers' permissions refuse.
-	for _, filter := range []string{l.key("p", "*"), l.key("s", "*", tok)} {
+	each := func(filter string, theirs func(value []byte) bool) {
 		keys, err := l.kv.ListKeysFiltered(ctx, filter)
 		if err != nil {
-			continue
+			return
 		}
-		state := filter != l.key("p", "*")
 		for k := range keys.Keys() {
-			del(k, func(v []byte) bool { return state || string(v) == name })
+			del(k, theirs)
 		}
 	}
+	each(l.key("p", "*"), func(v []byte) bool { return string(v) == name }) // the leases it holds
+	each(l.key("s", "*", tok), func([]byte) bool { return true })           // its partition states
+
 	// The membership last: an eviction cut short is probed, and done,
 	// again.
 	if err := l.kv.Delete(ctx, l.key("m", tok), jetstream.LastRevision(rev)); err == nil {

@@ -123,6 +123,9 @@ type Leases struct {
 	cfg LeaseConfig
 	ttl time.Duration // the bucket's
 	log *zap.Logger
+	// members are the membership keys the last round listed, which the
+	// probes between rounds ask (Run's goroutine alone uses it).
+	members []string
 }
 
 // OpenLeases opens the lease bucket (the operator makes it: SetupStreams)
@@ -226,12 +229,16 @@ func (l *Leases) Run(ctx context.Context, own func(ctx context.Context, p int)) 
 			defer unanswer()
 		}
 	}
-	perRound := max(1, int(l.ttl/4/every))
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for n := 0; ; n++ {
+	var roundAt time.Time
+	for {
 		evicted := l.cfg.Probe > 0 && l.probe(ctx, missed)
-		if evicted || n%perRound == 0 {
+		// By the clock, not by ticks: probes of slow members can take
+		// ticks of their own. A round is due when the next tick would
+		// come after a quarter TTL.
+		if evicted || roundAt.IsZero() || time.Since(roundAt) > l.ttl/4-every {
+			roundAt = time.Now()
 			l.round(ctx, owned, start, stop)
 		}
 		select {
@@ -310,15 +317,14 @@ func (l *Leases) round(ctx context.Context, owned map[int]*held, start func(int,
 
 // fairShare is the partitions divided by the live instances, rounded up.
 func (l *Leases) fairShare(ctx context.Context) int {
-	members := 1
 	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
 	if err == nil {
-		members = 0
-		for range lister.Keys() {
-			members++
+		l.members = l.members[:0]
+		for k := range lister.Keys() {
+			l.members = append(l.members, k)
 		}
-		members = max(members, 1)
 	}
+	members := max(len(l.members), 1)
 	return (l.cfg.N + members - 1) / members
 }
 
