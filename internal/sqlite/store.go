@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -84,6 +85,10 @@ var _ memory.Applier = (*Store)(nil)
 // Open opens (creating if needed) the read model at path and brings its
 // schema up to date.
 func Open(ctx context.Context, path string) (*Store, error) {
+	// A log left behind (a clean close checkpoints and removes it) may be
+	// that of a process killed between an erasure and its scrub.
+	wal, _ := os.Stat(path + "-wal")
+	leftLog := wal != nil && wal.Size() > 0
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -113,11 +118,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	s := &Store{w: w, r: r,
 		vectors: newVectorCache(defaultVectorCacheBytes), reads: map[string]*sql.Stmt{}, dfs: newDFCache()}
-	// A process that stopped between an erasure and its scrub left the
-	// log unscrubbed: it is scrubbed now, before any reader of this
-	// process holds it, or at the first compaction look if another's does.
-	if done, err := s.scrubOnce(ctx); err != nil || !done {
-		s.scrubDue.Store(true)
+	// Scrubbed now, before any reader of this process holds the log, or
+	// at the first compaction look if another process's does.
+	if leftLog {
+		if done, err := s.scrubOnce(ctx); err != nil || !done {
+			s.scrubDue.Store(true)
+		}
 	}
 	for id, q := range writeSQL {
 		st, err := w.PrepareContext(ctx, q)
@@ -242,7 +248,16 @@ func lastSeq(ctx context.Context, q querier) (uint64, error) {
 // into the database and truncates it, so no older copy of a page (with
 // text since deleted) stays in engram.db-wal. Readers in flight can keep
 // a checkpoint from finishing; it is retried until ctx ends.
-func (s *Store) Scrub(ctx context.Context) error {
+func (s *Store) Scrub(ctx context.Context) (err error) {
+	// What Compact would scrub next (the erasure this follows) is done
+	// here, unless this fails.
+	if s.scrubDue.Swap(false) {
+		defer func() {
+			if err != nil {
+				s.scrubDue.Store(true)
+			}
+		}()
+	}
 	for {
 		done, err := s.scrubOnce(ctx)
 		if err != nil || done {
