@@ -191,6 +191,7 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 		compacting.Go(func() {
 			store.Compact(cctx, sqlite.DefaultCompaction, func(err error) { progress(err.Error()) })
 		})
+		leadCPU := cpuTime()
 		stop := ingestWhile(ctx, store, ingest)
 		stopIngest = func() (float64, error) {
 			rate, err := stop()
@@ -204,6 +205,10 @@ func queryContextScale(ctx context.Context, store *sqlite.Store, memories, turns
 			return nil, ctx.Err()
 		case <-time.After(ingestLeadIn):
 		}
+		// Nothing but the ingest (and a compaction look) ran meanwhile:
+		// what writing costs, apart from the reads.
+		progress(fmt.Sprintf("the ingest alone used %.0f ms of CPU a second over the %s before the queries",
+			ms(cpuTime()-leadCPU)/ingestLeadIn.Seconds(), ingestLeadIn))
 		segs, err := store.TextSegments(ctx)
 		if err != nil {
 			_, _ = stopIngest() // on a path that fails with its own error

@@ -142,9 +142,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // indexes, its session, its user's counts, the full-text index), so under
 // steady ingest a short log is checkpointed every few commits and the same
 // hot pages are copied again each time. At 10,000 pages (40 MiB) they are
-// copied once per 140 commits of ten turns: ingest used 16% less CPU at
-// 1,000 turns/s, and its applies slower than 5 ms fell from 110 to 33 in
-// ten seconds. Reads were no slower; Scrub still empties the log.
+// copied once per 140 commits of ten turns: ingest at 1,000 turns/s used
+// 12–20% less CPU (engram-bench -only context -context-ingest 1000 prints
+// it). Reads were no slower; Scrub still empties the log.
 const walCheckpointPages = 10000
 
 // walKeepBytes is the size the log's file is cut back to when it grew
