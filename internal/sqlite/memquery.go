@@ -127,11 +127,12 @@ func (s *Store) Pending(ctx context.Context, scope memory.Scope, now time.Time) 
 // PendingFirst is the n pending memories not snoozed past now that are
 // asked about first: session's (when not empty) first, newest first.
 func (s *Store) PendingFirst(ctx context.Context, scope memory.Scope, now time.Time, session string, n int) ([]memory.Memory, error) {
-	// Asked before every block: through a prepared statement (queryRead).
+	// Asked before every block: through a prepared statement (queryRead),
+	// its limit written in (limitSQL).
 	rows, err := s.queryRead(ctx, `SELECT rowid, `+memoryColumns+` FROM memories
 		WHERE namespace = ? AND user_id = ? AND status = 'pending' AND snoozed_until <= ?
-		ORDER BY ? <> '' AND session_id = ? DESC, created DESC, id LIMIT ?`,
-		scope.Namespace, scope.User, now.UnixNano(), session, session, n)
+		ORDER BY ? <> '' AND session_id = ? DESC, created DESC, id`+limitSQL(n),
+		scope.Namespace, scope.User, now.UnixNano(), session, session)
 	if err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
