@@ -7,15 +7,17 @@ import (
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/engramhq/engram/internal/memory"
 	"github.com/engramhq/engram/internal/retrieval"
 )
 
-// The statements a context request reads through (queryRead) are prepared
-// once and kept. A statement whose plan reads a bound value (SQLite reads
-// a bound LIMIT's) is expired by every new binding and compiled again at
-// its next step: PendingFirst's bound LIMIT was a tenth of the CPU of a
-// short /v1/context. Each cached statement's text is prepared here on a
-// connection of its own and bound; SQLite says whether that expired it.
+// The statements context and search requests read through (queryRead)
+// are prepared once and kept. A statement whose plan reads a bound value
+// (SQLite reads a bound LIMIT's) is expired by every new binding and
+// compiled again at its next step: PendingFirst's bound LIMIT was a tenth
+// of the CPU of a short /v1/context. Each statement they cached is
+// prepared here on a connection of its own and bound; SQLite says whether
+// that expired it.
 func TestCachedReadsAreNotPreparedAgain(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -23,8 +25,12 @@ func TestCachedReadsAreNotPreparedAgain(t *testing.T) {
 	mustApply(t, s, turn(1, "ana", "s1", 0, "I moved to Lisbon last spring"), turn(2, "ana", "s1", 1, "How is the weather there?"),
 		added(3, "ana", "m1", "Ana lives in Lisbon", 0.8))
 	e := retrieval.NewEngine(s)
+	scope := memory.Scope{Namespace: "ns", User: "ana"}
 	for _, q := range []string{"where does Ana live", "天气怎么样"} {
 		if _, err := e.Context(t.Context(), retrieval.Request{Namespace: "ns", User: "ana", SessionID: "s1", Query: q, Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Search(t.Context(), memory.SearchQuery{Scope: scope, Text: q}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,7 +41,7 @@ func TestCachedReadsAreNotPreparedAgain(t *testing.T) {
 	}
 	s.readsMu.Unlock()
 	if len(cached) < 5 {
-		t.Fatalf("only %d statements cached: the context request no longer reads through queryRead", len(cached))
+		t.Fatalf("only %d statements cached: the requests no longer read through queryRead", len(cached))
 	}
 
 	tls := libc.NewTLS()
