@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"encoding/binary"
 	"testing"
 	"unsafe"
 
@@ -96,8 +97,13 @@ func cString(t *testing.T, tls *libc.TLS, s string) uintptr {
 // written calls f with room for the one pointer it writes (an sqlite3**
 // or sqlite3_stmt**), and returns that pointer and f's result code.
 func written(tls *libc.TLS, f func(p uintptr) int32) (uintptr, int32) {
-	p := tls.Alloc(8)
-	defer tls.Free(8)
+	const size = int(unsafe.Sizeof(uintptr(0)))
+	p := tls.Alloc(size)
+	defer tls.Free(size)
 	rc := f(p)
-	return *(*uintptr)(unsafe.Pointer(p)), rc //nolint:govet // p is C memory (tls.Alloc), which the GC neither moves nor frees
+	b := libc.GoBytes(p, size) // read by copy: the C heap is not Go's
+	if size == 4 {
+		return uintptr(binary.NativeEndian.Uint32(b)), rc
+	}
+	return uintptr(binary.NativeEndian.Uint64(b)), rc
 }
