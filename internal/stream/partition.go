@@ -123,7 +123,8 @@ type Leases struct {
 	cfg LeaseConfig
 	ttl time.Duration // the bucket's
 	log *zap.Logger
-	// members are the membership keys the last round listed, which the
+	// members are the membership keys the last round listed (again after
+	// its takes, when another held what it could not take), which the
 	// probes between rounds ask (Run's goroutine alone uses it).
 	members []string
 }
@@ -313,19 +314,32 @@ func (l *Leases) round(ctx context.Context, owned map[int]*held, start func(int,
 		}
 		start(p, rev)
 	}
+	if len(owned) < fair && ctx.Err() == nil {
+		// What could not be taken is another's, whose holder may have
+		// joined since the listing: until the next round the probes would
+		// not ask it, and its death would be seen a round late.
+		l.listMembers(ctx)
+	}
 }
 
 // fairShare is the partitions divided by the live instances, rounded up.
 func (l *Leases) fairShare(ctx context.Context) int {
-	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
-	if err == nil {
-		l.members = l.members[:0]
-		for k := range lister.Keys() {
-			l.members = append(l.members, k)
-		}
-	}
+	l.listMembers(ctx)
 	members := max(len(l.members), 1)
 	return (l.cfg.N + members - 1) / members
+}
+
+// listMembers reads the members' keys into l.members; a failed listing
+// leaves the last.
+func (l *Leases) listMembers(ctx context.Context) {
+	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
+	if err != nil {
+		return
+	}
+	l.members = l.members[:0]
+	for k := range lister.Keys() {
+		l.members = append(l.members, k)
+	}
 }
 
 // Members are the live instances of group: those that renewed their
