@@ -3,8 +3,10 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,11 +230,12 @@ func TestLeasesOfTheDeadTakenBeforeTheyExpire(t *testing.T) {
 }
 
 // A slow member is not a dead one: one that answers its probes late keeps
-// its leases, however many probes pass; once nothing listens, it is gone.
+// its leases, however many probes pass; once nothing listens, it is
+// evicted, long before its leases would expire.
 func TestLeasesOfTheSlowKept(t *testing.T) {
 	t.Parallel()
-	const n, probe = 4, 50 * time.Millisecond
-	emb := leaseBus(t, 4*time.Second)
+	const n, ttl, probe = 4, 8 * time.Second, 50 * time.Millisecond
+	emb := leaseBus(t, ttl)
 	js := jsOf(t, emb)
 	kv, err := js.KeyValue(t.Context(), PartitionBucket)
 	if err != nil {
@@ -243,12 +246,9 @@ func TestLeasesOfTheSlowKept(t *testing.T) {
 	nc := jsNamed(t, emb, "slow").Conn()
 	var asked sync.WaitGroup
 	t.Cleanup(asked.Wait)
-	probed := make(chan struct{}, 100)
+	var probed atomic.Int64
 	sub, err := nc.Subscribe(aliveSubject("retriever", "slow"), func(m *nats.Msg) {
-		select {
-		case probed <- struct{}{}:
-		default:
-		}
+		probed.Add(1)
 		asked.Go(func() { time.Sleep(4 * probe); _ = m.Respond(nil) })
 	})
 	if err != nil {
@@ -267,30 +267,64 @@ func TestLeasesOfTheSlowKept(t *testing.T) {
 	runLeases(t, emb, h, LeaseConfig{Group: "retriever", Instance: "a", N: n, Probe: probe})
 
 	wait.For(t, "a to hold the other two", func() error { return wait.Equal(h.count("a"), 2) })
-	for range 5 {
-		<-probed
+	// Probed for longer than a member that no one answers for is given (a
+	// round and a probe), and the slow one never renews: counted as
+	// misses, its late answers would have it evicted.
+	from, span := probed.Load(), ttl/4+probe+ttl/8
+	for start := time.Now(); time.Since(start) < span; time.Sleep(probe) {
+		if got := h.count("a"); got != 2 {
+			t.Fatalf("a holds %d partitions after probing a slow member for %v, want 2", got, time.Since(start).Round(time.Millisecond))
+		}
 	}
-	if got := h.count("a"); got != 2 {
-		t.Fatalf("a holds %d partitions after 5 probes of a slow member, want 2", got)
+	if got := probed.Load() - from; got < 10 {
+		t.Fatalf("the slow member was probed %d times in %v, want dozens", got, span)
 	}
 	for _, k := range []string{"retriever.m.slow", "retriever.p.0", "retriever.p.1"} {
 		if e, err := kv.Get(t.Context(), k); err != nil || string(e.Value()) != "slow" {
-			t.Fatalf("%s after 5 probes of a slow member: %v, want the slow member's", k, err)
+			t.Fatalf("%s after probing a slow member: %v, want the slow member's", k, err)
 		}
 	}
 
+	evicted := deletion(t, kv, "retriever.p.0")
 	if err := sub.Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
 	wait.For(t, "a to hold every partition once nothing listens", func() error { return wait.Equal(h.count("a"), n) })
+	wait.For(t, "the member no one answers for evicted, not left to expire", evicted)
+}
+
+// deletion watches key and returns a check that it has been deleted
+// since: evicted. A lease that expires leaves no entry behind.
+func deletion(t *testing.T, kv jetstream.KeyValue, key string) func() error {
+	t.Helper()
+	w, err := kv.Watch(t.Context(), key, jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Stop() })
+	var deleted atomic.Bool
+	go func() {
+		for e := range w.Updates() {
+			if e != nil && e.Operation() == jetstream.KeyValueDelete {
+				deleted.Store(true)
+			}
+		}
+	}()
+	return func() error {
+		if !deleted.Load() {
+			return fmt.Errorf("%s not deleted", key)
+		}
+		return nil
+	}
 }
 
 // A member that renews its membership and leases but does not listen on
 // its alive subject (its subscription refused, an older version) is
-// alive: it keeps its partitions; once it stops renewing, it is gone.
+// alive: it keeps its partitions; once it stops renewing, it is evicted,
+// long before its leases would expire.
 func TestLeasesOfTheDeafKept(t *testing.T) {
 	t.Parallel()
-	const n, ttl, probe = 4, 2 * time.Second, 50 * time.Millisecond
+	const n, ttl, probe = 4, 4 * time.Second, 50 * time.Millisecond
 	emb := leaseBus(t, ttl)
 	kv, err := jsOf(t, emb).KeyValue(t.Context(), PartitionBucket)
 	if err != nil {
@@ -322,5 +356,7 @@ func TestLeasesOfTheDeafKept(t *testing.T) {
 	if got := h.count("a"); got != 2 {
 		t.Fatalf("a holds %d partitions beside a live member that does not listen, want 2", got)
 	}
+	evicted := deletion(t, kv, "retriever.p.0")
 	wait.For(t, "a to hold every partition once the deaf one stops renewing", func() error { return wait.Equal(h.count("a"), n) })
+	wait.For(t, "the member that stopped renewing evicted, not left to expire", evicted)
 }
