@@ -123,9 +123,9 @@ type Leases struct {
 	cfg LeaseConfig
 	ttl time.Duration // the bucket's
 	log *zap.Logger
-	// members are the membership keys the last round listed (again after
-	// its takes, when another held what it could not take), which the
-	// probes between rounds ask (Run's goroutine alone uses it).
+	// members are the membership keys the last round listed, and those of
+	// the holders of what it could not take (holds), which the probes
+	// between rounds ask (Run's goroutine alone uses it).
 	members []string
 }
 
@@ -301,9 +301,13 @@ func (l *Leases) round(ctx context.Context, owned map[int]*held, start func(int,
 		}
 		rev, err := l.kv.Create(ctx, l.partKey(p), me)
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			// Still ours from before a restart: taken back at once.
-			if e, gerr := l.kv.Get(ctx, l.partKey(p)); gerr == nil && string(e.Value()) == l.cfg.Instance {
-				rev, err = l.kv.Update(ctx, l.partKey(p), me, e.Revision())
+			if e, gerr := l.kv.Get(ctx, l.partKey(p)); gerr == nil {
+				if string(e.Value()) == l.cfg.Instance {
+					// Still ours from before a restart: taken back at once.
+					rev, err = l.kv.Update(ctx, l.partKey(p), me, e.Revision())
+				} else {
+					l.holds(string(e.Value()))
+				}
 			}
 		}
 		if err != nil {
@@ -314,32 +318,29 @@ func (l *Leases) round(ctx context.Context, owned map[int]*held, start func(int,
 		}
 		start(p, rev)
 	}
-	if len(owned) < fair && ctx.Err() == nil {
-		// What could not be taken is another's, whose holder may have
-		// joined since the listing: until the next round the probes would
-		// not ask it, and its death would be seen a round late.
-		l.listMembers(ctx)
+}
+
+// holds notes that instance holds a partition: one that joined since the
+// round listed the members would otherwise go unprobed until the next
+// round, and its death be seen a round late.
+func (l *Leases) holds(instance string) {
+	k := l.key("m", EncodeToken(instance))
+	if !slices.Contains(l.members, k) {
+		l.members = append(l.members, k)
 	}
 }
 
 // fairShare is the partitions divided by the live instances, rounded up.
 func (l *Leases) fairShare(ctx context.Context) int {
-	l.listMembers(ctx)
+	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
+	if err == nil {
+		l.members = l.members[:0]
+		for k := range lister.Keys() {
+			l.members = append(l.members, k)
+		}
+	}
 	members := max(len(l.members), 1)
 	return (l.cfg.N + members - 1) / members
-}
-
-// listMembers reads the members' keys into l.members; a failed listing
-// leaves the last.
-func (l *Leases) listMembers(ctx context.Context) {
-	lister, err := l.kv.ListKeysFiltered(ctx, l.key("m", "*"))
-	if err != nil {
-		return
-	}
-	l.members = l.members[:0]
-	for k := range lister.Keys() {
-		l.members = append(l.members, k)
-	}
 }
 
 // Members are the live instances of group: those that renewed their
