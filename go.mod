@@ -23,7 +23,7 @@ require (
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/term v0.47.0
-	modernc.org/libc v1.77.1
+	modernc.org/libc v1.77.1 // the version modernc.org/sqlite requires: bump the two together
 	modernc.org/sqlite v1.60.1
 )
 
