@@ -91,9 +91,10 @@ var DefaultCompaction = Compaction{Every: 10 * time.Second, Segments: 4, Pages: 
 // holds more than c.Segments, and the time budget allows; it stops a
 // merge as soon as events arrive again and takes it up at the next idle
 // look. At any look after an apply that erased text (or an Open that
-// could not scrub), idle or not, it scrubs the write-ahead log first. It runs until ctx ends. A
-// look or merge that fails is handed to failed and tried again at the
-// next look: a busy or rebuilt read model must not end it.
+// could not scrub), idle or not, it scrubs the write-ahead log first. It
+// runs until ctx ends. A look or merge that fails is handed to failed and
+// tried again at the next look: a busy or rebuilt read model must not end
+// it.
 func (s *Store) Compact(ctx context.Context, c Compaction, failed func(error)) {
 	t := time.NewTicker(c.Every)
 	defer t.Stop()
