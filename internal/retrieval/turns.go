@@ -59,6 +59,11 @@ type TurnOptions struct {
 	// Window weighs how many of the query's terms a turn's window (the turn
 	// and its neighbours) covers: an answer is often split across turns.
 	Window float64
+	// SessionCover weighs how many of the query's terms a turn's session
+	// covers among the turns at hand: the conversation a question is about
+	// holds all it names, if spread over its turns, where another may
+	// repeat one of its words many times (which Session counts).
+	SessionCover float64
 	// Speaker is what a turn gains, as a share of its score, when the
 	// query names who said it ("what did Caroline research?").
 	Speaker float64
@@ -97,7 +102,7 @@ type TurnOptions struct {
 // to 1.3 all did as well.
 func DefaultTurnOptions() TurnOptions {
 	return TurnOptions{Candidates: 200, Radius: 1, Far: 30, Next: 0.2, Prev: 0.3, Answer: 0.6, Session: 0.3, SessionTop: 15, Window: 1.6, Speaker: 0.3, When: 0.4, Asking: 0.2, Then: 0.6, ThenTurns: 12, Spread: 0.3,
-		Feedback: 0.8}
+		Feedback: 0.8, SessionCover: 0.4}
 }
 
 // askedWeight is the least weight of the words the last utterance asks
@@ -233,10 +238,14 @@ func rankHits(ctx context.Context, st TurnStore, scope memory.Scope, hits []memo
 		sessions = sessionEvidence(keys, text, opt.SessionTop)
 	}
 	var cover *coverer
-	if opt.Window > 0 && len(q.Terms) > 0 {
+	var covered map[string]float64
+	if (opt.Window > 0 || opt.SessionCover > 0) && len(q.Terms) > 0 {
 		// The heaviest terms say what is asked; a dialogue's long tail of
 		// context words would only slow the count.
 		cover = newCoverer(q.Terms, byKey)
+		if opt.SessionCover > 0 {
+			covered = cover.sessions()
+		}
 	}
 	named := map[string]bool{}
 	for _, t := range q.Terms {
@@ -249,7 +258,7 @@ func rankHits(ctx context.Context, st TurnStore, scope memory.Scope, hits []memo
 		s := byKey[k]
 		s.Score = s.Text + s.Neighbor + s.Feedback + opt.Session*sessions[k.SessionID]
 		if cover != nil {
-			s.Score += opt.Window * cover.window(k)
+			s.Score += opt.Window*cover.window(k) + opt.SessionCover*covered[k.SessionID]
 		}
 		if opt.Speaker > 0 && s.Speaker != "" && named[strings.ToLower(s.Speaker)] {
 			s.Score *= 1 + opt.Speaker
@@ -415,6 +424,40 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 		c.total += c.weight[i]
 	}
 	return c
+}
+
+// sessions is the share of the query's weight each session's turns at
+// hand hold between them.
+func (c *coverer) sessions() map[string]float64 {
+	covered := map[string]float64{}
+	if c.total == 0 {
+		return covered
+	}
+	// One slab for every session's terms: a dialogue's candidates lie in
+	// hundreds of sessions.
+	at := map[string]int{}
+	var has []bool
+	for k, h := range c.has {
+		i, ok := at[k.SessionID]
+		if !ok {
+			i = len(has)
+			at[k.SessionID] = i
+			has = append(has, make([]bool, len(c.terms))...)
+		}
+		for j, in := range h {
+			has[i+j] = has[i+j] || in
+		}
+	}
+	for id, i := range at {
+		found := 0.0
+		for j, in := range has[i : i+len(c.terms)] {
+			if in {
+				found += c.weight[j]
+			}
+		}
+		covered[id] = found / c.total
+	}
+	return covered
 }
 
 // window is the share of the query's weight the window around k holds.

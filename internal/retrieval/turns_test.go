@@ -66,6 +66,42 @@ func TestSessionEvidenceCountsBestHits(t *testing.T) {
 	}
 }
 
+// The session that holds every word of a question, spread over its turns,
+// is the one the question is about: its turn that answers ranks above one
+// that matches as well in a session repeating just one of the words.
+func TestSessionCoveringTheQuestionFirst(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.turns(user, "vet", 48*time.Hour, "We took Luna to the vet this morning.", "Oh no, what happened?", "She was limping after the park.", "Poor girl.", "Nothing broken, but her leg needs two weeks of rest.")
+	f.turns(user, "beach", 24*time.Hour, "Luna loved the beach today.", "Luna chased every gull she saw.", "Then Luna swam out to the buoy!", "So cute.", "Nothing broken, but my leg is sore from all that running.")
+	rank := func(opt TurnOptions) (vet, beach int) {
+		turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("What did the vet say about Luna's leg?"), textseg.Query{}, nil, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vet, beach = len(turns), len(turns)
+		for i, tr := range turns {
+			switch {
+			case tr.TurnIndex != 4:
+			case tr.SessionID == "vet":
+				vet = i
+			case tr.SessionID == "beach":
+				beach = i
+			}
+		}
+		return vet, beach
+	}
+	if vet, beach := rank(DefaultTurnOptions()); vet > beach {
+		t.Fatalf("the vet's leg turn ranks %d, the beach's %d: want the vet's first", vet, beach)
+	}
+	// The beach's repeated name outweighs without the sessions' cover.
+	opt := DefaultTurnOptions()
+	opt.SessionCover = 0
+	if vet, beach := rank(opt); vet < beach {
+		t.Fatalf("without the sessions' cover the vet's leg turn ranks %d, the beach's %d: the case no longer needs the cover", vet, beach)
+	}
+}
+
 // The best hits reach two turns away: an answer that comes after a
 // follow-up ("What was it about?" — "Which one?" — "The one in May…")
 // still inherits from the question, though it shares none of its words.
