@@ -57,7 +57,8 @@ type TurnOptions struct {
 	// sessions' evidence (0: every candidate).
 	SessionTop int
 	// Window weighs how many of the query's terms a turn's window (the turn
-	// and its neighbours) covers: an answer is often split across turns.
+	// and the coverRadius turns each side) covers: an answer is often split
+	// across turns.
 	Window float64
 	// SessionCover weighs how many of the query's terms a turn's session
 	// covers among the turns at hand: the conversation a question is about
@@ -363,8 +364,14 @@ func endsAsking(content string) bool {
 // maxCoverTerms bounds the terms the window coverage counts.
 const maxCoverTerms = 32
 
+// coverRadius is how far a turn's window reaches each side. Two turns:
+// a question and its answer often lie a follow-up apart ("What was it
+// about?" — "Which one?" — "The one in May…"), and either may hold the
+// words the other lacks.
+const coverRadius = 2
+
 // coverer measures how much of the query a turn's window (the turn and
-// its neighbours) covers: an answer is often split across turns. Each
+// the coverRadius turns each side) covers: an answer is often split across turns. Each
 // term counts its weight times its IDF among the turns at hand, so a
 // window holding the one rare word of a question covers more of it than
 // one holding the words every candidate shares.
@@ -466,9 +473,9 @@ func (c *coverer) window(k memory.TurnKey) float64 {
 		return 0
 	}
 	// The window's turns are looked up once, not once per term.
-	var window [3][]bool
+	var window [2*coverRadius + 1][]bool
 	n := 0
-	for d := -1; d <= 1; d++ {
+	for d := -coverRadius; d <= coverRadius; d++ {
 		if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
 			window[n] = has
 			n++

@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -72,8 +73,8 @@ func TestSessionEvidenceCountsBestHits(t *testing.T) {
 func TestSessionCoveringTheQuestionFirst(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.turns(user, "vet", 48*time.Hour, "We took Luna to the vet this morning.", "Oh no, what happened?", "She was limping after the park.", "Poor girl.", "Nothing broken, but her leg needs two weeks of rest.")
-	f.turns(user, "beach", 24*time.Hour, "Luna loved the beach today.", "Luna chased every gull she saw.", "Then Luna swam out to the buoy!", "So cute.", "Nothing broken, but my leg is sore from all that running.")
+	f.turns(user, "vet", 48*time.Hour, "We took Luna to the vet this morning.", "Oh no, what happened?", "She was limping after the park.", "Poor girl.", "Is she better now?", "Nothing broken, but her leg needs two weeks of rest.")
+	f.turns(user, "beach", 24*time.Hour, "Luna loved the beach today.", "Luna chased every gull she saw.", "Then Luna swam out to the buoy!", "So cute.", "It was a long day.", "Nothing broken, but my leg is sore from all that running.")
 	rank := func(opt TurnOptions) (vet, beach int) {
 		turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("What did the vet say about Luna's leg?"), textseg.Query{}, nil, opt)
 		if err != nil {
@@ -82,7 +83,7 @@ func TestSessionCoveringTheQuestionFirst(t *testing.T) {
 		vet, beach = len(turns), len(turns)
 		for i, tr := range turns {
 			switch {
-			case tr.TurnIndex != 4:
+			case tr.TurnIndex != 5:
 			case tr.SessionID == "vet":
 				vet = i
 			case tr.SessionID == "beach":
@@ -99,6 +100,30 @@ func TestSessionCoveringTheQuestionFirst(t *testing.T) {
 	opt.SessionCover = 0
 	if vet, beach := rank(opt); vet < beach {
 		t.Fatalf("without the sessions' cover the vet's leg turn ranks %d, the beach's %d: the case no longer needs the cover", vet, beach)
+	}
+}
+
+// An answer a follow-up away from its question covers the question with
+// it: the turn whose window holds every word asked ranks above turns that
+// hold one of them.
+func TestWindowReachesPastAFollowUp(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.turns(user, "trip", 72*time.Hour, "Did you see the meteor shower on the camping trip?", "Which night?", "The clear one. I felt tiny, in awe of the universe.", "Beautiful.")
+	f.turns(user, "tv", 48*time.Hour, "I watched a meteor shower on TV.", "Sounds relaxing.", "It was. I felt sleepy by the end.", "Ha.")
+	f.turns(user, "rain", 24*time.Hour, "A rain shower ruined our picnic.", "Oh no!", "We felt so silly, soaked to the bone.", "Ha.")
+	turns, err := rankTurns(t.Context(), f.st, user, textseg.Understand("How did you feel about the meteor shower on the camping trip?"), textseg.Query{}, nil, DefaultTurnOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := slices.IndexFunc(turns, func(tr ScoredTurn) bool { return tr.SessionID == "trip" && tr.TurnIndex == 2 })
+	for i, tr := range turns[:max(answer, 0)] {
+		if tr.SessionID != "trip" {
+			t.Fatalf("turn %d of %q ranks %d, the answer %d: want the trip's turns first", tr.TurnIndex, tr.SessionID, i, answer)
+		}
+	}
+	if answer < 0 {
+		t.Fatalf("turns %+v: want the answer among them", turns)
 	}
 }
 
