@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -239,14 +240,10 @@ func rankHits(ctx context.Context, st TurnStore, scope memory.Scope, hits []memo
 		sessions = sessionEvidence(keys, text, opt.SessionTop)
 	}
 	var cover *coverer
-	var covered map[string]float64
 	if (opt.Window > 0 || opt.SessionCover > 0) && len(q.Terms) > 0 {
 		// The heaviest terms say what is asked; a dialogue's long tail of
 		// context words would only slow the count.
 		cover = newCoverer(q.Terms, byKey)
-		if opt.SessionCover > 0 {
-			covered = cover.sessions()
-		}
 	}
 	named := map[string]bool{}
 	for _, t := range q.Terms {
@@ -259,7 +256,7 @@ func rankHits(ctx context.Context, st TurnStore, scope memory.Scope, hits []memo
 		s := byKey[k]
 		s.Score = s.Text + s.Neighbor + s.Feedback + opt.Session*sessions[k.SessionID]
 		if cover != nil {
-			s.Score += opt.Window*cover.window(k) + opt.SessionCover*covered[k.SessionID]
+			s.Score += opt.Window*cover.share(cover.window[s]) + opt.SessionCover*cover.share(cover.session[s])
 		}
 		if opt.Speaker > 0 && s.Speaker != "" && named[strings.ToLower(s.Speaker)] {
 			s.Score *= 1 + opt.Speaker
@@ -371,16 +368,24 @@ const maxCoverTerms = 32
 const coverRadius = 2
 
 // coverer measures how much of the query a turn's window (the turn and
-// the coverRadius turns each side) covers: an answer is often split across turns. Each
-// term counts its weight times its IDF among the turns at hand, so a
-// window holding the one rare word of a question covers more of it than
-// one holding the words every candidate shares.
+// the coverRadius turns each side) covers, and how much its session's
+// turns at hand cover between them: an answer is often split across
+// turns. Each term counts its weight times its IDF among the turns at
+// hand, so a window holding the one rare word of a question covers more
+// of it than one holding the words every candidate shares.
 type coverer struct {
-	terms  []textseg.Term
 	weight []float64
 	total  float64
-	has    map[memory.TurnKey][]bool // per turn, per term
+	// The terms each turn's window and session hold, as bit sets (bit i:
+	// the i-th term), found once for every turn: hundreds of turns a
+	// query, each window a few of them.
+	window, session map[*ScoredTurn]termSet
 }
+
+// termSet is a set of the coverer's terms, at most maxCoverTerms of them.
+type termSet uint64
+
+var _ [64 - maxCoverTerms]struct{} // maxCoverTerms fits a termSet
 
 // It counts the heaviest maxCoverTerms of terms but the dictionaries'
 // (Term.Dictionary): a word's near-synonyms and its other language, mostly
@@ -393,7 +398,7 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 		}
 	}
 	terms = own
-	c := &coverer{terms: terms, weight: make([]float64, len(terms)), has: make(map[memory.TurnKey][]bool, len(turns))}
+	c := &coverer{weight: make([]float64, len(terms)), window: make(map[*ScoredTurn]termSet, len(turns)), session: make(map[*ScoredTurn]termSet, len(turns))}
 	df := make([]int, len(terms))
 	// Each turn's tokens are looked up among the terms, not made into a
 	// set of their own: hundreds of turns a query, each a map to fill.
@@ -405,26 +410,48 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 			prefixed = append(prefixed, i)
 		}
 	}
-	has := make([]bool, len(terms)*len(turns))
-	for k, t := range turns {
-		h := has[:len(terms):len(terms)]
-		has = has[len(terms):]
+	type held struct {
+		turn *ScoredTurn
+		has  termSet
+	}
+	sessions := map[string][]held{}
+	for _, t := range turns {
+		var h termSet
 		for _, tok := range t.tokens() {
 			for _, i := range index[tok] {
-				h[i] = true
+				h |= 1 << i
 			}
 			for _, i := range prefixed {
-				if !h[i] && strings.HasPrefix(tok, terms[i].Token) {
-					h[i] = true
+				if h&(1<<i) == 0 && strings.HasPrefix(tok, terms[i].Token) {
+					h |= 1 << i
 				}
 			}
 		}
-		for i := range h {
-			if h[i] {
+		for i := range terms {
+			if h&(1<<i) != 0 {
 				df[i]++
 			}
 		}
-		c.has[k] = h
+		sessions[t.SessionID] = append(sessions[t.SessionID], held{t, h})
+	}
+	// A session's turns in order: each window is its neighbours in the
+	// list, no lookup.
+	for _, turns := range sessions {
+		slices.SortFunc(turns, func(a, b held) int { return cmp.Compare(a.turn.TurnIndex, b.turn.TurnIndex) })
+		var all termSet
+		for _, t := range turns {
+			all |= t.has
+		}
+		for i, t := range turns {
+			w := t.has
+			for j := i - 1; j >= 0 && t.turn.TurnIndex-turns[j].turn.TurnIndex <= coverRadius; j-- {
+				w |= turns[j].has
+			}
+			for j := i + 1; j < len(turns) && turns[j].turn.TurnIndex-t.turn.TurnIndex <= coverRadius; j++ {
+				w |= turns[j].has
+			}
+			c.window[t.turn], c.session[t.turn] = w, all
+		}
 	}
 	for i, term := range terms {
 		c.weight[i] = term.Weight * textseg.IDF(len(turns), df[i])
@@ -433,62 +460,15 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 	return c
 }
 
-// sessions is the share of the query's weight each session's turns at
-// hand hold between them.
-func (c *coverer) sessions() map[string]float64 {
-	covered := map[string]float64{}
-	if c.total == 0 {
-		return covered
-	}
-	// One slab for every session's terms: a dialogue's candidates lie in
-	// hundreds of sessions.
-	at := map[string]int{}
-	var has []bool
-	for k, h := range c.has {
-		i, ok := at[k.SessionID]
-		if !ok {
-			i = len(has)
-			at[k.SessionID] = i
-			has = append(has, make([]bool, len(c.terms))...)
-		}
-		for j, in := range h {
-			has[i+j] = has[i+j] || in
-		}
-	}
-	for id, i := range at {
-		found := 0.0
-		for j, in := range has[i : i+len(c.terms)] {
-			if in {
-				found += c.weight[j]
-			}
-		}
-		covered[id] = found / c.total
-	}
-	return covered
-}
-
-// window is the share of the query's weight the window around k holds.
-func (c *coverer) window(k memory.TurnKey) float64 {
+// share is the share of the query's weight the terms of h hold.
+func (c *coverer) share(h termSet) float64 {
 	if c.total == 0 {
 		return 0
 	}
-	// The window's turns are looked up once, not once per term.
-	var window [2*coverRadius + 1][]bool
-	n := 0
-	for d := -coverRadius; d <= coverRadius; d++ {
-		if has, ok := c.has[memory.TurnKey{SessionID: k.SessionID, TurnIndex: k.TurnIndex + d}]; ok {
-			window[n] = has
-			n++
-		}
-	}
 	found := 0.0
-	for i := range c.terms {
-		for _, has := range window[:n] {
-			if has[i] {
-				found += c.weight[i]
-				break
-			}
-		}
+	for h != 0 {
+		found += c.weight[bits.TrailingZeros64(uint64(h))]
+		h &= h - 1
 	}
 	return found / c.total
 }
