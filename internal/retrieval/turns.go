@@ -58,8 +58,8 @@ type TurnOptions struct {
 	// sessions' evidence (0: every candidate).
 	SessionTop int
 	// Window weighs how many of the query's terms a turn's window (the turn
-	// and the coverRadius turns each side) covers: an answer is often split
-	// across turns.
+	// and the two turns each side) covers: an answer is often split across
+	// turns.
 	Window float64
 	// SessionCover weighs how many of the query's terms a turn's session
 	// covers among the turns at hand: the conversation a question is about
@@ -358,7 +358,8 @@ func endsAsking(content string) bool {
 	return strings.HasSuffix(c, "?") || strings.HasSuffix(c, "？")
 }
 
-// maxCoverTerms bounds the terms the window coverage counts.
+// maxCoverTerms bounds the terms the window's and the session's cover
+// count.
 const maxCoverTerms = 32
 
 // coverRadius is how far a turn's window reaches each side. Two turns:
@@ -436,19 +437,19 @@ func newCoverer(terms []textseg.Term, turns map[memory.TurnKey]*ScoredTurn) *cov
 	}
 	// A session's turns in order: each window is its neighbours in the
 	// list, no lookup.
-	for _, turns := range sessions {
-		slices.SortFunc(turns, func(a, b held) int { return cmp.Compare(a.turn.TurnIndex, b.turn.TurnIndex) })
+	for _, run := range sessions {
+		slices.SortFunc(run, func(a, b held) int { return cmp.Compare(a.turn.TurnIndex, b.turn.TurnIndex) })
 		var all termSet
-		for _, t := range turns {
+		for _, t := range run {
 			all |= t.has
 		}
-		for i, t := range turns {
+		for i, t := range run {
 			w := t.has
-			for j := i - 1; j >= 0 && t.turn.TurnIndex-turns[j].turn.TurnIndex <= coverRadius; j-- {
-				w |= turns[j].has
+			for j := i - 1; j >= 0 && t.turn.TurnIndex-run[j].turn.TurnIndex <= coverRadius; j-- {
+				w |= run[j].has
 			}
-			for j := i + 1; j < len(turns) && turns[j].turn.TurnIndex-t.turn.TurnIndex <= coverRadius; j++ {
-				w |= turns[j].has
+			for j := i + 1; j < len(run) && run[j].turn.TurnIndex-t.turn.TurnIndex <= coverRadius; j++ {
+				w |= run[j].has
 			}
 			c.window[t.turn], c.session[t.turn] = w, all
 		}

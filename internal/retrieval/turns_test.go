@@ -80,7 +80,7 @@ func TestSessionCoveringTheQuestionFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vet, beach = len(turns), len(turns)
+		vet, beach = -1, -1
 		for i, tr := range turns {
 			switch {
 			case tr.TurnIndex != 5:
@@ -89,6 +89,9 @@ func TestSessionCoveringTheQuestionFirst(t *testing.T) {
 			case tr.SessionID == "beach":
 				beach = i
 			}
+		}
+		if vet < 0 || beach < 0 {
+			t.Fatalf("turns %+v: want both leg turns among them", turns)
 		}
 		return vet, beach
 	}
@@ -117,13 +120,13 @@ func TestWindowReachesPastAFollowUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer := slices.IndexFunc(turns, func(tr ScoredTurn) bool { return tr.SessionID == "trip" && tr.TurnIndex == 2 })
-	for i, tr := range turns[:max(answer, 0)] {
+	if answer < 0 {
+		t.Fatalf("turns %+v: want the answer among them", turns)
+	}
+	for i, tr := range turns[:answer] {
 		if tr.SessionID != "trip" {
 			t.Fatalf("turn %d of %q ranks %d, the answer %d: want the trip's turns first", tr.TurnIndex, tr.SessionID, i, answer)
 		}
-	}
-	if answer < 0 {
-		t.Fatalf("turns %+v: want the answer among them", turns)
 	}
 }
 
